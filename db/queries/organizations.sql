@@ -1,0 +1,14 @@
+-- name: OrganizationInsert :one
+INSERT INTO organizations (
+    id, legal_name_ar, legal_name_en, display_name, organization_type, country,
+    commercial_registration_reference, vat_reference, national_address_reference,
+    verification_status, risk_status, data_residency_policy, lifecycle_status
+) VALUES (
+    @id, @legal_name_ar, @legal_name_en, @display_name, @organization_type, @country,
+    @commercial_registration_reference, @vat_reference, @national_address_reference,
+    @verification_status, @risk_status, @data_residency_policy, @lifecycle_status
+)
+RETURNING *;
+
+-- name: OrganizationGetByID :one
+SELECT * FROM organizations WHERE id = @id;

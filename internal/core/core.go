@@ -1,0 +1,6 @@
+// Package core is the domain of the Provider Core API: its entities, the services that act on
+// them, the principal making a request, and the one error type every layer speaks.
+//
+// core imports neither HTTP nor generated code; internal/httpapi translates to and from the
+// OpenAPI types and internal/postgres implements the services over PostgreSQL.
+package core

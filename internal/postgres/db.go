@@ -1,0 +1,136 @@
+// Package postgres implements the core services over PostgreSQL with pgx/v5 and the
+// sqlc-generated queries in gen/dbq. Transactions and the translation of database errors
+// into core errors live here and nowhere else.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/provider/coreapi/db"
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+)
+
+// DB is the service's connection pool.
+type DB struct {
+	Pool *pgxpool.Pool
+}
+
+// Open connects to dsn and checks the connection.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	return &DB{Pool: pool}, nil
+}
+
+// Close closes the pool.
+func (d *DB) Close() { d.Pool.Close() }
+
+// Ping checks that the database answers; /readyz uses it.
+func (d *DB) Ping(ctx context.Context) error { return d.Pool.Ping(ctx) }
+
+// Migrate applies the embedded migrations. A PostgreSQL advisory lock serialises concurrent
+// starts, so several processes may start at once against one database.
+func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
+	sqlDB, err := goose.OpenDBWithDriver("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer sqlDB.Close()
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return err
+	}
+	migrations, err := fs.Sub(db.Migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations, goose.WithSessionLocker(locker))
+	if err != nil {
+		return err
+	}
+	results, err := provider.Up(ctx)
+	for _, r := range results {
+		logger.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "duration", r.Duration)
+	}
+	return err
+}
+
+var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver goose uses
+
+// WithTx runs fn in a transaction and commits when fn returns nil. The rollback runs on a
+// context that ignores cancellation, so a client hanging up can't strand a transaction.
+func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
+	tx, err := d.Pool.BeginTx(ctx, pgx.TxOptions{})
+	if err != nil {
+		return translate(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
+	if err := fn(dbq.New(tx)); err != nil {
+		return translate(err)
+	}
+	return translate(tx.Commit(ctx))
+}
+
+// queries runs single statements outside an explicit transaction.
+func (d *DB) queries() *dbq.Queries { return dbq.New(d.Pool) }
+
+// translate turns database errors into core errors. It is the only place that knows
+// PostgreSQL error codes; anything it does not recognise stays an internal error.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return core.Errorf(core.ENotFound, "The resource does not exist.")
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			return core.Errorf(core.EConflict, "The resource conflicts with an existing one.")
+		case "40001", "40P01": // serialization_failure, deadlock_detected
+			return &core.Error{Code: core.EUnavailable, Message: "The request conflicted with a concurrent one; retry it.", Cause: err}
+		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
+			return unavailable(err)
+		}
+		return err
+	}
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) {
+		return unavailable(err)
+	}
+	return err
+}
+
+// unavailable keeps the cause for the logs while the client sees core.EUnavailable.
+func unavailable(err error) error {
+	return &core.Error{Code: core.EUnavailable, Message: "The database is unavailable; retry later.", Cause: err}
+}

@@ -1,0 +1,99 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+)
+
+// OrganizationService implements core.OrganizationService.
+type OrganizationService struct{ db *DB }
+
+var _ core.OrganizationService = (*OrganizationService)(nil)
+
+// NewOrganizationService returns the organization service over d.
+func NewOrganizationService(d *DB) *OrganizationService { return &OrganizationService{db: d} }
+
+// CreateOrganization implements core.OrganizationService.
+func (s *OrganizationService) CreateOrganization(ctx context.Context, in core.OrganizationCreate) (*core.Organization, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.IsOperator() {
+		return nil, core.Errorf(core.EForbidden, "Only the operator may create organizations.")
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	row, err := s.db.queries().OrganizationInsert(ctx, dbq.OrganizationInsertParams{
+		ID:                              id,
+		LegalNameAr:                     in.LegalNameAr,
+		LegalNameEn:                     in.LegalNameEn,
+		DisplayName:                     in.DisplayName,
+		OrganizationType:                in.OrganizationType,
+		Country:                         in.Country,
+		CommercialRegistrationReference: in.CommercialRegistrationReference,
+		VatReference:                    in.VatReference,
+		NationalAddressReference:        in.NationalAddressReference,
+		VerificationStatus:              or(in.VerificationStatus, core.DefaultVerificationStatus),
+		RiskStatus:                      or(in.RiskStatus, core.DefaultRiskStatus),
+		DataResidencyPolicy:             or(in.DataResidencyPolicy, core.DefaultDataResidencyPolicy),
+		LifecycleStatus:                 or(in.LifecycleStatus, core.DefaultLifecycleStatus),
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return organizationFromRow(row), nil
+}
+
+// FindOrganizationByID implements core.OrganizationService.
+func (s *OrganizationService) FindOrganizationByID(ctx context.Context, id uuid.UUID) (*core.Organization, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.CanAccessOrganization(id) {
+		return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", id)
+	}
+	row, err := s.db.queries().OrganizationGetByID(ctx, id)
+	if err != nil {
+		if core.ErrorCode(translate(err)) == core.ENotFound {
+			return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", id)
+		}
+		return nil, translate(err)
+	}
+	return organizationFromRow(row), nil
+}
+
+func organizationFromRow(r dbq.Organization) *core.Organization {
+	return &core.Organization{
+		ID:                              r.ID,
+		CreatedAt:                       r.CreatedAt,
+		UpdatedAt:                       r.UpdatedAt,
+		LegalNameAr:                     r.LegalNameAr,
+		LegalNameEn:                     r.LegalNameEn,
+		DisplayName:                     r.DisplayName,
+		OrganizationType:                r.OrganizationType,
+		Country:                         r.Country,
+		CommercialRegistrationReference: r.CommercialRegistrationReference,
+		VatReference:                    r.VatReference,
+		NationalAddressReference:        r.NationalAddressReference,
+		VerificationStatus:              r.VerificationStatus,
+		RiskStatus:                      r.RiskStatus,
+		DataResidencyPolicy:             r.DataResidencyPolicy,
+		LifecycleStatus:                 r.LifecycleStatus,
+	}
+}
+
+// or returns v, or def when v is empty.
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
