@@ -1,0 +1,150 @@
+// Command coreapi serves the Provider Core API.
+//
+// Configuration comes from the environment:
+//
+//	DATABASE_URL   PostgreSQL connection string; when empty, a private cluster is started
+//	               from the local PostgreSQL binaries in PGDATA_DIR and reused next time.
+//	PGDATA_DIR     folder of that private cluster (default .pgdata)
+//	LISTEN_ADDR    address to listen on (default 127.0.0.1:8080)
+//	APP_ENV        development (default: development bearer tokens) or production
+//	LOG_LEVEL      debug, info (default), warn or error
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/pgcluster"
+	"github.com/provider/coreapi/internal/postgres"
+)
+
+func main() {
+	if err := run(context.Background(), os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "coreapi:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	databaseURL string
+	pgdataDir   string
+	listenAddr  string
+	development bool
+	logLevel    slog.Level
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	cfg := config{
+		databaseURL: getenv("DATABASE_URL"),
+		pgdataDir:   valueOr(getenv("PGDATA_DIR"), ".pgdata"),
+		listenAddr:  valueOr(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
+	}
+	switch env := valueOr(getenv("APP_ENV"), "development"); env {
+	case "development":
+		cfg.development = true
+	case "production":
+	default:
+		return cfg, fmt.Errorf("APP_ENV must be development or production, not %q", env)
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(valueOr(getenv("LOG_LEVEL"), "info"))); err != nil {
+		return cfg, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	return cfg, nil
+}
+
+// run starts the server and blocks until SIGINT or SIGTERM, then drains in-flight requests.
+func run(ctx context.Context, getenv func(string) string, stdout *os.File) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	dsn := cfg.databaseURL
+	if dsn == "" {
+		cluster, err := pgcluster.Start(ctx, cfg.pgdataDir, pgcluster.Options{})
+		if err != nil {
+			return err
+		}
+		dsn = cluster.DSN("postgres")
+		logger.Info("using the private PostgreSQL cluster", "dir", cluster.Dir, "dsn", dsn, "reused", cluster.Reused())
+		if !cluster.Reused() {
+			defer func() {
+				stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := cluster.Stop(stopCtx); err != nil {
+					logger.Error("stopping PostgreSQL", "error", err)
+				}
+			}()
+		}
+	}
+	if err := postgres.Migrate(ctx, dsn, logger); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	db, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
+		Logger:        logger,
+		Development:   cfg.development,
+		Ready:         db.Ping,
+		Organizations: postgres.NewOrganizationService(db),
+	})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Addr:              cfg.listenAddr,
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.listenAddr)
+	if err != nil {
+		return err
+	}
+	logger.Info("serving", "addr", ln.Addr().String(), "development", cfg.development)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: draining in-flight requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func valueOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

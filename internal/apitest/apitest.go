@@ -1,0 +1,230 @@
+// Package apitest runs the whole server over real HTTP against a fresh PostgreSQL database
+// and checks every response a test receives against openapi/openapi.yaml: status, headers and
+// body. Any drift between the server and the document fails the test that saw it.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/provider/coreapi/gen/api"
+	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/pgtest"
+	"github.com/provider/coreapi/internal/postgres"
+)
+
+// OperatorToken is the development bearer of the operator.
+const OperatorToken = "dev:operator"
+
+// OrgToken is the development bearer of organization id.
+func OrgToken(id fmt.Stringer) string { return "dev:org:" + id.String() }
+
+// Env is one running server with its own database.
+type Env struct {
+	t      testing.TB
+	URL    string
+	Pool   *pgxpool.Pool
+	doc    *openapi3.T
+	router routers.Router
+	HTTP   *http.Client // validates every response against the document
+}
+
+// New starts a server in development mode over a fresh database.
+func New(t testing.TB) *Env {
+	t.Helper()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	t.Cleanup(db.Close)
+	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Development:   true,
+		Ready:         db.Ping,
+		Organizations: postgres.NewOrganizationService(db),
+	})
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+
+	doc, err := httpapi.LoadDocument(ctx)
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	doc.Servers = openapi3.Servers{{URL: srv.URL}}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("apitest: router: %v", err)
+	}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, doc: doc, router: router}
+	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
+	return e
+}
+
+// Client returns the generated SDK client authenticating with token.
+func (e *Env) Client(token string) *api.ClientWithResponses {
+	e.t.Helper()
+	c, err := api.NewClientWithResponses(e.URL, api.WithHTTPClient(e.HTTP),
+		api.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
+	if err != nil {
+		e.t.Fatalf("apitest: client: %v", err)
+	}
+	return c
+}
+
+// Response is a received, already validated response.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a map for assertions.
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response body is not a JSON object: %v: %s", err, r.Body)
+	}
+	return m
+}
+
+// Request describes a raw call; raw calls reach inputs the generated client cannot send.
+type Request struct {
+	Method, Path string
+	Token        string // bearer; empty sends no Authorization header
+	Body         string // sent verbatim
+	ContentType  string // default application/json when Body is set
+	Header       http.Header
+}
+
+// Do sends req and returns the validated response.
+func (e *Env) Do(req Request) *Response {
+	e.t.Helper()
+	var body io.Reader
+	if req.Body != "" {
+		body = strings.NewReader(req.Body)
+	}
+	r, err := http.NewRequest(req.Method, e.URL+req.Path, body)
+	if err != nil {
+		e.t.Fatalf("apitest: %v", err)
+	}
+	for k, v := range req.Header {
+		r.Header[k] = v
+	}
+	if req.Body != "" {
+		ct := req.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		r.Header.Set("Content-Type", ct)
+	}
+	if req.Token != "" {
+		r.Header.Set("Authorization", "Bearer "+req.Token)
+	}
+	resp, err := e.HTTP.Do(r)
+	if err != nil {
+		e.t.Fatalf("apitest: %s %s: %v", req.Method, req.Path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// Count returns the number of rows of a query, e.g. "SELECT count(*) FROM organizations".
+func (e *Env) Count(query string, args ...any) int {
+	e.t.Helper()
+	var n int
+	if err := e.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		e.t.Fatalf("apitest: %s: %v", query, err)
+	}
+	return n
+}
+
+type validatingTransport struct {
+	env  *Env
+	next http.RoundTripper
+}
+
+// RoundTrip sends the request and validates the response against the document.
+func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil {
+		reqBody, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	resp, err := v.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	v.env.validate(req, reqBody, resp, body)
+	return resp, nil
+}
+
+func (e *Env) validate(req *http.Request, reqBody []byte, resp *http.Response, body []byte) {
+	e.t.Helper()
+	where := fmt.Sprintf("%s %s -> %d", req.Method, req.URL.Path, resp.StatusCode)
+	if resp.Header.Get("Request-Id") == "" {
+		e.t.Errorf("%s: no Request-Id header", where)
+	}
+	if resp.StatusCode >= 400 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+		e.t.Errorf("%s: error response has Content-Type %q, want application/problem+json: %s", where, resp.Header.Get("Content-Type"), body)
+	}
+	route, params, err := e.router.FindRoute(req)
+	if err != nil {
+		// Not an operation of the document (unknown path or method): the error body must
+		// still be a Problem.
+		e.validateProblem(where, body)
+		return
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 resp.StatusCode,
+		Header:                 resp.Header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		e.t.Errorf("%s: response does not match openapi.yaml: %v\nbody: %s", where, err, body)
+	}
+}
+
+func (e *Env) validateProblem(where string, body []byte) {
+	e.t.Helper()
+	var p any
+	if err := json.Unmarshal(body, &p); err != nil {
+		e.t.Errorf("%s: error body is not JSON: %s", where, body)
+		return
+	}
+	if err := e.doc.Components.Schemas["Problem"].Value.VisitJSON(p); err != nil {
+		e.t.Errorf("%s: error body is not a Problem: %v: %s", where, err, body)
+	}
+}

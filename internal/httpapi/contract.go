@@ -1,0 +1,311 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/provider/coreapi/internal/core"
+)
+
+// maxBodyBytes bounds every request body.
+const maxBodyBytes = 1 << 20
+
+// contract enforces openapi.yaml on every request before any handler runs: it finds the
+// operation (404/405 otherwise), authenticates when the operation declares security (401),
+// and lets kin-openapi check scopes (403), parameters and body (400). Everything is derived
+// from the document, so a new operation is enforced without code here.
+type contract struct {
+	doc     *openapi3.T
+	finder  *chi.Mux                  // matches a path to its template
+	routes  map[string]*routers.Route // "METHOD /template" -> route
+	methods map[string][]string       // template -> allowed methods
+	auth    Authenticator
+	options *openapi3filter.Options
+}
+
+func newContract(doc *openapi3.T, auth Authenticator) *contract {
+	c := &contract{
+		doc:     doc,
+		finder:  chi.NewMux(),
+		routes:  map[string]*routers.Route{},
+		methods: map[string][]string{},
+		auth:    auth,
+	}
+	c.options = &openapi3filter.Options{
+		MultiError:                        true,
+		RejectWhenRequestBodyNotSpecified: true,
+		AuthenticationFunc:                checkScopes,
+	}
+	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, path := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(path)
+		c.finder.Handle(path, noop)
+		for method, op := range item.Operations() {
+			c.routes[method+" "+path] = &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op}
+			c.methods[path] = append(c.methods[path], method)
+		}
+		sort.Strings(c.methods[path])
+	}
+	return c
+}
+
+
+func (c *contract) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rctx := chi.NewRouteContext()
+		if !c.finder.Match(rctx, http.MethodGet, r.URL.Path) {
+			writeProblem(w, r, core.Errorf(core.ENotFound, "No operation exists at %s.", r.URL.Path))
+			return
+		}
+		template := rctx.RoutePattern()
+		route, ok := c.routes[r.Method+" "+template]
+		if !ok {
+			w.Header().Set("Allow", strings.Join(c.methods[template], ", "))
+			writeProblem(w, r, core.Errorf(core.EMethodNotAllowed, "%s is not allowed on %s.", r.Method, template))
+			return
+		}
+		ctx := r.Context()
+		if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+			info.route = template
+		}
+
+		if requiresCredential(route) {
+			p, err := c.auth.Authenticate(ctx, r)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="provider-core-api"`)
+				writeProblem(w, r, err)
+				return
+			}
+			ctx = core.WithPrincipal(ctx, p)
+		}
+		r = r.WithContext(ctx)
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		}
+
+		params := make(map[string]string, len(rctx.URLParams.Keys))
+		for i, k := range rctx.URLParams.Keys {
+			params[k] = rctx.URLParams.Values[i]
+		}
+		err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
+			Request:    r,
+			PathParams: params,
+			Route:      route,
+			Options:    c.options,
+		})
+		if err != nil {
+			writeProblem(w, r, requestProblem(err))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func requiresCredential(route *routers.Route) bool {
+	if route.Operation.Security != nil {
+		return len(*route.Operation.Security) > 0
+	}
+	return len(route.Spec.Security) > 0
+}
+
+// scopeError names the scopes one security requirement of the operation lacks.
+type scopeError struct{ missing []string }
+
+func (e *scopeError) Error() string { return "missing scopes " + strings.Join(e.missing, ", ") }
+
+// checkScopes is kin-openapi's AuthenticationFunc: the credential itself was checked before
+// validation, so this only compares the principal's scopes with the requirement's.
+func checkScopes(ctx context.Context, in *openapi3filter.AuthenticationInput) error {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, s := range in.Scopes {
+		if !p.Scopes[s] {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return &scopeError{missing: missing}
+	}
+	return nil
+}
+
+// requestProblem turns kin-openapi's validation errors into one client error naming every
+// offending field. Scope failures win over input errors: a caller without the right to call
+// an operation learns nothing about its input rules.
+func requestProblem(err error) error {
+	var errs []error
+	var multi openapi3.MultiError
+	if errors.As(err, &multi) {
+		errs = multi
+	} else {
+		errs = []error{err}
+	}
+	var fields []core.FieldError
+	for _, e := range errs {
+		var sec *openapi3filter.SecurityRequirementsError
+		if errors.As(e, &sec) {
+			return securityProblem(sec)
+		}
+		var tooLarge *http.MaxBytesError
+		if errors.As(e, &tooLarge) {
+			return core.Errorf(core.EPayloadTooLarge, "The request body exceeds %d bytes.", maxBodyBytes)
+		}
+		var re *openapi3filter.RequestError
+		if !errors.As(e, &re) {
+			return e // not an input problem: internal
+		}
+		var parseErr *openapi3filter.ParseError
+		if re.RequestBody != nil && errors.As(re.Err, &parseErr) {
+			return &core.Error{Code: core.EMalformedJSON, Message: "The request body could not be parsed as JSON: " + parseErr.Reason + "."}
+		}
+		fields = append(fields, fieldErrors(re)...)
+	}
+	msg := "The request does not match the API contract."
+	switch {
+	case len(fields) == 1:
+		msg = fields[0].Message
+	case len(fields) > 1:
+		msg = fmt.Sprintf("The request has %d invalid fields; see errors.", len(fields))
+	}
+	return &core.Error{Code: core.EValidation, Message: msg, Fields: fields}
+}
+
+func securityProblem(sec *openapi3filter.SecurityRequirementsError) error {
+	var missing []string
+	for _, e := range sec.Errors {
+		var se *scopeError
+		if errors.As(e, &se) {
+			missing = append(missing, se.missing...)
+		} else if code := core.ErrorCode(e); code != core.EInternal {
+			return e
+		}
+	}
+	if len(missing) == 0 {
+		return core.Errorf(core.EForbidden, "The credential may not call this operation.")
+	}
+	return core.Errorf(core.EInsufficientScope, "The credential lacks the scope(s) this operation needs: %s.", strings.Join(dedupe(missing), ", "))
+}
+
+// fieldErrors lists what one kin-openapi request error says about the input.
+func fieldErrors(re *openapi3filter.RequestError) []core.FieldError {
+	if re.Parameter != nil {
+		f := core.FieldError{Location: re.Parameter.In, Pointer: re.Parameter.Name, Code: "invalid"}
+		var se *openapi3.SchemaError
+		switch {
+		case errors.Is(re.Err, openapi3filter.ErrInvalidRequired):
+			f.Code, f.Message = "required", fmt.Sprintf("%s parameter %q is required.", re.Parameter.In, re.Parameter.Name)
+		case errors.As(re.Err, &se):
+			f.Code, f.Message = ruleCode(se.SchemaField), fmt.Sprintf("%s parameter %q %s.", re.Parameter.In, re.Parameter.Name, se.Reason)
+		default:
+			f.Message = fmt.Sprintf("%s parameter %q is invalid.", re.Parameter.In, re.Parameter.Name)
+		}
+		return []core.FieldError{f}
+	}
+	if re.RequestBody == nil {
+		return []core.FieldError{{Location: "body", Code: "not_allowed", Message: "This operation takes no request body."}}
+	}
+	if re.Err == nil || errors.Is(re.Err, openapi3filter.ErrInvalidRequired) {
+		// A missing body, or a body of a media type the operation does not accept.
+		if errors.Is(re.Err, openapi3filter.ErrInvalidRequired) {
+			return []core.FieldError{{Location: "body", Pointer: "", Code: "required", Message: "A request body is required."}}
+		}
+		if strings.HasPrefix(re.Reason, "header Content-Type") {
+			return []core.FieldError{{Location: "header", Pointer: "Content-Type", Code: "content_type", Message: "Content-Type must be application/json."}}
+		}
+		return []core.FieldError{{Location: "body", Code: "invalid", Message: "The request body is invalid: " + re.Reason + "."}}
+	}
+	var out []core.FieldError
+	var multi openapi3.MultiError
+	schemaErrs := []error{re.Err}
+	if errors.As(re.Err, &multi) {
+		schemaErrs = multi
+	}
+	for _, e := range schemaErrs {
+		var se *openapi3.SchemaError
+		if !errors.As(e, &se) {
+			out = append(out, core.FieldError{Location: "body", Code: "invalid", Message: "The request body is invalid."})
+			continue
+		}
+		out = append(out, schemaFieldError(se))
+	}
+	return out
+}
+
+// unknownProperty matches kin-openapi's reason for a property additionalProperties refuses.
+var unknownProperty = regexp.MustCompile(`^property "(.*)" is unsupported$`)
+
+// schemaFieldError describes one body schema violation with a pointer to the offending value
+// and a stable snake_case rule code.
+func schemaFieldError(se *openapi3.SchemaError) core.FieldError {
+	pointer := ""
+	if parts := se.JSONPointer(); len(parts) > 0 {
+		pointer = "/" + strings.Join(escapePointer(parts), "/")
+	}
+	f := core.FieldError{Location: "body", Pointer: pointer, Code: ruleCode(se.SchemaField)}
+	where := "Field " + pointer
+	if pointer == "" {
+		where = "The body"
+	}
+	switch {
+	case se.SchemaField == "required":
+		f.Message = fmt.Sprintf("%s is required.", where)
+	case unknownProperty.MatchString(se.Reason):
+		name := unknownProperty.FindStringSubmatch(se.Reason)[1]
+		f.Pointer = pointer + "/" + escapePointer([]string{name})[0]
+		f.Code = "unknown_property"
+		f.Message = fmt.Sprintf("Field %s is not a property of this object.", f.Pointer)
+	default:
+		f.Message = fmt.Sprintf("%s: %s.", where, se.Reason)
+	}
+	return f
+}
+
+// ruleCode turns a JSON Schema keyword into the snake_case code of a field error.
+func ruleCode(keyword string) string {
+	var b strings.Builder
+	for i, r := range keyword {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return "invalid"
+	}
+	return b.String()
+}
+
+func escapePointer(parts []string) []string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1")
+	}
+	return out
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

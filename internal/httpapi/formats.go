@@ -1,0 +1,84 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"unicode/utf8"
+	"net/mail"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+var configureOnce sync.Once
+
+// ConfigureValidation teaches kin-openapi what the contract means beyond its defaults: the
+// string formats the document uses (out of the box it checks only date and date-time, by
+// pattern, so uuid and email would pass unchecked) and strict JSON bodies. The settings are
+// process-wide, so tests validating responses get them too.
+func ConfigureValidation() {
+	configureOnce.Do(func() {
+		openapi3filter.RegisterBodyDecoder("application/json", strictJSONBodyDecoder)
+		uuidPattern := regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+		openapi3.DefineStringFormatCallback("uuid", func(s string) error {
+			if !uuidPattern.MatchString(s) {
+				return errors.New("not a UUID")
+			}
+			return nil
+		})
+		openapi3.DefineStringFormatCallback("date", func(s string) error {
+			if _, err := time.Parse(time.DateOnly, s); err != nil {
+				return errors.New("not a date (YYYY-MM-DD)")
+			}
+			return nil
+		})
+		openapi3.DefineStringFormatCallback("date-time", func(s string) error {
+			if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+				return errors.New("not an RFC 3339 date-time")
+			}
+			return nil
+		})
+		openapi3.DefineStringFormatCallback("email", func(s string) error {
+			a, err := mail.ParseAddress(s)
+			if err != nil || a.Address != s || a.Name != "" {
+				return errors.New("not an e-mail address")
+			}
+			return nil
+		})
+	})
+}
+
+// strictJSONBodyDecoder decodes exactly one JSON value of valid UTF-8. The default decoder
+// stops after the first value, so `{...}}` would pass, and Go replaces invalid UTF-8 silently.
+func strictJSONBodyDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(data) {
+		return nil, &openapi3filter.ParseError{Kind: openapi3filter.KindInvalidFormat, Reason: "the body is not valid UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		var syntax *json.SyntaxError
+		reason := "the body ends before the JSON value does"
+		if errors.As(err, &syntax) {
+			reason = fmt.Sprintf("%s at byte %d", syntax.Error(), syntax.Offset)
+		}
+		return nil, &openapi3filter.ParseError{Kind: openapi3filter.KindInvalidFormat, Reason: reason, Cause: err}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &openapi3filter.ParseError{Kind: openapi3filter.KindInvalidFormat,
+			Reason: fmt.Sprintf("unexpected data after the JSON value at byte %d", dec.InputOffset())}
+	}
+	return v, nil
+}

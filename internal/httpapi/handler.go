@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/provider/coreapi/gen/api"
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/openapi"
+)
+
+// Config wires the HTTP layer.
+type Config struct {
+	Logger *slog.Logger
+	// Development enables the development bearer tokens (DESIGN.md §3).
+	Development bool
+	// Ready reports whether the service can serve traffic (the database answers).
+	Ready func(ctx context.Context) error
+	// Services the handlers call.
+	Organizations core.OrganizationService
+}
+
+// LoadDocument parses and validates the embedded OpenAPI document.
+func LoadDocument(ctx context.Context) (*openapi3.T, error) {
+	ConfigureValidation()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(openapi.Document)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: load openapi.yaml: %w", err)
+	}
+	if err := doc.Validate(ctx); err != nil {
+		return nil, fmt.Errorf("httpapi: openapi.yaml is invalid: %w", err)
+	}
+	return doc, nil
+}
+
+// ScopesOf lists the scopes the document's oauth2 scheme declares.
+func ScopesOf(doc *openapi3.T) map[string]bool {
+	scopes := map[string]bool{}
+	if ref := doc.Components.SecuritySchemes["oauth2"]; ref != nil && ref.Value.Flows != nil {
+		if cc := ref.Value.Flows.ClientCredentials; cc != nil {
+			for s := range cc.Scopes {
+				scopes[s] = true
+			}
+		}
+	}
+	return scopes
+}
+
+// NewHandler returns the whole HTTP API: health endpoints, then every operation of the
+// document behind the contract gate and the strict handlers.
+func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
+	doc, err := LoadDocument(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var auth Authenticator = NoAuthenticator{}
+	if cfg.Development {
+		auth = DevAuthenticator{Scopes: ScopesOf(doc)}
+	}
+	gate := newContract(doc, auth)
+
+	strict := api.NewStrictHandlerWithOptions(&Server{cfg: cfg}, nil, api.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			writeProblem(w, r, &core.Error{Code: core.EMalformedJSON, Message: "The request body could not be decoded.", Cause: err})
+		},
+		ResponseErrorHandlerFunc: writeProblem,
+	})
+	apiRouter := chi.NewRouter()
+	api.HandlerWithOptions(strict, api.ChiServerOptions{
+		BaseRouter: apiRouter,
+		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			// Parameters were validated by the contract; a binding failure left is a mismatch
+			// between the document and the generated code, reported as invalid input.
+			writeProblem(w, r, &core.Error{Code: core.EValidation, Message: "A parameter is invalid.", Cause: err})
+		},
+	})
+
+	root := chi.NewRouter()
+	root.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	root.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := cfg.Ready(r.Context()); err != nil {
+			logger(r.Context()).Warn("not ready", "error", err)
+			writeProblem(w, r, core.Errorf(core.EUnavailable, "The database is not reachable."))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	root.Mount("/", gate.middleware(apiRouter))
+	return withRequestContext(cfg.Logger, root), nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// errNotImplemented answers operations whose issue has not landed yet.
+func errNotImplemented(operation string) error {
+	return core.Errorf(core.ENotImplemented, "%s is part of the v1 contract but is not implemented yet.", operation)
+}

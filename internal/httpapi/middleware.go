@@ -1,0 +1,105 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/internal/core"
+)
+
+type requestIDKey struct{}
+
+// requestInfo is filled in by inner layers for the access log of the outermost one.
+type requestInfo struct {
+	route string // path template of the operation, once the contract found it
+}
+
+type requestInfoKey struct{}
+
+// requestID returns the id of the request in ctx.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// A client may send its own Request-Id to correlate logs; anything else is replaced.
+var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+
+// withRequestContext gives each request its id (echoed in the Request-Id header of every
+// response), a logger carrying it, panic recovery, and an access log line.
+func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("Request-Id")
+		if !clientRequestID.MatchString(id) {
+			id = "req_" + uuid.Must(uuid.NewV7()).String()
+		}
+		log := base.With("request_id", id)
+		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx = context.WithValue(ctx, loggerKey{}, log)
+		info := &requestInfo{}
+		ctx = context.WithValue(ctx, requestInfoKey{}, info)
+		r = r.WithContext(ctx)
+		rec := &responseRecorder{ResponseWriter: w, requestID: id}
+		rec.Header().Set("Request-Id", id)
+
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("panic", "panic", p, "stack", string(debug.Stack()))
+				if !rec.wroteHeader {
+					writeProblem(rec, r, core.Errorf(core.EInternal, "An unexpected error occurred; it has been logged."))
+				}
+			}
+			log.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.String("route", info.route),
+				slog.Int("status", rec.status),
+				slog.Int64("bytes", rec.bytes),
+				slog.Duration("duration", time.Since(start)))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// responseRecorder captures the status for the access log. It also restores the Request-Id
+// header before the status line is written: generated strict responses declare Request-Id
+// and set it from a field handlers leave empty, and the id is the middleware's to give.
+type responseRecorder struct {
+	http.ResponseWriter
+	requestID   string
+	status      int
+	bytes       int64
+	wroteHeader bool
+}
+
+func (r *responseRecorder) WriteHeader(status int) {
+	if r.wroteHeader {
+		return
+	}
+	r.wroteHeader = true
+	r.status = status
+	r.Header().Set("Request-Id", r.requestID)
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *responseRecorder) Write(b []byte) (int, error) {
+	if !r.wroteHeader {
+		r.WriteHeader(http.StatusOK)
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *responseRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/provider/coreapi/gen/api"
+	"github.com/provider/coreapi/internal/core"
+)
+
+// problemKind is what one error code means in HTTP.
+type problemKind struct {
+	status    int
+	title     string
+	retryable bool
+}
+
+// problemKinds maps every core error code to its status: the one table of it (DESIGN.md §4).
+var problemKinds = map[string]problemKind{
+	core.EValidation:        {http.StatusBadRequest, "The request is invalid.", false},
+	core.EMalformedJSON:     {http.StatusBadRequest, "The request body is not valid JSON.", false},
+	core.EUnauthenticated:   {http.StatusUnauthorized, "Authentication is required.", false},
+	core.EInsufficientScope: {http.StatusForbidden, "The credential lacks a required scope.", false},
+	core.EForbidden:         {http.StatusForbidden, "The operation is not allowed.", false},
+	core.ENotFound:          {http.StatusNotFound, "The resource was not found.", false},
+	core.EMethodNotAllowed:  {http.StatusMethodNotAllowed, "The method is not allowed on this resource.", false},
+	core.EConflict:          {http.StatusConflict, "The request conflicts with the current state.", false},
+	core.EPayloadTooLarge:   {http.StatusRequestEntityTooLarge, "The request body is too large.", false},
+	core.EUnprocessable:     {http.StatusUnprocessableEntity, "The request cannot be processed.", false},
+	core.ERateLimited:       {http.StatusTooManyRequests, "Too many requests.", true},
+	core.EInternal:          {http.StatusInternalServerError, "Internal server error.", true},
+	core.ENotImplemented:    {http.StatusNotImplemented, "The operation is not implemented yet.", false},
+	core.EUnavailable:       {http.StatusServiceUnavailable, "The service is temporarily unavailable.", true},
+}
+
+// problemTypeBase prefixes the `type` of every problem: a URI reference relative to the API's
+// base address, one per code, so clients can branch on `type` or `code` alike.
+const problemTypeBase = "https://api.provider.example/problems/"
+
+// writeProblem answers err as application/problem+json. Errors that are not *core.Error are
+// internal: logged in full with the request id and answered generically.
+func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	var ce *core.Error
+	if !errors.As(err, &ce) {
+		ce = &core.Error{Code: core.EInternal, Message: "An unexpected error occurred; it has been logged.", Cause: err}
+	}
+	kind, ok := problemKinds[ce.Code]
+	if !ok {
+		kind = problemKinds[core.EInternal]
+	}
+	if kind.status >= 500 {
+		logger(r.Context()).Error("request failed", "code", ce.Code, "error", err)
+	}
+	body := api.Problem{
+		Type:      problemTypeBase + ce.Code,
+		Title:     kind.title,
+		Status:    kind.status,
+		Detail:    ce.Message,
+		Code:      ce.Code,
+		RequestId: requestID(r.Context()),
+		Retryable: kind.retryable,
+	}
+	if len(ce.Fields) > 0 {
+		fields := make([]api.ProblemFieldError, len(ce.Fields))
+		for i, f := range ce.Fields {
+			fields[i] = api.ProblemFieldError{
+				Location: api.ProblemFieldErrorLocation(f.Location),
+				Pointer:  f.Pointer,
+				Code:     f.Code,
+				Message:  f.Message,
+			}
+		}
+		body.Errors = &fields
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(kind.status)
+	if err := json.NewEncoder(w).Encode(body); err != nil {
+		logger(r.Context()).Debug("writing problem", "error", err)
+	}
+}
+
+// logger returns the request-scoped logger.
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+type loggerKey struct{}

@@ -1,0 +1,41 @@
+package httpapi
+
+import (
+	"github.com/oapi-codegen/nullable"
+
+	"github.com/provider/coreapi/gen/api"
+)
+
+// Server implements the generated strict server interface over the core services. Handlers
+// are thin: decode the typed request, call a service, convert the result.
+type Server struct {
+	cfg Config
+}
+
+var _ api.StrictServerInterface = (*Server)(nil)
+
+// nullableFrom converts an optional value into a JSON field that is always present, null
+// when v is nil. (An unset nullable.Nullable would marshal as the zero value.)
+func nullableFrom[T any](v *T) nullable.Nullable[T] {
+	if v == nil {
+		return nullable.NewNullNullable[T]()
+	}
+	return nullable.NewNullableWithValue(*v)
+}
+
+// valueOf returns the value of an optional nullable request field, nil when absent or null.
+func valueOf[T any](n nullable.Nullable[T]) *T {
+	v, err := n.Get()
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// enumOr returns the string of an optional enum field, or "" when absent.
+func enumOr[T ~string](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
