@@ -198,9 +198,11 @@ func (e *Env) validate(req *http.Request, reqBody []byte, resp *http.Response, b
 	}
 	route, params, err := e.router.FindRoute(req)
 	if err != nil {
-		// Not an operation of the document (unknown path or method): the error body must
-		// still be a Problem.
-		e.validateProblem(where, body)
+		// Not an operation of the document (health endpoints, unknown paths and methods):
+		// errors must still be Problems.
+		if resp.StatusCode >= 400 {
+			e.validateProblem(where, body)
+		}
 		return
 	}
 	req = req.Clone(req.Context())

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,15 +19,25 @@ import (
 // maxBodyBytes bounds every request body.
 const maxBodyBytes = 1 << 20
 
+// operation is one operation of the document as the gate uses it.
+type operation struct {
+	// security is what the document requires: any one requirement, all scopes of it.
+	security openapi3.SecurityRequirements
+	// route is what kin-openapi validates parameters and body against. Its operation is a
+	// copy without security: the gate checks credentials and scopes itself, before reading
+	// the body, which kin-openapi's security check would read (and buffer) once more.
+	route *routers.Route
+}
+
 // contract enforces openapi.yaml on every request before any handler runs: it finds the
 // operation (404/405 otherwise), authenticates when the operation declares security (401),
 // and lets kin-openapi check scopes (403), parameters and body (400). Everything is derived
 // from the document, so a new operation is enforced without code here.
 type contract struct {
 	doc     *openapi3.T
-	finder  *chi.Mux                  // matches a path to its template
-	routes  map[string]*routers.Route // "METHOD /template" -> route
-	methods map[string][]string       // template -> allowed methods
+	finder  *chi.Mux              // matches a path to its template
+	routes  map[string]*operation // "METHOD /template" -> operation
+	methods map[string][]string   // template -> allowed methods
 	auth    Authenticator
 	options *openapi3filter.Options
 }
@@ -37,28 +46,35 @@ func newContract(doc *openapi3.T, auth Authenticator) *contract {
 	c := &contract{
 		doc:     doc,
 		finder:  chi.NewMux(),
-		routes:  map[string]*routers.Route{},
+		routes:  map[string]*operation{},
 		methods: map[string][]string{},
 		auth:    auth,
 	}
 	c.options = &openapi3filter.Options{
 		MultiError:                        true,
 		RejectWhenRequestBodyNotSpecified: true,
-		AuthenticationFunc:                checkScopes,
 	}
 	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for _, path := range doc.Paths.InMatchingOrder() {
 		item := doc.Paths.Value(path)
 		c.finder.Handle(path, noop)
 		for method, op := range item.Operations() {
-			c.routes[method+" "+path] = &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op}
+			security := doc.Security
+			if op.Security != nil {
+				security = *op.Security
+			}
+			unsecured := *op
+			unsecured.Security = &openapi3.SecurityRequirements{}
+			c.routes[method+" "+path] = &operation{
+				security: security,
+				route:    &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured},
+			}
 			c.methods[path] = append(c.methods[path], method)
 		}
 		sort.Strings(c.methods[path])
 	}
 	return c
 }
-
 
 func (c *contract) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +84,7 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 			return
 		}
 		template := rctx.RoutePattern()
-		route, ok := c.routes[r.Method+" "+template]
+		op, ok := c.routes[r.Method+" "+template]
 		if !ok {
 			w.Header().Set("Allow", strings.Join(c.methods[template], ", "))
 			writeProblem(w, r, core.Errorf(core.EMethodNotAllowed, "%s is not allowed on %s.", r.Method, template))
@@ -79,10 +95,14 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 			info.route = template
 		}
 
-		if requiresCredential(route) {
+		if len(op.security) > 0 {
 			p, err := c.auth.Authenticate(ctx, r)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="provider-core-api"`)
+				writeProblem(w, r, err)
+				return
+			}
+			if err := checkScopes(p, op.security); err != nil {
 				writeProblem(w, r, err)
 				return
 			}
@@ -100,7 +120,7 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 		err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
 			Request:    r,
 			PathParams: params,
-			Route:      route,
+			Route:      op.route,
 			Options:    c.options,
 		})
 		if err != nil {
@@ -111,41 +131,36 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 	})
 }
 
-func requiresCredential(route *routers.Route) bool {
-	if route.Operation.Security != nil {
-		return len(*route.Operation.Security) > 0
-	}
-	return len(route.Spec.Security) > 0
-}
-
-// scopeError names the scopes one security requirement of the operation lacks.
-type scopeError struct{ missing []string }
-
-func (e *scopeError) Error() string { return "missing scopes " + strings.Join(e.missing, ", ") }
-
-// checkScopes is kin-openapi's AuthenticationFunc: the credential itself was checked before
-// validation, so this only compares the principal's scopes with the requirement's.
-func checkScopes(ctx context.Context, in *openapi3filter.AuthenticationInput) error {
-	p, err := core.PrincipalFrom(ctx)
-	if err != nil {
-		return err
-	}
-	var missing []string
-	for _, s := range in.Scopes {
-		if !p.Scopes[s] {
-			missing = append(missing, s)
+// checkScopes passes when the principal holds every scope of at least one of the
+// operation's security requirements; otherwise it names the scopes of the closest one.
+func checkScopes(p *core.Principal, requirements openapi3.SecurityRequirements) error {
+	var closest []string
+	for i, req := range requirements {
+		var missing []string
+		for _, scopes := range req {
+			for _, s := range scopes {
+				if !p.Scopes[s] {
+					missing = append(missing, s)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if i == 0 || len(missing) < len(closest) {
+			closest = missing
 		}
 	}
-	if len(missing) > 0 {
-		return &scopeError{missing: missing}
-	}
-	return nil
+	return core.Errorf(core.EInsufficientScope, "The credential lacks the scope(s) this operation needs: %s.", strings.Join(closest, ", "))
 }
 
 // requestProblem turns kin-openapi's validation errors into one client error naming every
-// offending field. Scope failures win over input errors: a caller without the right to call
-// an operation learns nothing about its input rules.
+// offending field.
 func requestProblem(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return core.Errorf(core.EPayloadTooLarge, "The request body exceeds %d bytes.", maxBodyBytes)
+	}
 	var errs []error
 	var multi openapi3.MultiError
 	if errors.As(err, &multi) {
@@ -155,14 +170,6 @@ func requestProblem(err error) error {
 	}
 	var fields []core.FieldError
 	for _, e := range errs {
-		var sec *openapi3filter.SecurityRequirementsError
-		if errors.As(e, &sec) {
-			return securityProblem(sec)
-		}
-		var tooLarge *http.MaxBytesError
-		if errors.As(e, &tooLarge) {
-			return core.Errorf(core.EPayloadTooLarge, "The request body exceeds %d bytes.", maxBodyBytes)
-		}
 		var re *openapi3filter.RequestError
 		if !errors.As(e, &re) {
 			return e // not an input problem: internal
@@ -181,22 +188,6 @@ func requestProblem(err error) error {
 		msg = fmt.Sprintf("The request has %d invalid fields; see errors.", len(fields))
 	}
 	return &core.Error{Code: core.EValidation, Message: msg, Fields: fields}
-}
-
-func securityProblem(sec *openapi3filter.SecurityRequirementsError) error {
-	var missing []string
-	for _, e := range sec.Errors {
-		var se *scopeError
-		if errors.As(e, &se) {
-			missing = append(missing, se.missing...)
-		} else if code := core.ErrorCode(e); code != core.EInternal {
-			return e
-		}
-	}
-	if len(missing) == 0 {
-		return core.Errorf(core.EForbidden, "The credential may not call this operation.")
-	}
-	return core.Errorf(core.EInsufficientScope, "The credential lacks the scope(s) this operation needs: %s.", strings.Join(dedupe(missing), ", "))
 }
 
 // fieldErrors lists what one kin-openapi request error says about the input.
@@ -295,17 +286,6 @@ func escapePointer(parts []string) []string {
 	out := make([]string, len(parts))
 	for i, p := range parts {
 		out[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1")
-	}
-	return out
-}
-
-func dedupe(s []string) []string {
-	sort.Strings(s)
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
 	}
 	return out
 }
