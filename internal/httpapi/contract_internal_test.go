@@ -52,4 +52,3 @@ func TestCheckScopes(t *testing.T) {
 		}
 	})
 }
-
