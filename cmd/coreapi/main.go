@@ -99,10 +99,10 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 	defer db.Close()
 
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
-		Logger:        logger,
-		Development:   cfg.development,
-		Ready:         db.Ping,
-		Organizations: postgres.NewOrganizationService(db),
+		Logger:      logger,
+		Development: cfg.development,
+		Ready:       db.Ping,
+		Services:    postgres.NewServices(db),
 	})
 	if err != nil {
 		return err

@@ -53,10 +53,10 @@ func New(t testing.TB) *Env {
 	}
 	t.Cleanup(db.Close)
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Development:   true,
-		Ready:         db.Ping,
-		Organizations: postgres.NewOrganizationService(db),
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Development: true,
+		Ready:       db.Ping,
+		Services:    postgres.NewServices(db),
 	})
 	if err != nil {
 		t.Fatalf("apitest: %v", err)

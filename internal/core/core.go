@@ -4,3 +4,9 @@
 // core imports neither HTTP nor generated code; internal/httpapi translates to and from the
 // OpenAPI types and internal/postgres implements the services over PostgreSQL.
 package core
+
+// Services are every service the transport layer calls. internal/postgres builds them all
+// (postgres.NewServices); tests and main wire them in one line.
+type Services struct {
+	Organizations OrganizationService
+}

@@ -23,7 +23,7 @@ type Config struct {
 	// Ready reports whether the service can serve traffic (the database answers).
 	Ready func(ctx context.Context) error
 	// Services the handlers call.
-	Organizations core.OrganizationService
+	Services core.Services
 }
 
 // LoadDocument parses and validates the embedded OpenAPI document.

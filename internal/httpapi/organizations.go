@@ -10,7 +10,7 @@ import (
 // CreateOrganization implements POST /v1/organizations.
 func (s *Server) CreateOrganization(ctx context.Context, req api.CreateOrganizationRequestObject) (api.CreateOrganizationResponseObject, error) {
 	b := req.Body
-	org, err := s.cfg.Organizations.CreateOrganization(ctx, core.OrganizationCreate{
+	org, err := s.cfg.Services.Organizations.CreateOrganization(ctx, core.OrganizationCreate{
 		LegalNameAr:                     b.LegalNameAr,
 		LegalNameEn:                     b.LegalNameEn,
 		DisplayName:                     b.DisplayName,
@@ -32,7 +32,7 @@ func (s *Server) CreateOrganization(ctx context.Context, req api.CreateOrganizat
 
 // GetOrganization implements GET /v1/organizations/{id}.
 func (s *Server) GetOrganization(ctx context.Context, req api.GetOrganizationRequestObject) (api.GetOrganizationResponseObject, error) {
-	org, err := s.cfg.Organizations.FindOrganizationByID(ctx, req.Id)
+	org, err := s.cfg.Services.Organizations.FindOrganizationByID(ctx, req.Id)
 	if err != nil {
 		return nil, err
 	}
