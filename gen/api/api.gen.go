@@ -2537,7 +2537,7 @@ type Language string
 
 // OAuthError Token endpoint error: every problem-details field plus the RFC 6749 §5.2 `error` and `error_description`. `code` equals `error`.
 type OAuthError struct {
-	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `unsupported_media_type`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
+	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
 	Code string `json:"code"`
 
 	// Detail Human-readable explanation specific to this occurrence.
@@ -2884,7 +2884,7 @@ type PrincipalType string
 
 // Problem RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type Problem struct {
-	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `unsupported_media_type`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
+	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
 	Code string `json:"code"`
 
 	// Detail Human-readable explanation specific to this occurrence.

@@ -10,6 +10,21 @@ import (
 	"github.com/google/uuid"
 )
 
+type AuditEvent struct {
+	ID             uuid.UUID
+	OccurredAt     time.Time
+	OrganizationID *uuid.UUID
+	ActorType      string
+	ActorID        *string
+	ActorKeyPrefix *string
+	Action         string
+	ResourceType   string
+	ResourceID     string
+	RequestID      *string
+	Before         []byte
+	After          []byte
+}
+
 type Organization struct {
 	ID                              uuid.UUID
 	CreatedAt                       time.Time

@@ -16,21 +16,24 @@ const (
 	DefaultLifecycleStatus     = "pending"
 )
 
-// Organization is a customer account: the tenant every other resource belongs to.
+// Organization is a customer account: the tenant every other resource belongs to. The JSON
+// form is its audit summary.
 type Organization struct {
-	ID                              uuid.UUID
-	CreatedAt, UpdatedAt            time.Time
-	LegalNameAr, LegalNameEn        string
-	DisplayName                     string
-	OrganizationType                string
-	Country                         string
-	CommercialRegistrationReference *string
-	VatReference                    *string
-	NationalAddressReference        *string
-	VerificationStatus              string
-	RiskStatus                      string
-	DataResidencyPolicy             string
-	LifecycleStatus                 string
+	ID                              uuid.UUID `json:"id"`
+	CreatedAt                       time.Time `json:"created_at"`
+	UpdatedAt                       time.Time `json:"updated_at"`
+	LegalNameAr                     string    `json:"legal_name_ar"`
+	LegalNameEn                     string    `json:"legal_name_en"`
+	DisplayName                     string    `json:"display_name"`
+	OrganizationType                string    `json:"organization_type"`
+	Country                         string    `json:"country"`
+	CommercialRegistrationReference *string   `json:"commercial_registration_reference"`
+	VatReference                    *string   `json:"vat_reference"`
+	NationalAddressReference        *string   `json:"national_address_reference"`
+	VerificationStatus              string    `json:"verification_status"`
+	RiskStatus                      string    `json:"risk_status"`
+	DataResidencyPolicy             string    `json:"data_residency_policy"`
+	LifecycleStatus                 string    `json:"lifecycle_status"`
 }
 
 // IsPlatform reports whether the organization was created in Platform mode and may therefore

@@ -20,9 +20,27 @@ const (
 type Principal struct {
 	Kind           PrincipalKind
 	OrganizationID uuid.UUID // zero for the operator
-	// Subject names the credential for audit fields such as created_by, e.g. "dev:operator".
+	// Subject names the credential for audit fields such as created_by, e.g. "dev:operator"
+	// or an API key id.
 	Subject string
-	Scopes  map[string]bool
+	// KeyPrefix is the public prefix of the API key behind the request, if any.
+	KeyPrefix string
+	// ConnectedBusinessID is set for a connected-business credential, which acts for one
+	// business of its platform organization.
+	ConnectedBusinessID *uuid.UUID
+	Scopes              map[string]bool
+}
+
+// ActorType is how audit records name the kind of principal.
+func (p *Principal) ActorType() string {
+	switch {
+	case p.Kind == PrincipalOperator:
+		return "operator"
+	case p.ConnectedBusinessID != nil:
+		return "connected_business"
+	default:
+		return "organization"
+	}
 }
 
 // IsOperator reports whether p is the provider's operator.

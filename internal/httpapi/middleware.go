@@ -13,20 +13,12 @@ import (
 	"github.com/provider/coreapi/internal/core"
 )
 
-type requestIDKey struct{}
-
 // requestInfo is filled in by inner layers for the access log of the outermost one.
 type requestInfo struct {
 	route string // path template of the operation, once the contract found it
 }
 
 type requestInfoKey struct{}
-
-// requestID returns the id of the request in ctx.
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
 
 // A client may send its own Request-Id to correlate logs; anything else is replaced.
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
@@ -41,7 +33,7 @@ func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
 			id = "req_" + uuid.Must(uuid.NewV7()).String()
 		}
 		log := base.With("request_id", id)
-		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx := core.WithRequestID(r.Context(), id)
 		ctx = context.WithValue(ctx, loggerKey{}, log)
 		info := &requestInfo{}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)

@@ -79,6 +79,14 @@ func TestCreateOrganization(t *testing.T) {
 			"SELECT display_name FROM organizations WHERE id = $1", org.Id).Scan(&stored); err != nil || stored != "Example" {
 			t.Errorf("stored row: %q, %v", stored, err)
 		}
+		var actor, action, requestID string
+		if err := env.Pool.QueryRow(context.Background(),
+			"SELECT actor_type, action, request_id FROM audit_events WHERE resource_id = $1", org.Id.String()).Scan(&actor, &action, &requestID); err != nil {
+			t.Fatalf("audit event: %v", err)
+		}
+		if actor != "operator" || action != "organization.created" || requestID != resp.HTTPResponse.Header.Get("Request-Id") {
+			t.Errorf("audit event: actor %s action %s request %s", actor, action, requestID)
+		}
 		get, err := c.GetOrganizationWithResponse(context.Background(), org.Id)
 		if err != nil || get.JSON200 == nil {
 			t.Fatalf("get: %v %s", err, get.Body)
@@ -184,6 +192,9 @@ func TestCreateOrganization(t *testing.T) {
 		}
 		if n := env.Count("SELECT count(*) FROM organizations"); n != 0 {
 			t.Errorf("bad input created %d organizations", n)
+		}
+		if n := env.Count("SELECT count(*) FROM audit_events"); n != 0 {
+			t.Errorf("bad input wrote %d audit events", n)
 		}
 	})
 

@@ -60,7 +60,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 		Status:    kind.status,
 		Detail:    ce.Message,
 		Code:      ce.Code,
-		RequestId: requestID(r.Context()),
+		RequestId: core.RequestIDFrom(r.Context()),
 		Retryable: kind.retryable,
 	}
 	if len(ce.Fields) > 0 {

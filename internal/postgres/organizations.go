@@ -30,25 +30,36 @@ func (s *OrganizationService) CreateOrganization(ctx context.Context, in core.Or
 	if err != nil {
 		return nil, err
 	}
-	row, err := s.db.queries().OrganizationInsert(ctx, dbq.OrganizationInsertParams{
-		ID:                              id,
-		LegalNameAr:                     in.LegalNameAr,
-		LegalNameEn:                     in.LegalNameEn,
-		DisplayName:                     in.DisplayName,
-		OrganizationType:                in.OrganizationType,
-		Country:                         in.Country,
-		CommercialRegistrationReference: in.CommercialRegistrationReference,
-		VatReference:                    in.VatReference,
-		NationalAddressReference:        in.NationalAddressReference,
-		VerificationStatus:              or(in.VerificationStatus, core.DefaultVerificationStatus),
-		RiskStatus:                      or(in.RiskStatus, core.DefaultRiskStatus),
-		DataResidencyPolicy:             or(in.DataResidencyPolicy, core.DefaultDataResidencyPolicy),
-		LifecycleStatus:                 or(in.LifecycleStatus, core.DefaultLifecycleStatus),
+	var org *core.Organization
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		row, err := q.OrganizationInsert(ctx, dbq.OrganizationInsertParams{
+			ID:                              id,
+			LegalNameAr:                     in.LegalNameAr,
+			LegalNameEn:                     in.LegalNameEn,
+			DisplayName:                     in.DisplayName,
+			OrganizationType:                in.OrganizationType,
+			Country:                         in.Country,
+			CommercialRegistrationReference: in.CommercialRegistrationReference,
+			VatReference:                    in.VatReference,
+			NationalAddressReference:        in.NationalAddressReference,
+			VerificationStatus:              or(in.VerificationStatus, core.DefaultVerificationStatus),
+			RiskStatus:                      or(in.RiskStatus, core.DefaultRiskStatus),
+			DataResidencyPolicy:             or(in.DataResidencyPolicy, core.DefaultDataResidencyPolicy),
+			LifecycleStatus:                 or(in.LifecycleStatus, core.DefaultLifecycleStatus),
+		})
+		if err != nil {
+			return err
+		}
+		org = organizationFromRow(row)
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &org.ID,
+			Action:         "organization.created",
+			ResourceType:   "organization",
+			ResourceID:     org.ID.String(),
+			After:          org,
+		})
 	})
-	if err != nil {
-		return nil, translate(err)
-	}
-	return organizationFromRow(row), nil
+	return org, err
 }
 
 // FindOrganizationByID implements core.OrganizationService.
