@@ -486,6 +486,21 @@ func (e OAuthErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for OAuthFormGrantType.
+const (
+	OAuthFormGrantTypeClientCredentials OAuthFormGrantType = "client_credentials"
+)
+
+// Valid indicates whether the value is a known member of the OAuthFormGrantType enum.
+func (e OAuthFormGrantType) Valid() bool {
+	switch e {
+	case OAuthFormGrantTypeClientCredentials:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OAuthGrantType.
 const (
 	OAuthGrantTypeClientCredentials OAuthGrantType = "client_credentials"
@@ -1748,7 +1763,7 @@ type ApiKey struct {
 	AllowedOrigins []string  `json:"allowed_origins"`
 	CreatedAt      time.Time `json:"created_at"`
 
-	// CreatedBy The principal that created the key (`operator` or `organization:<id>` or `api_key:<prefix>`).
+	// CreatedBy The principal that created the key (`dev:operator` or `dev:org:<id>` in development mode, `api_key:<key id>` for a key or its access tokens).
 	CreatedBy string `json:"created_by"`
 
 	// Environment Environment of an API key. Production keys are refused with 403 `production_gated` while production traffic is gated.
@@ -1759,7 +1774,7 @@ type ApiKey struct {
 	Name           string                       `json:"name"`
 	OrganizationId string                       `json:"organization_id"`
 
-	// Prefix Public prefix (`sk_sandbox_…` or `sk_live_…`); identifies the key and its environment.
+	// Prefix Public prefix (`sk_sandbox_…` or `sk_production_…`); identifies the key and its environment.
 	Prefix string `json:"prefix"`
 
 	// RateLimitPolicy Rate-limit policy name (`standard`: 100 req/s, burst 200; `strict`: 10 req/s, burst 20); null means `standard`.
@@ -1835,7 +1850,7 @@ type ApiKeyWithSecret struct {
 	AllowedOrigins []string  `json:"allowed_origins"`
 	CreatedAt      time.Time `json:"created_at"`
 
-	// CreatedBy The principal that created the key (`operator` or `organization:<id>` or `api_key:<prefix>`).
+	// CreatedBy The principal that created the key (`dev:operator` or `dev:org:<id>` in development mode, `api_key:<key id>` for a key or its access tokens).
 	CreatedBy string `json:"created_by"`
 
 	// Environment Environment of an API key. Production keys are refused with 403 `production_gated` while production traffic is gated.
@@ -1849,7 +1864,7 @@ type ApiKeyWithSecret struct {
 	Name           string                       `json:"name"`
 	OrganizationId string                       `json:"organization_id"`
 
-	// Prefix Public prefix (`sk_sandbox_…` or `sk_live_…`); identifies the key and its environment.
+	// Prefix Public prefix (`sk_sandbox_…` or `sk_production_…`); identifies the key and its environment.
 	Prefix string `json:"prefix"`
 
 	// RateLimitPolicy Rate-limit policy name (`standard`: 100 req/s, burst 200; `strict`: 10 req/s, burst 20); null means `standard`.
@@ -2570,6 +2585,24 @@ type OAuthError struct {
 
 // OAuthErrorCode RFC 6749 §5.2 error code.
 type OAuthErrorCode string
+
+// OAuthTokenFormRequest Client-credentials token request, form-encoded as RFC 6749 clients send it. `client_id` and `client_secret` may be omitted from the form when the client authenticates with HTTP Basic instead (RFC 6749 §2.3.1); using both ways at once is `invalid_request`.
+type OAuthTokenFormRequest struct {
+	// ClientId The API key prefix or id.
+	ClientId *string `json:"client_id,omitempty"`
+
+	// ClientSecret The API key secret.
+	ClientSecret *string `json:"client_secret,omitempty"`
+
+	// GrantType Only `client_credentials`.
+	GrantType OAuthFormGrantType `json:"grant_type"`
+
+	// Scope Space-separated scopes requested; default all of the key's scopes. Never more than the key has (`invalid_scope`).
+	Scope *string `json:"scope,omitempty"`
+}
+
+// OAuthFormGrantType Only `client_credentials`.
+type OAuthFormGrantType string
 
 // OAuthTokenRequest Client-credentials token request (JSON or form-encoded).
 type OAuthTokenRequest struct {
@@ -4207,7 +4240,7 @@ type CreateGrowthEventJSONRequestBody = GrowthEventCreateRequest
 type CreateOAuthTokenJSONRequestBody = OAuthTokenRequest
 
 // CreateOAuthTokenFormdataRequestBody defines body for CreateOAuthToken for application/x-www-form-urlencoded ContentType.
-type CreateOAuthTokenFormdataRequestBody = OAuthTokenRequest
+type CreateOAuthTokenFormdataRequestBody = OAuthTokenFormRequest
 
 // CreateVerifiedLoginOnboardingJSONRequestBody defines body for CreateVerifiedLoginOnboarding for application/json ContentType.
 type CreateVerifiedLoginOnboardingJSONRequestBody = VerifiedLoginRequest
@@ -4893,7 +4926,7 @@ type ClientInterface interface {
 
 	// CreateOAuthTokenWithBody Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4902,7 +4935,7 @@ type ClientInterface interface {
 
 	// CreateOAuthToken Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4911,7 +4944,7 @@ type ClientInterface interface {
 
 	// CreateOAuthTokenWithFormdataBody Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -5655,7 +5688,7 @@ func (c *Client) GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryP
 
 // CreateOAuthTokenWithBody Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5674,7 +5707,7 @@ func (c *Client) CreateOAuthTokenWithBody(ctx context.Context, params *CreateOAu
 
 // CreateOAuthToken Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5693,7 +5726,7 @@ func (c *Client) CreateOAuthToken(ctx context.Context, params *CreateOAuthTokenP
 
 // CreateOAuthTokenWithFormdataBody Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -9403,7 +9436,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9412,7 +9445,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateOAuthTokenWithResponse Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9421,7 +9454,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateOAuthTokenWithFormdataBodyWithResponse Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17629,7 +17662,7 @@ func (c *ClientWithResponses) GetGrowthSummaryWithResponse(ctx context.Context, 
 
 // CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17644,7 +17677,7 @@ func (c *ClientWithResponses) CreateOAuthTokenWithBodyWithResponse(ctx context.C
 
 // CreateOAuthTokenWithResponse Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17659,7 +17692,7 @@ func (c *ClientWithResponses) CreateOAuthTokenWithResponse(ctx context.Context, 
 
 // CreateOAuthTokenWithFormdataBodyWithResponse Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: the server takes `client_id`/`client_secret` from the `Authorization: Basic` header when the body omits them (if both are present they must match, else `invalid_request`). The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //

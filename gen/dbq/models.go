@@ -10,6 +10,26 @@ import (
 	"github.com/google/uuid"
 )
 
+type ApiKey struct {
+	ID              uuid.UUID
+	OrganizationID  uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Name            string
+	Prefix          string
+	SecretHash      []byte
+	Environment     string
+	Scopes          []string
+	AllowedOrigins  []string
+	AllowedIps      []string
+	RateLimitPolicy *string
+	CreatedBy       string
+	LastUsedAt      *time.Time
+	ExpiresAt       *time.Time
+	RevokedAt       *time.Time
+	ReplacedBy      *uuid.UUID
+}
+
 type AuditEvent struct {
 	ID             uuid.UUID
 	OccurredAt     time.Time
@@ -23,6 +43,16 @@ type AuditEvent struct {
 	RequestID      *string
 	Before         []byte
 	After          []byte
+}
+
+type OauthToken struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	ApiKeyID       uuid.UUID
+	TokenHash      []byte
+	Scopes         []string
+	CreatedAt      time.Time
+	ExpiresAt      time.Time
 }
 
 type Organization struct {

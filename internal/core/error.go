@@ -22,6 +22,21 @@ const (
 	EInternal          = "internal"
 	ENotImplemented    = "not_implemented"
 	EUnavailable       = "unavailable"
+
+	EProductionGated  = "production_gated"
+	EIPNotAllowed     = "ip_not_allowed"
+	EOriginNotAllowed = "origin_not_allowed"
+)
+
+// OAuth 2.0 token endpoint error codes (RFC 6749 §5.2). Problems with these codes also carry
+// the RFC's `error` and `error_description` fields.
+const (
+	EInvalidRequest       = "invalid_request"
+	EInvalidClient        = "invalid_client"
+	EInvalidGrant         = "invalid_grant"
+	EUnauthorizedClient   = "unauthorized_client"
+	EUnsupportedGrantType = "unsupported_grant_type"
+	EInvalidScope         = "invalid_scope"
 )
 
 // FieldError names one offending part of a request.

@@ -29,6 +29,10 @@ type Principal struct {
 	// business of its platform organization.
 	ConnectedBusinessID *uuid.UUID
 	Scopes              map[string]bool
+	// APIKeyID is the key behind the request (directly or through an access token).
+	APIKeyID *uuid.UUID
+	// Restrictions of that key; nil for development and operator tokens.
+	Restrictions *Restrictions
 }
 
 // ActorType is how audit records name the kind of principal.

@@ -18,8 +18,7 @@ type Authenticator interface {
 
 // bearer returns the token of an `Authorization: Bearer <token>` header.
 func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(h, " ")
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}
@@ -27,35 +26,46 @@ func bearer(r *http.Request) (string, bool) {
 	return token, token != ""
 }
 
-// DevAuthenticator accepts the development bearer tokens of DESIGN.md §3: `dev:operator` is
-// the operator and `dev:org:<organization id>` that organization, both with every scope. It
-// must only be wired in development mode.
-type DevAuthenticator struct {
-	// Scopes are granted to every development principal: all the document declares.
-	Scopes map[string]bool
+// bearerAuthenticator accepts API keys and OAuth access tokens, and in development mode the
+// development tokens of DESIGN.md §3: `dev:operator` is the operator and
+// `dev:org:<organization id>` that organization, both with every scope.
+type bearerAuthenticator struct {
+	development bool
+	devScopes   map[string]bool
+	credentials core.CredentialService
 }
 
+var errNoCredential = core.Errorf(core.EUnauthenticated, "An `Authorization: Bearer <token>` header is required.")
+
 // Authenticate implements Authenticator.
-func (a DevAuthenticator) Authenticate(_ context.Context, r *http.Request) (*core.Principal, error) {
+func (a *bearerAuthenticator) Authenticate(ctx context.Context, r *http.Request) (*core.Principal, error) {
 	token, ok := bearer(r)
 	if !ok {
-		return nil, core.Errorf(core.EUnauthenticated, "An `Authorization: Bearer <token>` header is required.")
+		return nil, errNoCredential
 	}
-	if token == "dev:operator" {
-		return &core.Principal{Kind: core.PrincipalOperator, Subject: token, Scopes: a.Scopes}, nil
-	}
-	if rest, ok := strings.CutPrefix(token, "dev:org:"); ok {
-		if id, err := uuid.Parse(rest); err == nil && len(rest) == 36 {
-			return &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: id, Subject: token, Scopes: a.Scopes}, nil
+	if strings.HasPrefix(token, "dev:") {
+		if p := a.developmentPrincipal(token); p != nil {
+			return p, nil
 		}
+		return nil, core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
 	}
-	return nil, core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
+	return a.credentials.Authenticate(ctx, token)
 }
 
-// NoAuthenticator refuses every credential: production mode until real credentials exist.
-type NoAuthenticator struct{}
-
-// Authenticate implements Authenticator.
-func (NoAuthenticator) Authenticate(context.Context, *http.Request) (*core.Principal, error) {
-	return nil, core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
+func (a *bearerAuthenticator) developmentPrincipal(token string) *core.Principal {
+	if !a.development {
+		return nil
+	}
+	if token == "dev:operator" {
+		return &core.Principal{Kind: core.PrincipalOperator, Subject: token, Scopes: a.devScopes}
+	}
+	rest, ok := strings.CutPrefix(token, "dev:org:")
+	if !ok || len(rest) != 36 {
+		return nil
+	}
+	id, err := uuid.Parse(rest)
+	if err != nil {
+		return nil
+	}
+	return &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: id, Subject: token, Scopes: a.devScopes}
 }

@@ -23,6 +23,8 @@ const maxBodyBytes = 1 << 20
 type operation struct {
 	// security is what the document requires: any one requirement, all scopes of it.
 	security openapi3.SecurityRequirements
+	// oauthErrors marks operations whose errors follow RFC 6749 §5.2 (x-error-format: oauth2).
+	oauthErrors bool
 	// route is what kin-openapi validates parameters and body against. Its operation is a
 	// copy without security: the gate checks credentials and scopes itself, before reading
 	// the body, which kin-openapi's security check would read (and buffer) once more.
@@ -40,15 +42,21 @@ type contract struct {
 	methods map[string][]string   // template -> allowed methods
 	auth    Authenticator
 	options *openapi3filter.Options
+	limits  *rateLimits
+	// productionEnabled lets production keys through; while false, production traffic is
+	// gated (403 production_gated).
+	productionEnabled bool
 }
 
-func newContract(doc *openapi3.T, auth Authenticator) *contract {
+func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool) *contract {
 	c := &contract{
-		doc:     doc,
-		finder:  chi.NewMux(),
-		routes:  map[string]*operation{},
-		methods: map[string][]string{},
-		auth:    auth,
+		doc:               doc,
+		finder:            chi.NewMux(),
+		routes:            map[string]*operation{},
+		methods:           map[string][]string{},
+		auth:              auth,
+		limits:            newRateLimits(),
+		productionEnabled: productionEnabled,
 	}
 	c.options = &openapi3filter.Options{
 		MultiError:                        true,
@@ -66,8 +74,9 @@ func newContract(doc *openapi3.T, auth Authenticator) *contract {
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			c.routes[method+" "+path] = &operation{
-				security: security,
-				route:    &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured},
+				security:    security,
+				oauthErrors: op.Extensions["x-error-format"] == "oauth2",
+				route:       &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured},
 			}
 			c.methods[path] = append(c.methods[path], method)
 		}
@@ -102,6 +111,10 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 				writeProblem(w, r, err)
 				return
 			}
+			if err := c.enforceRestrictions(w, r, p); err != nil {
+				writeProblem(w, r, err)
+				return
+			}
 			if err := checkScopes(p, op.security); err != nil {
 				writeProblem(w, r, err)
 				return
@@ -124,7 +137,11 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 			Options:    c.options,
 		})
 		if err != nil {
-			writeProblem(w, r, requestProblem(err))
+			err = requestProblem(err)
+			if op.oauthErrors {
+				err = asOAuthError(err)
+			}
+			writeProblem(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -288,4 +305,23 @@ func escapePointer(parts []string) []string {
 		out[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1")
 	}
 	return out
+}
+
+// asOAuthError restates an input problem of the token endpoint in RFC 6749 §5.2 terms: a
+// grant type other than client_credentials is unsupported_grant_type, anything else
+// invalid_request. The field errors stay.
+func asOAuthError(err error) error {
+	var ce *core.Error
+	if !errors.As(err, &ce) || (ce.Code != core.EValidation && ce.Code != core.EMalformedJSON) {
+		return err
+	}
+	out := *ce
+	out.Code = core.EInvalidRequest
+	for _, f := range ce.Fields {
+		if f.Pointer == "/grant_type" && f.Code == "enum" {
+			out.Code = core.EUnsupportedGrantType
+			out.Message = "Only the client_credentials grant type is supported."
+		}
+	}
+	return &out
 }

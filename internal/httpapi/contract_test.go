@@ -21,6 +21,12 @@ import (
 var implemented = map[string]int{
 	"createOrganization": http.StatusCreated,
 	"getOrganization":    http.StatusNotFound,
+	"createOAuthToken":   http.StatusUnauthorized, // the example's client does not exist
+	"createApiKey":       http.StatusUnprocessableEntity,
+	"listApiKeys":        http.StatusOK,
+	"getApiKey":          http.StatusNotFound,
+	"revokeApiKey":       http.StatusNotFound,
+	"rotateApiKey":       http.StatusNotFound,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

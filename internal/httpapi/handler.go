@@ -20,6 +20,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Development enables the development bearer tokens (DESIGN.md §3).
 	Development bool
+	// ProductionTrafficEnabled lets production API keys through; while false (the default)
+	// they are refused with 403 production_gated.
+	ProductionTrafficEnabled bool
 	// Ready reports whether the service can serve traffic (the database answers).
 	Ready func(ctx context.Context) error
 	// Services the handlers call.
@@ -60,11 +63,12 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	var auth Authenticator = NoAuthenticator{}
-	if cfg.Development {
-		auth = DevAuthenticator{Scopes: ScopesOf(doc)}
+	auth := &bearerAuthenticator{
+		development: cfg.Development,
+		devScopes:   ScopesOf(doc),
+		credentials: cfg.Services.Credentials,
 	}
-	gate := newContract(doc, auth)
+	gate := newContract(doc, auth, cfg.ProductionTrafficEnabled)
 
 	strict := api.NewStrictHandlerWithOptions(&Server{cfg: cfg}, nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -13,9 +13,19 @@ import (
 	"github.com/provider/coreapi/internal/core"
 )
 
-// requestInfo is filled in by inner layers for the access log of the outermost one.
+// requestInfo is shared by the layers of one request: inner layers fill it in for the access
+// log of the outermost one, and handlers read the raw headers strict requests do not carry.
 type requestInfo struct {
-	route string // path template of the operation, once the contract found it
+	route  string      // path template of the operation, once the contract found it
+	header http.Header // the request headers
+}
+
+// requestHeader returns the headers of the request being served.
+func requestHeader(ctx context.Context) http.Header {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.header
+	}
+	return http.Header{}
 }
 
 type requestInfoKey struct{}
@@ -35,7 +45,7 @@ func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
 		log := base.With("request_id", id)
 		ctx := core.WithRequestID(r.Context(), id)
 		ctx = context.WithValue(ctx, loggerKey{}, log)
-		info := &requestInfo{}
+		info := &requestInfo{header: r.Header}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		r = r.WithContext(ctx)
 		rec := &responseRecorder{ResponseWriter: w, requestID: id}

@@ -34,7 +34,33 @@ var problemKinds = map[string]problemKind{
 	core.EInternal:          {http.StatusInternalServerError, "Internal server error.", true},
 	core.ENotImplemented:    {http.StatusNotImplemented, "The operation is not implemented yet.", false},
 	core.EUnavailable:       {http.StatusServiceUnavailable, "The service is temporarily unavailable.", true},
+	core.EProductionGated:   {http.StatusForbidden, "Production traffic is gated.", false},
+	core.EIPNotAllowed:      {http.StatusForbidden, "The client address is not allowed for this API key.", false},
+	core.EOriginNotAllowed:  {http.StatusForbidden, "The origin is not allowed for this API key.", false},
+
+	core.EInvalidRequest:       {http.StatusBadRequest, "Invalid token request.", false},
+	core.EInvalidClient:        {http.StatusUnauthorized, "Client authentication failed.", false},
+	core.EInvalidGrant:         {http.StatusBadRequest, "Invalid grant.", false},
+	core.EUnauthorizedClient:   {http.StatusBadRequest, "The client may not use this grant.", false},
+	core.EUnsupportedGrantType: {http.StatusBadRequest, "Unsupported grant type.", false},
+	core.EInvalidScope:         {http.StatusBadRequest, "Invalid scope.", false},
 }
+
+// oauthCodes are the codes answered in RFC 6749 §5.2 form: the problem also carries `error`
+// and `error_description`.
+var oauthCodes = map[string]bool{
+	core.EInvalidRequest: true, core.EInvalidClient: true, core.EInvalidGrant: true,
+	core.EUnauthorizedClient: true, core.EUnsupportedGrantType: true, core.EInvalidScope: true,
+}
+
+// headerError is an error that needs response headers besides the problem, such as
+// `WWW-Authenticate` on an OAuth client failure.
+type headerError struct {
+	error
+	header http.Header
+}
+
+func (e *headerError) Unwrap() error { return e.error }
 
 // problemTypeBase prefixes the `type` of every problem: a URI reference relative to the API's
 // base address, one per code, so clients can branch on `type` or `code` alike.
@@ -76,10 +102,24 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 		body.Errors = &fields
 	}
 	h := w.Header()
+	var he *headerError
+	if errors.As(err, &he) {
+		for k, v := range he.header {
+			h[k] = v
+		}
+	}
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(kind.status)
-	if err := json.NewEncoder(w).Encode(body); err != nil {
+	var encoded any = body
+	if oauthCodes[ce.Code] {
+		encoded = api.OAuthError{
+			Type: body.Type, Title: body.Title, Status: body.Status, Detail: body.Detail, Code: body.Code,
+			RequestId: body.RequestId, Retryable: body.Retryable, Errors: body.Errors,
+			Error: api.OAuthErrorCode(ce.Code), ErrorDescription: ce.Message,
+		}
+	}
+	if err := json.NewEncoder(w).Encode(encoded); err != nil {
 		logger(r.Context()).Debug("writing problem", "error", err)
 	}
 }

@@ -39,3 +39,20 @@ func enumOr[T ~string](v *T) string {
 	}
 	return string(*v)
 }
+
+// deref returns the value of an optional field, or its zero value when absent.
+func deref[T any](v *T) T {
+	var zero T
+	if v == nil {
+		return zero
+	}
+	return *v
+}
+
+// valueOr returns the value of an optional field, or def when absent.
+func valueOr[T any](v *T, def T) T {
+	if v == nil {
+		return def
+	}
+	return *v
+}

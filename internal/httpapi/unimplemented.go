@@ -14,31 +14,6 @@ func (s *Server) ResolveShortAddress(context.Context, api.ResolveShortAddressReq
 	return nil, errNotImplemented("resolveShortAddress")
 }
 
-// ListApiKeys answers 501 until it is implemented.
-func (s *Server) ListApiKeys(context.Context, api.ListApiKeysRequestObject) (api.ListApiKeysResponseObject, error) {
-	return nil, errNotImplemented("listApiKeys")
-}
-
-// CreateApiKey answers 501 until it is implemented.
-func (s *Server) CreateApiKey(context.Context, api.CreateApiKeyRequestObject) (api.CreateApiKeyResponseObject, error) {
-	return nil, errNotImplemented("createApiKey")
-}
-
-// GetApiKey answers 501 until it is implemented.
-func (s *Server) GetApiKey(context.Context, api.GetApiKeyRequestObject) (api.GetApiKeyResponseObject, error) {
-	return nil, errNotImplemented("getApiKey")
-}
-
-// RevokeApiKey answers 501 until it is implemented.
-func (s *Server) RevokeApiKey(context.Context, api.RevokeApiKeyRequestObject) (api.RevokeApiKeyResponseObject, error) {
-	return nil, errNotImplemented("revokeApiKey")
-}
-
-// RotateApiKey answers 501 until it is implemented.
-func (s *Server) RotateApiKey(context.Context, api.RotateApiKeyRequestObject) (api.RotateApiKeyResponseObject, error) {
-	return nil, errNotImplemented("rotateApiKey")
-}
-
 // ListAuditEvents answers 501 until it is implemented.
 func (s *Server) ListAuditEvents(context.Context, api.ListAuditEventsRequestObject) (api.ListAuditEventsResponseObject, error) {
 	return nil, errNotImplemented("listAuditEvents")
@@ -77,11 +52,6 @@ func (s *Server) CreateGrowthEvent(context.Context, api.CreateGrowthEventRequest
 // GetGrowthSummary answers 501 until it is implemented.
 func (s *Server) GetGrowthSummary(context.Context, api.GetGrowthSummaryRequestObject) (api.GetGrowthSummaryResponseObject, error) {
 	return nil, errNotImplemented("getGrowthSummary")
-}
-
-// CreateOAuthToken answers 501 until it is implemented.
-func (s *Server) CreateOAuthToken(context.Context, api.CreateOAuthTokenRequestObject) (api.CreateOAuthTokenResponseObject, error) {
-	return nil, errNotImplemented("createOAuthToken")
 }
 
 // CreateVerifiedLoginOnboarding answers 501 until it is implemented.

@@ -1,0 +1,55 @@
+-- name: APIKeyInsert :one
+INSERT INTO api_keys (
+    id, organization_id, name, prefix, secret_hash, environment, scopes,
+    allowed_origins, allowed_ips, rate_limit_policy, created_by, expires_at
+) VALUES (
+    @id, @organization_id, @name, @prefix, @secret_hash, @environment, @scopes,
+    @allowed_origins, @allowed_ips, @rate_limit_policy, @created_by, @expires_at
+)
+RETURNING *;
+
+-- name: APIKeyGetByID :one
+SELECT * FROM api_keys WHERE id = @id;
+
+-- name: APIKeyGetByIDForUpdate :one
+SELECT * FROM api_keys WHERE id = @id FOR UPDATE;
+
+-- name: APIKeyGetByPrefix :one
+SELECT * FROM api_keys WHERE prefix = @prefix;
+
+-- name: APIKeyList :many
+-- Keyset pagination in id (UUIDv7, creation) order; a NULL filter means "any".
+SELECT * FROM api_keys
+WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id))
+  AND (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: APIKeyRevoke :one
+UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()), updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: APIKeyReplace :one
+-- The rotated key keeps working until expires_at (the grace period), never longer than before.
+UPDATE api_keys
+SET expires_at = CASE WHEN expires_at IS NULL OR expires_at > @expires_at::timestamptz THEN @expires_at::timestamptz ELSE expires_at END,
+    replaced_by = @replaced_by, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: APIKeyTouch :exec
+-- Maintained at most once a minute per key, so authentication is not a write per request.
+UPDATE api_keys SET last_used_at = now()
+WHERE id = @id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute');
+
+-- name: OAuthTokenInsert :one
+INSERT INTO oauth_tokens (id, organization_id, api_key_id, token_hash, scopes, expires_at)
+VALUES (@id, @organization_id, @api_key_id, @token_hash, @scopes, @expires_at)
+RETURNING *;
+
+-- name: OAuthTokenGetByHash :one
+-- A token dies with its key: it is returned with the key, whose state the caller checks.
+SELECT sqlc.embed(oauth_tokens), sqlc.embed(api_keys)
+FROM oauth_tokens JOIN api_keys ON api_keys.id = oauth_tokens.api_key_id
+WHERE oauth_tokens.token_hash = @token_hash;

@@ -1,0 +1,145 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// APIKey is a developer credential of one organization. Its secret is never stored; only
+// NewAPIKey, at creation or rotation, carries it.
+type APIKey struct {
+	ID              uuid.UUID  `json:"id"`
+	OrganizationID  uuid.UUID  `json:"organization_id"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+	Name            string     `json:"name"`
+	Prefix          string     `json:"prefix"`
+	Environment     string     `json:"environment"`
+	Scopes          []string   `json:"scopes"`
+	AllowedOrigins  []string   `json:"allowed_origins"`
+	AllowedIPs      []string   `json:"allowed_ips"`
+	RateLimitPolicy *string    `json:"rate_limit_policy"`
+	CreatedBy       string     `json:"created_by"`
+	LastUsedAt      *time.Time `json:"last_used_at"`
+	ExpiresAt       *time.Time `json:"expires_at"`
+	RevokedAt       *time.Time `json:"revoked_at"`
+}
+
+// Status derives the key's status at time now: revoked wins over expired.
+func (k *APIKey) Status(now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
+		return "revoked"
+	case k.ExpiresAt != nil && !k.ExpiresAt.After(now):
+		return "expired"
+	default:
+		return "active"
+	}
+}
+
+// NewAPIKey is a key with its secret, shown once.
+type NewAPIKey struct {
+	APIKey
+	Secret  string
+	FullKey string
+}
+
+// APIKeyCreate is the input of APIKeyService.CreateAPIKey.
+type APIKeyCreate struct {
+	OrganizationID  string // as sent: a string that must name an organization the caller may act for
+	Name            string
+	Environment     string
+	Scopes          []string
+	AllowedOrigins  []string
+	AllowedIPs      []string
+	RateLimitPolicy *string
+	ExpiresAt       *time.Time
+}
+
+// APIKeyFilter selects keys for APIKeyService.ListAPIKeys.
+type APIKeyFilter struct {
+	OrganizationID *string // nil: every key the caller may see
+	Cursor         *string // the next_cursor of the previous page
+	Limit          int
+}
+
+// APIKeyService manages API keys. Every method enforces tenancy: an organization principal
+// sees only its own keys (another's id is ENotFound, another organization_id EForbidden).
+type APIKeyService interface {
+	// CreateAPIKey creates a key. A non-operator may grant only scopes it holds itself
+	// (EInsufficientScope otherwise). Invalid origins, addresses, policies or expiry are
+	// EValidation naming the field.
+	CreateAPIKey(ctx context.Context, in APIKeyCreate) (*NewAPIKey, error)
+	// ListAPIKeys returns a page of keys in creation order and the cursor of the next page.
+	ListAPIKeys(ctx context.Context, f APIKeyFilter) ([]*APIKey, *string, error)
+	FindAPIKeyByID(ctx context.Context, id uuid.UUID) (*APIKey, error)
+	// RevokeAPIKey revokes a key at once; revoking a revoked key changes nothing.
+	RevokeAPIKey(ctx context.Context, id uuid.UUID) (*APIKey, error)
+	// RotateAPIKey creates a replacement with the same settings and lets the old key expire
+	// after grace (at once when zero). Only an active key can be rotated (EConflict).
+	RotateAPIKey(ctx context.Context, id uuid.UUID, grace time.Duration) (*NewAPIKey, error)
+}
+
+// RateLimitPolicy is a token bucket: Rate requests per second, bursts up to Burst.
+type RateLimitPolicy struct {
+	Rate  float64
+	Burst int
+}
+
+// DefaultRateLimitPolicy applies to keys created without a policy.
+const DefaultRateLimitPolicy = "standard"
+
+// RateLimitPolicies are the named policies a key may carry.
+var RateLimitPolicies = map[string]RateLimitPolicy{
+	"standard": {Rate: 100, Burst: 200},
+	"strict":   {Rate: 10, Burst: 20},
+}
+
+// Key material. A full key is `sk_<environment>_<id>_<secret>`: everything before the last
+// underscore is the public prefix (it names the environment and identifies the key), the
+// rest is the secret. Both random parts are lowercase base32, which has no underscore.
+const (
+	apiKeyIDBytes     = 8  // 13 characters
+	apiKeySecretBytes = 25 // 40 characters, 200 bits
+	accessTokenBytes  = 30 // 48 characters, 240 bits
+	// AccessTokenPrefix starts every OAuth access token.
+	AccessTokenPrefix = "at_"
+)
+
+var keyEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return keyEncoding.EncodeToString(b)
+}
+
+// NewKeyMaterial returns a fresh prefix and secret for a key of environment.
+func NewKeyMaterial(environment string) (prefix, secret string) {
+	return "sk_" + environment + "_" + randomString(apiKeyIDBytes), randomString(apiKeySecretBytes)
+}
+
+// SplitAPIKey splits a full key into its prefix and secret.
+func SplitAPIKey(full string) (prefix, secret string, ok bool) {
+	if !strings.HasPrefix(full, "sk_") {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(full, '_')
+	prefix, secret = full[:i], full[i+1:]
+	return prefix, secret, secret != "" && strings.Count(prefix, "_") == 2
+}
+
+// NewAccessToken returns a fresh opaque access token.
+func NewAccessToken() string { return AccessTokenPrefix + randomString(accessTokenBytes) }
+
+// HashSecret is how secrets and tokens are kept at rest.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}

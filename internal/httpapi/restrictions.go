@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"math"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/provider/coreapi/internal/core"
+)
+
+// enforceRestrictions applies the rules of the API key behind p to request r: production
+// gating, allowed addresses and origins, and the key's rate limit. It sets the RateLimit-*
+// headers on w for every key-authenticated request.
+func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p *core.Principal) error {
+	rs := p.Restrictions
+	if rs == nil {
+		return nil
+	}
+	if rs.Environment == "production" && !c.productionEnabled {
+		return core.Errorf(core.EProductionGated, "Production traffic is gated; use a sandbox key until production access is enabled.")
+	}
+	if len(rs.AllowedIPs) > 0 && !addressAllowed(r.RemoteAddr, rs.AllowedIPs) {
+		return core.Errorf(core.EIPNotAllowed, "The API key may not be used from this address.")
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
+		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
+	}
+	return c.limits.take(w, p.APIKeyID.String(), rs.RateLimitPolicy)
+}
+
+// addressAllowed matches the peer address of the connection. Forwarded-for headers are not
+// trusted: a deployment behind a proxy must pass the client address at the connection level.
+func addressAllowed(remote string, allowed []netip.Prefix) bool {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return false
+	}
+	addr := ap.Addr().Unmap()
+	for _, p := range allowed {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+func originAllowed(origin string, allowed []string) bool {
+	for _, a := range allowed {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// rateLimits holds one token bucket per API key. Buckets live in this process only: with
+// several processes each enforces the policy on the requests it serves (see README).
+type rateLimits struct {
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+	now     func() time.Time
+}
+
+func newRateLimits() *rateLimits {
+	return &rateLimits{buckets: map[string]*rate.Limiter{}, now: time.Now}
+}
+
+// take spends one request of key's bucket, or answers rate_limited with Retry-After.
+func (l *rateLimits) take(w http.ResponseWriter, key, policyName string) error {
+	policy, ok := core.RateLimitPolicies[policyName]
+	if !ok {
+		policy = core.RateLimitPolicies[core.DefaultRateLimitPolicy]
+	}
+	l.mu.Lock()
+	b := l.buckets[key+"|"+policyName]
+	if b == nil {
+		b = rate.NewLimiter(rate.Limit(policy.Rate), policy.Burst)
+		l.buckets[key+"|"+policyName] = b
+	}
+	l.mu.Unlock()
+
+	now := l.now()
+	allowed := b.AllowN(now, 1)
+	tokens := b.TokensAt(now)
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(policy.Burst))
+	h.Set("RateLimit-Remaining", strconv.Itoa(max(0, int(math.Floor(tokens)))))
+	h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(float64(policy.Burst)-tokens)/policy.Rate)))
+	if allowed {
+		return nil
+	}
+	wait := int(math.Ceil((1 - tokens) / policy.Rate))
+	h.Set("Retry-After", strconv.Itoa(max(1, wait)))
+	return core.Errorf(core.ERateLimited, "The API key's rate limit (%s: %g requests/s, burst %d) is exceeded; retry after the Retry-After seconds.",
+		policyName, policy.Rate, policy.Burst)
+}

@@ -1,0 +1,472 @@
+package postgres
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+)
+
+// APIKeyService implements core.APIKeyService and core.CredentialService.
+type APIKeyService struct {
+	db  *DB
+	now func() time.Time
+}
+
+var (
+	_ core.APIKeyService     = (*APIKeyService)(nil)
+	_ core.CredentialService = (*APIKeyService)(nil)
+)
+
+// NewAPIKeyService returns the API key and credential service over d.
+func NewAPIKeyService(d *DB) *APIKeyService { return &APIKeyService{db: d, now: time.Now} }
+
+// CreateAPIKey implements core.APIKeyService.
+func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) (*core.NewAPIKey, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	orgID, err := organizationFor(p, in.OrganizationID, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkGrantable(p, in.Scopes); err != nil {
+		return nil, err
+	}
+	if err := s.validateRestrictions(in); err != nil {
+		return nil, err
+	}
+	var created *core.NewAPIKey
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		if err := organizationExists(ctx, q, orgID); err != nil {
+			return err
+		}
+		created, err = insertAPIKey(ctx, q, p, orgID, in)
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &orgID, Action: "api_key.created", ResourceType: "api_key",
+			ResourceID: created.ID.String(), After: created.APIKey,
+		})
+	})
+	return created, err
+}
+
+func insertAPIKey(ctx context.Context, q *dbq.Queries, p *core.Principal, orgID uuid.UUID, in core.APIKeyCreate) (*core.NewAPIKey, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	prefix, secret := core.NewKeyMaterial(in.Environment)
+	row, err := q.APIKeyInsert(ctx, dbq.APIKeyInsertParams{
+		ID:              id,
+		OrganizationID:  orgID,
+		Name:            in.Name,
+		Prefix:          prefix,
+		SecretHash:      core.HashSecret(secret),
+		Environment:     in.Environment,
+		Scopes:          in.Scopes,
+		AllowedOrigins:  nonNil(in.AllowedOrigins),
+		AllowedIps:      nonNil(in.AllowedIPs),
+		RateLimitPolicy: in.RateLimitPolicy,
+		CreatedBy:       p.Subject,
+		ExpiresAt:       in.ExpiresAt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &core.NewAPIKey{APIKey: *apiKeyFromRow(row), Secret: secret, FullKey: prefix + "_" + secret}, nil
+}
+
+// validateRestrictions checks what the document cannot express: addresses, origins, policy
+// names and a future expiry.
+func (s *APIKeyService) validateRestrictions(in core.APIKeyCreate) error {
+	var fields []core.FieldError
+	bad := func(pointer, code, msg string) {
+		fields = append(fields, core.FieldError{Location: "body", Pointer: pointer, Code: code, Message: msg})
+	}
+	for i, ip := range in.AllowedIPs {
+		if _, err := parseAllowedIP(ip); err != nil {
+			bad(fmt.Sprintf("/allowed_ips/%d", i), "format", fmt.Sprintf("%q is not an IP address or CIDR range.", ip))
+		}
+	}
+	for i, o := range in.AllowedOrigins {
+		if !validOrigin(o) {
+			bad(fmt.Sprintf("/allowed_origins/%d", i), "format", fmt.Sprintf("%q is not an origin such as https://app.example.com.", o))
+		}
+	}
+	if in.RateLimitPolicy != nil {
+		if _, ok := core.RateLimitPolicies[*in.RateLimitPolicy]; !ok {
+			bad("/rate_limit_policy", "enum", fmt.Sprintf("%q is not a rate-limit policy (standard, strict).", *in.RateLimitPolicy))
+		}
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
+		bad("/expires_at", "minimum", "expires_at must be in the future.")
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	msg := fields[0].Message
+	if len(fields) > 1 {
+		msg = fmt.Sprintf("The request has %d invalid fields; see errors.", len(fields))
+	}
+	return &core.Error{Code: core.EValidation, Message: msg, Fields: fields}
+}
+
+// parseAllowedIP accepts an address (a single-host range) or a CIDR range.
+func parseAllowedIP(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+}
+
+// validOrigin accepts scheme://host[:port] with no path, as browsers send in Origin.
+func validOrigin(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil
+}
+
+// checkGrantable refuses scopes the caller does not hold: a key must not mint a stronger key.
+func checkGrantable(p *core.Principal, scopes []string) error {
+	if p.IsOperator() {
+		return nil
+	}
+	var missing []string
+	for _, s := range scopes {
+		if !p.Scopes[s] {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return core.Errorf(core.EInsufficientScope, "A credential can only grant scopes it holds; missing: %s.", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// ListAPIKeys implements core.APIKeyService.
+func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([]*core.APIKey, *string, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := dbq.APIKeyListParams{RowLimit: int32(f.Limit) + 1}
+	switch {
+	case f.OrganizationID != nil:
+		id, err := organizationFor(p, *f.OrganizationID, "organization_id")
+		if err != nil {
+			return nil, nil, err
+		}
+		params.OrganizationID = &id
+	case !p.IsOperator():
+		params.OrganizationID = &p.OrganizationID
+	}
+	if f.Cursor != nil {
+		after, err := parseCursor(*f.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		params.After = &after
+	}
+	rows, err := s.db.queries().APIKeyList(ctx, params)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	keys := make([]*core.APIKey, 0, len(rows))
+	for _, r := range rows {
+		keys = append(keys, apiKeyFromRow(r))
+	}
+	keys, next := page(keys, f.Limit, func(k *core.APIKey) uuid.UUID { return k.ID })
+	return keys, next, nil
+}
+
+// FindAPIKeyByID implements core.APIKeyService.
+func (s *APIKeyService) FindAPIKeyByID(ctx context.Context, id uuid.UUID) (*core.APIKey, error) {
+	row, err := s.db.queries().APIKeyGetByID(ctx, id)
+	if err != nil {
+		return nil, keyNotFound(err, id)
+	}
+	if err := visible(ctx, row.OrganizationID, "API key", id); err != nil {
+		return nil, err
+	}
+	return apiKeyFromRow(row), nil
+}
+
+// RevokeAPIKey implements core.APIKeyService.
+func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.APIKey, error) {
+	var key *core.APIKey
+	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		before, err := lockAPIKey(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		if before.RevokedAt != nil {
+			key = before
+			return nil
+		}
+		row, err := q.APIKeyRevoke(ctx, id)
+		if err != nil {
+			return err
+		}
+		key = apiKeyFromRow(row)
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &key.OrganizationID, Action: "api_key.revoked", ResourceType: "api_key",
+			ResourceID: id.String(), Before: before, After: key,
+		})
+	})
+	return key, err
+}
+
+// RotateAPIKey implements core.APIKeyService.
+func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace time.Duration) (*core.NewAPIKey, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var created *core.NewAPIKey
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		old, err := lockAPIKey(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		if status := old.Status(s.now()); status != "active" {
+			return core.Errorf(core.EConflict, "API key %s is %s; only an active key can be rotated.", id, status)
+		}
+		created, err = insertAPIKey(ctx, q, p, old.OrganizationID, core.APIKeyCreate{
+			Name: old.Name, Environment: old.Environment, Scopes: old.Scopes,
+			AllowedOrigins: old.AllowedOrigins, AllowedIPs: old.AllowedIPs,
+			RateLimitPolicy: old.RateLimitPolicy, ExpiresAt: old.ExpiresAt,
+		})
+		if err != nil {
+			return err
+		}
+		replaced, err := q.APIKeyReplace(ctx, dbq.APIKeyReplaceParams{
+			ID: id, ReplacedBy: &created.ID, ExpiresAt: s.now().Add(grace),
+		})
+		if err != nil {
+			return err
+		}
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &old.OrganizationID, Action: "api_key.rotated", ResourceType: "api_key",
+			ResourceID: id.String(), Before: old,
+			After: map[string]any{"old": apiKeyFromRow(replaced), "replacement": created.APIKey},
+		})
+	})
+	return created, err
+}
+
+func lockAPIKey(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.APIKey, error) {
+	row, err := q.APIKeyGetByIDForUpdate(ctx, id)
+	if err != nil {
+		return nil, keyNotFound(err, id)
+	}
+	if err := visible(ctx, row.OrganizationID, "API key", id); err != nil {
+		return nil, err
+	}
+	return apiKeyFromRow(row), nil
+}
+
+func keyNotFound(err error, id uuid.UUID) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return core.Errorf(core.ENotFound, "API key %s does not exist.", id)
+	}
+	return translate(err)
+}
+
+// Authenticate implements core.CredentialService.
+func (s *APIKeyService) Authenticate(ctx context.Context, bearer string) (*core.Principal, error) {
+	if strings.HasPrefix(bearer, core.AccessTokenPrefix) {
+		return s.authenticateToken(ctx, bearer)
+	}
+	row, err := s.keyBySecret(ctx, bearer)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkUsable(row); err != nil {
+		return nil, err
+	}
+	s.touch(ctx, row)
+	return principalOfKey(row, row.Scopes)
+}
+
+var errBadCredential = core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
+
+// keyBySecret finds the key of a full key and checks its secret in constant time.
+func (s *APIKeyService) keyBySecret(ctx context.Context, full string) (dbq.ApiKey, error) {
+	prefix, secret, ok := core.SplitAPIKey(full)
+	if !ok {
+		return dbq.ApiKey{}, errBadCredential
+	}
+	row, err := s.db.queries().APIKeyGetByPrefix(ctx, prefix)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return dbq.ApiKey{}, errBadCredential
+	}
+	if err != nil {
+		return dbq.ApiKey{}, translate(err)
+	}
+	if subtle.ConstantTimeCompare(core.HashSecret(secret), row.SecretHash) != 1 {
+		return dbq.ApiKey{}, errBadCredential
+	}
+	return row, nil
+}
+
+func (s *APIKeyService) checkUsable(row dbq.ApiKey) error {
+	switch apiKeyFromRow(row).Status(s.now()) {
+	case "revoked":
+		return core.Errorf(core.EUnauthenticated, "The API key has been revoked.")
+	case "expired":
+		return core.Errorf(core.EUnauthenticated, "The API key has expired.")
+	}
+	return nil
+}
+
+// touch maintains last_used_at, at most once a minute per key and never failing the request.
+func (s *APIKeyService) touch(ctx context.Context, row dbq.ApiKey) {
+	if row.LastUsedAt != nil && s.now().Sub(*row.LastUsedAt) < time.Minute {
+		return
+	}
+	_ = s.db.queries().APIKeyTouch(context.WithoutCancel(ctx), row.ID)
+}
+
+func (s *APIKeyService) authenticateToken(ctx context.Context, token string) (*core.Principal, error) {
+	row, err := s.db.queries().OAuthTokenGetByHash(ctx, core.HashSecret(token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errBadCredential
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	if !row.OauthToken.ExpiresAt.After(s.now()) {
+		return nil, core.Errorf(core.EUnauthenticated, "The access token has expired.")
+	}
+	if err := s.checkUsable(row.ApiKey); err != nil {
+		return nil, core.Errorf(core.EUnauthenticated, "The access token's API key is no longer active.")
+	}
+	s.touch(ctx, row.ApiKey)
+	return principalOfKey(row.ApiKey, row.OauthToken.Scopes)
+}
+
+func principalOfKey(row dbq.ApiKey, scopes []string) (*core.Principal, error) {
+	r := &core.Restrictions{
+		Environment:     row.Environment,
+		AllowedOrigins:  row.AllowedOrigins,
+		RateLimitPolicy: core.DefaultRateLimitPolicy,
+	}
+	if row.RateLimitPolicy != nil {
+		r.RateLimitPolicy = *row.RateLimitPolicy
+	}
+	for _, ip := range row.AllowedIps {
+		p, err := parseAllowedIP(ip)
+		if err != nil {
+			return nil, fmt.Errorf("api key %s: stored allowed_ips entry %q: %w", row.ID, ip, err)
+		}
+		r.AllowedIPs = append(r.AllowedIPs, p)
+	}
+	set := make(map[string]bool, len(scopes))
+	for _, sc := range scopes {
+		set[sc] = true
+	}
+	id := row.ID
+	return &core.Principal{
+		Kind:           core.PrincipalOrganization,
+		OrganizationID: row.OrganizationID,
+		Subject:        "api_key:" + row.ID.String(),
+		KeyPrefix:      row.Prefix,
+		Scopes:         set,
+		APIKeyID:       &id,
+		Restrictions:   r,
+	}, nil
+}
+
+// IssueToken implements core.CredentialService.
+func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*core.AccessToken, error) {
+	badClient := core.Errorf(core.EInvalidClient, "Client authentication failed.")
+	row, err := s.keyBySecret(ctx, in.ClientID+"_"+in.ClientSecret)
+	if err != nil {
+		if core.ErrorCode(err) == core.EUnauthenticated {
+			return nil, badClient
+		}
+		return nil, err
+	}
+	if s.checkUsable(row) != nil {
+		return nil, badClient
+	}
+	scopes := row.Scopes
+	if in.Scope != nil {
+		held := make(map[string]bool, len(row.Scopes))
+		for _, sc := range row.Scopes {
+			held[sc] = true
+		}
+		scopes = strings.Fields(*in.Scope)
+		for _, sc := range scopes {
+			if !held[sc] {
+				return nil, core.Errorf(core.EInvalidScope, "The client may not request scope %q.", sc)
+			}
+		}
+		if len(scopes) == 0 {
+			return nil, core.Errorf(core.EInvalidScope, "The scope parameter is empty.")
+		}
+		scopes = dedupe(scopes)
+	}
+	token := core.NewAccessToken()
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.db.queries().OAuthTokenInsert(ctx, dbq.OAuthTokenInsertParams{
+		ID: id, OrganizationID: row.OrganizationID, ApiKeyID: row.ID,
+		TokenHash: core.HashSecret(token), Scopes: scopes,
+		ExpiresAt: s.now().Add(core.AccessTokenLifetime),
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	s.touch(ctx, row)
+	return &core.AccessToken{Token: token, Scopes: scopes, ExpiresIn: core.AccessTokenLifetime}, nil
+}
+
+func apiKeyFromRow(r dbq.ApiKey) *core.APIKey {
+	return &core.APIKey{
+		ID: r.ID, OrganizationID: r.OrganizationID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Name: r.Name, Prefix: r.Prefix, Environment: r.Environment, Scopes: r.Scopes,
+		AllowedOrigins: r.AllowedOrigins, AllowedIPs: r.AllowedIps, RateLimitPolicy: r.RateLimitPolicy,
+		CreatedBy: r.CreatedBy, LastUsedAt: r.LastUsedAt, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt,
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func dedupe(s []string) []string {
+	seen := make(map[string]bool, len(s))
+	out := s[:0:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
