@@ -7,6 +7,7 @@
 //	PGDATA_DIR     folder of that private cluster (default .pgdata)
 //	LISTEN_ADDR    address to listen on (default 127.0.0.1:8080)
 //	APP_ENV        development (default: development bearer tokens) or production
+//	PRODUCTION_TRAFFIC_ENABLED  true lets production API keys through (default false: gated)
 //	LOG_LEVEL      debug, info (default), warn or error
 package main
 
@@ -39,6 +40,7 @@ type config struct {
 	pgdataDir   string
 	listenAddr  string
 	development bool
+	production  bool // production traffic enabled
 	logLevel    slog.Level
 }
 
@@ -54,6 +56,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	case "production":
 	default:
 		return cfg, fmt.Errorf("APP_ENV must be development or production, not %q", env)
+	}
+	switch v := valueOr(getenv("PRODUCTION_TRAFFIC_ENABLED"), "false"); v {
+	case "true", "false":
+		cfg.production = v == "true"
+	default:
+		return cfg, fmt.Errorf("PRODUCTION_TRAFFIC_ENABLED must be true or false, not %q", v)
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(valueOr(getenv("LOG_LEVEL"), "info"))); err != nil {
 		return cfg, fmt.Errorf("LOG_LEVEL: %w", err)
@@ -99,10 +107,11 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 	defer db.Close()
 
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
-		Logger:      logger,
-		Development: cfg.development,
-		Ready:       db.Ping,
-		Services:    postgres.NewServices(db),
+		Logger:                   logger,
+		Development:              cfg.development,
+		ProductionTrafficEnabled: cfg.production,
+		Ready:                    db.Ping,
+		Services:                 postgres.NewServices(db),
 	})
 	if err != nil {
 		return err

@@ -43,8 +43,9 @@ type Env struct {
 	HTTP   *http.Client // validates every response against the document
 }
 
-// New starts a server in development mode over a fresh database.
-func New(t testing.TB) *Env {
+// New starts a server in development mode over a fresh database. Options adjust the
+// configuration before the server starts.
+func New(t testing.TB, options ...func(*httpapi.Config)) *Env {
 	t.Helper()
 	ctx := context.Background()
 	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
@@ -52,12 +53,16 @@ func New(t testing.TB) *Env {
 		t.Fatalf("apitest: %v", err)
 	}
 	t.Cleanup(db.Close)
-	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
+	cfg := httpapi.Config{
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Development: true,
 		Ready:       db.Ping,
 		Services:    postgres.NewServices(db),
-	})
+	}
+	for _, o := range options {
+		o(&cfg)
+	}
+	handler, err := httpapi.NewHandler(ctx, cfg)
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
@@ -159,6 +164,14 @@ func (e *Env) Count(query string, args ...any) int {
 		e.t.Fatalf("apitest: %s: %v", query, err)
 	}
 	return n
+}
+
+// Exec runs a statement against the test database, e.g. to move a key's expiry into the past.
+func (e *Env) Exec(sql string, args ...any) {
+	e.t.Helper()
+	if _, err := e.Pool.Exec(context.Background(), sql, args...); err != nil {
+		e.t.Fatalf("apitest: %s: %v", sql, err)
+	}
 }
 
 type validatingTransport struct {

@@ -258,6 +258,12 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		if err != nil {
 			return err
 		}
+		if err := audit(ctx, q, core.AuditEntry{
+			OrganizationID: &old.OrganizationID, Action: "api_key.created", ResourceType: "api_key",
+			ResourceID: created.ID.String(), After: created.APIKey, Reason: "rotation of " + id.String(),
+		}); err != nil {
+			return err
+		}
 		replaced, err := q.APIKeyReplace(ctx, dbq.APIKeyReplaceParams{
 			ID: id, ReplacedBy: &created.ID, ExpiresAt: s.now().Add(grace),
 		})
@@ -399,7 +405,17 @@ func principalOfKey(row dbq.ApiKey, scopes []string) (*core.Principal, error) {
 // IssueToken implements core.CredentialService.
 func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*core.AccessToken, error) {
 	badClient := core.Errorf(core.EInvalidClient, "Client authentication failed.")
-	row, err := s.keyBySecret(ctx, in.ClientID+"_"+in.ClientSecret)
+	clientKey := in.ClientID + "_" + in.ClientSecret
+	if id, err := uuid.Parse(in.ClientID); err == nil { // the client named its key by id
+		row, err := s.db.queries().APIKeyGetByID(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, badClient
+		} else if err != nil {
+			return nil, translate(err)
+		}
+		clientKey = row.Prefix + "_" + in.ClientSecret
+	}
+	row, err := s.keyBySecret(ctx, clientKey)
 	if err != nil {
 		if core.ErrorCode(err) == core.EUnauthenticated {
 			return nil, badClient
