@@ -8,6 +8,8 @@
 //	LISTEN_ADDR    address to listen on (default 127.0.0.1:8080)
 //	APP_ENV        development (default: development bearer tokens) or production
 //	PRODUCTION_TRAFFIC_ENABLED  true lets production API keys through (default false: gated)
+//	ENCRYPTION_KEY base64 of 32 bytes: encrypts stored data that shows a secret once;
+//	               required in production, a fixed development key otherwise
 //	LOG_LEVEL      debug, info (default), warn or error
 package main
 
@@ -26,6 +28,7 @@ import (
 	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/secretbox"
 )
 
 func main() {
@@ -41,6 +44,7 @@ type config struct {
 	listenAddr  string
 	development bool
 	production  bool // production traffic enabled
+	box         *secretbox.Box
 	logLevel    slog.Level
 }
 
@@ -62,6 +66,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 		cfg.production = v == "true"
 	default:
 		return cfg, fmt.Errorf("PRODUCTION_TRAFFIC_ENABLED must be true or false, not %q", v)
+	}
+	key := secretbox.DevelopmentKey()
+	if v := getenv("ENCRYPTION_KEY"); v != "" {
+		var err error
+		if key, err = secretbox.ParseKey(v); err != nil {
+			return cfg, fmt.Errorf("ENCRYPTION_KEY: %w", err)
+		}
+	} else if !cfg.development {
+		return cfg, errors.New("ENCRYPTION_KEY is required in production (base64 of 32 random bytes)")
+	}
+	var err error
+	if cfg.box, err = secretbox.New(key); err != nil {
+		return cfg, fmt.Errorf("ENCRYPTION_KEY: %w", err)
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(valueOr(getenv("LOG_LEVEL"), "info"))); err != nil {
 		return cfg, fmt.Errorf("LOG_LEVEL: %w", err)
@@ -111,7 +128,7 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		Development:              cfg.development,
 		ProductionTrafficEnabled: cfg.production,
 		Ready:                    db.Ping,
-		Services:                 postgres.NewServices(db),
+		Services:                 postgres.NewServices(db, cfg.box),
 	})
 	if err != nil {
 		return err
@@ -130,6 +147,8 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		return err
 	}
 	logger.Info("serving", "addr", ln.Addr().String(), "development", cfg.development)
+
+	go every(ctx, 10*time.Minute, func() { postgres.SweepIdempotencyKeys(ctx, db, logger) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -156,4 +175,18 @@ func valueOr(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// every runs fn now and then every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		fn()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -45,6 +45,20 @@ type AuditEvent struct {
 	After          []byte
 }
 
+type IdempotencyKey struct {
+	Scope               string
+	Key                 string
+	OrganizationID      *uuid.UUID
+	Method              string
+	Path                string
+	RequestHash         []byte
+	ResponseStatus      int32
+	ResponseContentType string
+	ResponseBody        []byte
+	CreatedAt           time.Time
+	ExpiresAt           time.Time
+}
+
 type OauthToken struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID

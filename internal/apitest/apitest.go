@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -25,6 +26,7 @@ import (
 	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/secretbox"
 )
 
 // OperatorToken is the development bearer of the operator.
@@ -38,6 +40,7 @@ type Env struct {
 	t      testing.TB
 	URL    string
 	Pool   *pgxpool.Pool
+	dsn    string
 	doc    *openapi3.T
 	router routers.Router
 	HTTP   *http.Client // validates every response against the document
@@ -47,17 +50,35 @@ type Env struct {
 // configuration before the server starts.
 func New(t testing.TB, options ...func(*httpapi.Config)) *Env {
 	t.Helper()
+	return start(t, pgtest.NewDatabase(t), options)
+}
+
+// Sibling starts another server process-alike (its own pool, handler and in-memory state)
+// on the same database as e, as a second process behind a load balancer would be.
+func (e *Env) Sibling(options ...func(*httpapi.Config)) *Env {
+	e.t.Helper()
+	return start(e.t, e.dsn, options)
+}
+
+func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
+	t.Helper()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
+	db, err := postgres.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
 	t.Cleanup(db.Close)
+	box, err := secretbox.New(secretbox.DevelopmentKey())
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	log := &testLog{t: t}
+	t.Cleanup(func() { log.mu.Lock(); log.done = true; log.mu.Unlock() })
 	cfg := httpapi.Config{
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:      slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Development: true,
 		Ready:       db.Ping,
-		Services:    postgres.NewServices(db),
+		Services:    postgres.NewServices(db, box),
 	}
 	for _, o := range options {
 		o(&cfg)
@@ -78,7 +99,7 @@ func New(t testing.TB, options ...func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: router: %v", err)
 	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, doc: doc, router: router}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }
@@ -242,4 +263,20 @@ func (e *Env) validateProblem(where string, body []byte) {
 	if err := e.doc.Components.Schemas["Problem"].Value.VisitJSON(p); err != nil {
 		e.t.Errorf("%s: error body is not a Problem: %v: %s", where, err, body)
 	}
+}
+
+// testLog shows the server's warnings and errors in the output of the test that caused them.
+type testLog struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.t.Logf("server: %s", bytes.TrimSpace(p))
+	}
+	return len(p), nil
 }

@@ -11,4 +11,5 @@ type Services struct {
 	Organizations OrganizationService
 	APIKeys       APIKeyService
 	Credentials   CredentialService
+	Idempotency   IdempotencyService
 }

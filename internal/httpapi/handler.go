@@ -98,7 +98,7 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	root.Mount("/", gate.middleware(apiRouter))
+	root.Mount("/", gate.middleware(idempotent(cfg.Services.Idempotency, apiRouter)))
 	return withRequestContext(cfg.Logger, root), nil
 }
 

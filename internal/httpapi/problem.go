@@ -38,6 +38,9 @@ var problemKinds = map[string]problemKind{
 	core.EIPNotAllowed:      {http.StatusForbidden, "The client address is not allowed for this API key.", false},
 	core.EOriginNotAllowed:  {http.StatusForbidden, "The origin is not allowed for this API key.", false},
 
+	core.EIdempotencyInProgress: {http.StatusConflict, "A request with this Idempotency-Key is in progress.", true},
+	core.EIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "The Idempotency-Key was used for another request.", false},
+
 	core.EInvalidRequest:       {http.StatusBadRequest, "Invalid token request.", false},
 	core.EInvalidClient:        {http.StatusUnauthorized, "Client authentication failed.", false},
 	core.EInvalidGrant:         {http.StatusBadRequest, "Invalid grant.", false},

@@ -186,7 +186,7 @@ func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([
 		}
 		params.After = &after
 	}
-	rows, err := s.db.queries().APIKeyList(ctx, params)
+	rows, err := s.db.queries(ctx).APIKeyList(ctx, params)
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -200,7 +200,7 @@ func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([
 
 // FindAPIKeyByID implements core.APIKeyService.
 func (s *APIKeyService) FindAPIKeyByID(ctx context.Context, id uuid.UUID) (*core.APIKey, error) {
-	row, err := s.db.queries().APIKeyGetByID(ctx, id)
+	row, err := s.db.queries(ctx).APIKeyGetByID(ctx, id)
 	if err != nil {
 		return nil, keyNotFound(err, id)
 	}
@@ -321,7 +321,7 @@ func (s *APIKeyService) keyBySecret(ctx context.Context, full string) (dbq.ApiKe
 	if !ok {
 		return dbq.ApiKey{}, errBadCredential
 	}
-	row, err := s.db.queries().APIKeyGetByPrefix(ctx, prefix)
+	row, err := s.db.queries(ctx).APIKeyGetByPrefix(ctx, prefix)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return dbq.ApiKey{}, errBadCredential
 	}
@@ -349,11 +349,11 @@ func (s *APIKeyService) touch(ctx context.Context, row dbq.ApiKey) {
 	if row.LastUsedAt != nil && s.now().Sub(*row.LastUsedAt) < time.Minute {
 		return
 	}
-	_ = s.db.queries().APIKeyTouch(context.WithoutCancel(ctx), row.ID)
+	_ = s.db.queries(ctx).APIKeyTouch(context.WithoutCancel(ctx), row.ID)
 }
 
 func (s *APIKeyService) authenticateToken(ctx context.Context, token string) (*core.Principal, error) {
-	row, err := s.db.queries().OAuthTokenGetByHash(ctx, core.HashSecret(token))
+	row, err := s.db.queries(ctx).OAuthTokenGetByHash(ctx, core.HashSecret(token))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errBadCredential
 	}
@@ -407,7 +407,7 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	badClient := core.Errorf(core.EInvalidClient, "Client authentication failed.")
 	clientKey := in.ClientID + "_" + in.ClientSecret
 	if id, err := uuid.Parse(in.ClientID); err == nil { // the client named its key by id
-		row, err := s.db.queries().APIKeyGetByID(ctx, id)
+		row, err := s.db.queries(ctx).APIKeyGetByID(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, badClient
 		} else if err != nil {
@@ -447,7 +447,7 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.db.queries().OAuthTokenInsert(ctx, dbq.OAuthTokenInsertParams{
+	_, err = s.db.queries(ctx).OAuthTokenInsert(ctx, dbq.OAuthTokenInsertParams{
 		ID: id, OrganizationID: row.OrganizationID, ApiKeyID: row.ID,
 		TokenHash: core.HashSecret(token), Scopes: scopes,
 		ExpiresAt: s.now().Add(core.AccessTokenLifetime),

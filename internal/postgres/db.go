@@ -82,8 +82,18 @@ var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver goose
 
 // WithTx runs fn in a transaction and commits when fn returns nil. The rollback runs on a
 // context that ignores cancellation, so a client hanging up can't strand a transaction.
+//
+// When ctx already carries a transaction (an idempotent request runs in one, see
+// IdempotencyService), fn runs in a savepoint of it instead: its work commits with the
+// outer transaction, or is undone alone when fn fails.
 func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
-	tx, err := d.Pool.BeginTx(ctx, pgx.TxOptions{})
+	var tx pgx.Tx
+	var err error
+	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		tx, err = outer.Begin(ctx)
+	} else {
+		tx, err = d.Pool.BeginTx(ctx, pgx.TxOptions{})
+	}
 	if err != nil {
 		return translate(err)
 	}
@@ -94,8 +104,21 @@ func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
 	return translate(tx.Commit(ctx))
 }
 
-// queries runs single statements outside an explicit transaction.
-func (d *DB) queries() *dbq.Queries { return dbq.New(d.Pool) }
+type txKey struct{}
+
+// withTx returns a context whose database work joins tx.
+func withTx(ctx context.Context, tx pgx.Tx) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
+// queries runs statements outside an explicit transaction, or inside the transaction of ctx
+// when there is one.
+func (d *DB) queries(ctx context.Context) *dbq.Queries {
+	if tx, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		return dbq.New(tx)
+	}
+	return dbq.New(d.Pool)
+}
 
 // translate turns database errors into core errors. It is the only place that knows
 // PostgreSQL error codes; anything it does not recognise stays an internal error.

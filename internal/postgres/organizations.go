@@ -71,7 +71,7 @@ func (s *OrganizationService) FindOrganizationByID(ctx context.Context, id uuid.
 	if !p.CanAccessOrganization(id) {
 		return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", id)
 	}
-	row, err := s.db.queries().OrganizationGetByID(ctx, id)
+	row, err := s.db.queries(ctx).OrganizationGetByID(ctx, id)
 	if err != nil {
 		if core.ErrorCode(translate(err)) == core.ENotFound {
 			return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", id)

@@ -1,13 +1,18 @@
 package postgres
 
-import "github.com/provider/coreapi/internal/core"
+import (
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/secretbox"
+)
 
-// NewServices returns every core service over d.
-func NewServices(d *DB) core.Services {
+// NewServices returns every core service over d; box encrypts what must not be stored in
+// clear but must be read back.
+func NewServices(d *DB, box *secretbox.Box) core.Services {
 	keys := NewAPIKeyService(d)
 	return core.Services{
 		Organizations: NewOrganizationService(d),
 		APIKeys:       keys,
 		Credentials:   keys,
+		Idempotency:   NewIdempotencyService(d, box),
 	}
 }

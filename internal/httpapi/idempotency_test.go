@@ -1,0 +1,181 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/internal/apitest"
+)
+
+func postWithKey(env *apitest.Env, token, path, key, body string) *apitest.Response {
+	return env.Do(apitest.Request{Method: http.MethodPost, Path: path, Token: token, Body: body,
+		Header: http.Header{"Idempotency-Key": {key}}})
+}
+
+func TestIdempotency(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ReplaysTheFirstResponse", func(t *testing.T) {
+		t.Parallel()
+		env := apitest.New(t)
+		first := postWithKey(env, apitest.OperatorToken, "/v1/organizations", "create-org-1", minimalOrganization)
+		if first.Status != http.StatusCreated || first.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("first: %d %v %s", first.Status, first.Header, first.Body)
+		}
+		// The same request, keys in another order: the same logical request.
+		var m map[string]any
+		_ = json.Unmarshal([]byte(minimalOrganization), &m)
+		reordered, _ := json.MarshalIndent(m, "", "  ")
+		again := postWithKey(env, apitest.OperatorToken, "/v1/organizations", "create-org-1", string(reordered))
+		if again.Status != http.StatusCreated || string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %v %s", again.Status, again.Header, again.Body)
+		}
+		if n := env.Count("SELECT count(*) FROM organizations"); n != 1 {
+			t.Errorf("organizations = %d, want 1", n)
+		}
+		if n := env.Count("SELECT count(*) FROM audit_events"); n != 1 {
+			t.Errorf("audit events = %d, want 1", n)
+		}
+	})
+
+	t.Run("ErrKeyReusedForAnotherRequest", func(t *testing.T) {
+		t.Parallel()
+		env := apitest.New(t)
+		postWithKey(env, apitest.OperatorToken, "/v1/organizations", "k", minimalOrganization)
+		other := strings.Replace(minimalOrganization, `"Example"`, `"Other"`, 1)
+		assertProblem(t, "other body", postWithKey(env, apitest.OperatorToken, "/v1/organizations", "k", other),
+			http.StatusUnprocessableEntity, "idempotency_key_reused")
+		keyBody := `{"organization_id":"` + uuid.NewString() + `","name":"x","environment":"sandbox","scopes":["usage:read"]}`
+		assertProblem(t, "other path", postWithKey(env, apitest.OperatorToken, "/v1/api-keys", "k", keyBody),
+			http.StatusUnprocessableEntity, "idempotency_key_reused")
+		if n := env.Count("SELECT count(*) FROM organizations"); n != 1 {
+			t.Errorf("organizations = %d, want 1", n)
+		}
+	})
+
+	t.Run("KeysBelongToTheirPrincipal", func(t *testing.T) {
+		t.Parallel()
+		f := newKeyFixture(t)
+		a := f.createKey(t, []string{"api-keys:write", "usage:read"}, nil)["full_key"].(string)
+		b := f.createKey(t, []string{"api-keys:write", "usage:read"}, nil)["full_key"].(string)
+		body := `{"organization_id":"` + f.orgID + `","name":"child","environment":"sandbox","scopes":["usage:read"]}`
+		ra := postWithKey(f.env, a, "/v1/api-keys", "same-key", body)
+		rb := postWithKey(f.env, b, "/v1/api-keys", "same-key", body)
+		if ra.Status != http.StatusCreated || rb.Status != http.StatusCreated || rb.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("two principals, one key: %d %d", ra.Status, rb.Status)
+		}
+		if ra.JSON(t)["id"] == rb.JSON(t)["id"] {
+			t.Error("another principal got the first principal's response")
+		}
+	})
+
+	t.Run("SecretsReplayedButNotStoredInClear", func(t *testing.T) {
+		t.Parallel()
+		f := newKeyFixture(t)
+		body := `{"organization_id":"` + f.orgID + `","name":"ci","environment":"sandbox","scopes":["usage:read"]}`
+		first := postWithKey(f.env, apitest.OperatorToken, "/v1/api-keys", "key-create", body)
+		again := postWithKey(f.env, apitest.OperatorToken, "/v1/api-keys", "key-create", body)
+		secret := first.JSON(t)["secret"].(string)
+		if again.JSON(t)["secret"] != secret || again.JSON(t)["full_key"] != first.JSON(t)["full_key"] {
+			t.Fatalf("a retry must return the key created first: %s", again.Body)
+		}
+		if n := f.env.Count("SELECT count(*) FROM idempotency_keys WHERE position(convert_to($1, 'UTF8') in response_body) > 0", secret); n != 0 {
+			t.Error("a stored response holds the secret in clear")
+		}
+		if n := f.env.Count("SELECT count(*) FROM api_keys"); n != 1 {
+			t.Errorf("api keys = %d, want 1", n)
+		}
+	})
+
+	t.Run("RefusalsAreReplayedAndChangeNothing", func(t *testing.T) {
+		t.Parallel()
+		env := apitest.New(t)
+		body := `{"organization_id":"` + uuid.NewString() + `","name":"x","environment":"sandbox","scopes":["usage:read"]}`
+		first := postWithKey(env, apitest.OperatorToken, "/v1/api-keys", "refused", body)
+		assertProblem(t, "unknown organization", first, http.StatusUnprocessableEntity, "unprocessable")
+		again := postWithKey(env, apitest.OperatorToken, "/v1/api-keys", "refused", body)
+		if again.Status != first.Status || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("refusal replay: %d %v", again.Status, again.Header)
+		}
+		if n := env.Count("SELECT count(*) FROM api_keys"); n != 0 {
+			t.Errorf("a refused request left %d keys", n)
+		}
+	})
+
+	t.Run("ExpiredRecordsAreForgotten", func(t *testing.T) {
+		t.Parallel()
+		env := apitest.New(t)
+		postWithKey(env, apitest.OperatorToken, "/v1/organizations", "old", minimalOrganization)
+		env.Exec("UPDATE idempotency_keys SET expires_at = now() - interval '1 second'")
+		again := postWithKey(env, apitest.OperatorToken, "/v1/organizations", "old", minimalOrganization)
+		if again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("after expiry: %d %v", again.Status, again.Header)
+		}
+		if n := env.Count("SELECT count(*) FROM organizations"); n != 2 {
+			t.Errorf("organizations = %d, want 2", n)
+		}
+	})
+
+	t.Run("ConcurrentRequestsAcrossProcessesCreateOnce", func(t *testing.T) {
+		t.Parallel()
+		env := apitest.New(t)
+		sibling := env.Sibling()
+		const n = 50
+		statuses := make([]int, n)
+		bodies := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				target := env
+				if i%2 == 1 {
+					target = sibling
+				}
+				resp := postWithKey(target, apitest.OperatorToken, "/v1/organizations", "race", minimalOrganization)
+				statuses[i], bodies[i] = resp.Status, string(resp.Body)
+			}()
+		}
+		wg.Wait()
+		created := ""
+		for i, s := range statuses {
+			switch s {
+			case http.StatusCreated:
+				if created == "" {
+					created = bodies[i]
+				} else if bodies[i] != created {
+					t.Errorf("two different 201 bodies for one key:\n%s\n%s", created, bodies[i])
+				}
+			case http.StatusConflict:
+				if !strings.Contains(bodies[i], "idempotency_request_in_progress") || !strings.Contains(bodies[i], `"retryable":true`) {
+					t.Errorf("409 body: %s", bodies[i])
+				}
+			default:
+				t.Errorf("status %d: %s", s, bodies[i])
+			}
+		}
+		if c := env.Count("SELECT count(*) FROM organizations"); c != 1 {
+			t.Errorf("%d concurrent requests with one key created %d organizations", n, c)
+		}
+	})
+
+	t.Run("TokenEndpointScopedByClient", func(t *testing.T) {
+		t.Parallel()
+		f := newKeyFixture(t)
+		key := f.createKey(t, []string{"usage:read"}, nil)
+		body, _ := json.Marshal(map[string]any{"grant_type": "client_credentials", "client_id": key["prefix"], "client_secret": key["secret"]})
+		first := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: string(body), Header: http.Header{"Idempotency-Key": {"tok"}}})
+		again := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: string(body), Header: http.Header{"Idempotency-Key": {"tok"}}})
+		if first.Status != http.StatusOK || string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("token replay: %d %s / %s", first.Status, first.Body, again.Body)
+		}
+		if n := f.env.Count("SELECT count(*) FROM oauth_tokens"); n != 1 {
+			t.Errorf("tokens = %d, want 1", n)
+		}
+	})
+}

@@ -1,0 +1,54 @@
+package httpapi
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEveryErrorCodeHasAStatus parses package core for its error code constants (E…) and
+// checks that each maps to an HTTP status: a code without one would be answered as a 500.
+func TestEveryErrorCodeHasAStatus(t *testing.T) {
+	t.Parallel()
+	pkgs, err := parser.ParseDir(token.NewFileSet(), "../core", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, decl := range f.Decls {
+				gen, ok := decl.(*ast.GenDecl)
+				if !ok || gen.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range gen.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, name := range vs.Names {
+						if !strings.HasPrefix(name.Name, "E") || i >= len(vs.Values) {
+							continue
+						}
+						lit, ok := vs.Values[i].(*ast.BasicLit)
+						if !ok || lit.Kind != token.STRING {
+							continue
+						}
+						code, _ := strconv.Unquote(lit.Value)
+						found++
+						if _, ok := problemKinds[code]; !ok {
+							t.Errorf("core.%s (%q) has no entry in problemKinds", name.Name, code)
+						}
+					}
+				}
+			}
+		}
+	}
+	if found < 20 {
+		t.Errorf("found only %d error codes in package core", found)
+	}
+}
