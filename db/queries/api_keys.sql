@@ -1,10 +1,12 @@
 -- name: APIKeyInsert :one
 INSERT INTO api_keys (
     id, organization_id, name, prefix, secret_hash, environment, scopes,
-    allowed_origins, allowed_ips, rate_limit_policy, created_by, expires_at
+    allowed_origins, allowed_ips, rate_limit_policy, created_by, expires_at,
+    connected_business_id, service_resource_id
 ) VALUES (
     @id, @organization_id, @name, @prefix, @secret_hash, @environment, @scopes,
-    @allowed_origins, @allowed_ips, @rate_limit_policy, @created_by, @expires_at
+    @allowed_origins, @allowed_ips, @rate_limit_policy, @created_by, @expires_at,
+    @connected_business_id, @service_resource_id
 )
 RETURNING *;
 
@@ -15,7 +17,10 @@ SELECT * FROM api_keys WHERE id = @id;
 SELECT * FROM api_keys WHERE id = @id FOR UPDATE;
 
 -- name: APIKeyGetByPrefix :one
-SELECT * FROM api_keys WHERE prefix = @prefix;
+-- With the state of the connected business a credential belongs to (null for other keys).
+SELECT sqlc.embed(api_keys), connected_businesses.lifecycle_status AS business_status
+FROM api_keys LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
+WHERE api_keys.prefix = @prefix;
 
 -- name: APIKeyList :many
 -- Keyset pagination in id (UUIDv7, creation) order; a NULL filter means "any".
@@ -50,6 +55,7 @@ RETURNING *;
 
 -- name: OAuthTokenGetByHash :one
 -- A token dies with its key: it is returned with the key, whose state the caller checks.
-SELECT sqlc.embed(oauth_tokens), sqlc.embed(api_keys)
+SELECT sqlc.embed(oauth_tokens), sqlc.embed(api_keys), connected_businesses.lifecycle_status AS business_status
 FROM oauth_tokens JOIN api_keys ON api_keys.id = oauth_tokens.api_key_id
+LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
 WHERE oauth_tokens.token_hash = @token_hash;

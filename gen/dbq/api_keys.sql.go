@@ -13,7 +13,7 @@ import (
 )
 
 const aPIKeyGetByID = `-- name: APIKeyGetByID :one
-SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by FROM api_keys WHERE id = $1
+SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys WHERE id = $1
 `
 
 func (q *Queries) APIKeyGetByID(ctx context.Context, id uuid.UUID) (ApiKey, error) {
@@ -37,12 +37,14 @@ func (q *Queries) APIKeyGetByID(ctx context.Context, id uuid.UUID) (ApiKey, erro
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
 	)
 	return i, err
 }
 
 const aPIKeyGetByIDForUpdate = `-- name: APIKeyGetByIDForUpdate :one
-SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by FROM api_keys WHERE id = $1 FOR UPDATE
+SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) APIKeyGetByIDForUpdate(ctx context.Context, id uuid.UUID) (ApiKey, error) {
@@ -66,35 +68,48 @@ func (q *Queries) APIKeyGetByIDForUpdate(ctx context.Context, id uuid.UUID) (Api
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
 	)
 	return i, err
 }
 
 const aPIKeyGetByPrefix = `-- name: APIKeyGetByPrefix :one
-SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by FROM api_keys WHERE prefix = $1
+SELECT api_keys.id, api_keys.organization_id, api_keys.created_at, api_keys.updated_at, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.environment, api_keys.scopes, api_keys.allowed_origins, api_keys.allowed_ips, api_keys.rate_limit_policy, api_keys.created_by, api_keys.last_used_at, api_keys.expires_at, api_keys.revoked_at, api_keys.replaced_by, api_keys.connected_business_id, api_keys.service_resource_id, connected_businesses.lifecycle_status AS business_status
+FROM api_keys LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
+WHERE api_keys.prefix = $1
 `
 
-func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (ApiKey, error) {
+type APIKeyGetByPrefixRow struct {
+	ApiKey         ApiKey
+	BusinessStatus *string
+}
+
+// With the state of the connected business a credential belongs to (null for other keys).
+func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (APIKeyGetByPrefixRow, error) {
 	row := q.db.QueryRow(ctx, aPIKeyGetByPrefix, prefix)
-	var i ApiKey
+	var i APIKeyGetByPrefixRow
 	err := row.Scan(
-		&i.ID,
-		&i.OrganizationID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.Name,
-		&i.Prefix,
-		&i.SecretHash,
-		&i.Environment,
-		&i.Scopes,
-		&i.AllowedOrigins,
-		&i.AllowedIps,
-		&i.RateLimitPolicy,
-		&i.CreatedBy,
-		&i.LastUsedAt,
-		&i.ExpiresAt,
-		&i.RevokedAt,
-		&i.ReplacedBy,
+		&i.ApiKey.ID,
+		&i.ApiKey.OrganizationID,
+		&i.ApiKey.CreatedAt,
+		&i.ApiKey.UpdatedAt,
+		&i.ApiKey.Name,
+		&i.ApiKey.Prefix,
+		&i.ApiKey.SecretHash,
+		&i.ApiKey.Environment,
+		&i.ApiKey.Scopes,
+		&i.ApiKey.AllowedOrigins,
+		&i.ApiKey.AllowedIps,
+		&i.ApiKey.RateLimitPolicy,
+		&i.ApiKey.CreatedBy,
+		&i.ApiKey.LastUsedAt,
+		&i.ApiKey.ExpiresAt,
+		&i.ApiKey.RevokedAt,
+		&i.ApiKey.ReplacedBy,
+		&i.ApiKey.ConnectedBusinessID,
+		&i.ApiKey.ServiceResourceID,
+		&i.BusinessStatus,
 	)
 	return i, err
 }
@@ -102,27 +117,31 @@ func (q *Queries) APIKeyGetByPrefix(ctx context.Context, prefix string) (ApiKey,
 const aPIKeyInsert = `-- name: APIKeyInsert :one
 INSERT INTO api_keys (
     id, organization_id, name, prefix, secret_hash, environment, scopes,
-    allowed_origins, allowed_ips, rate_limit_policy, created_by, expires_at
+    allowed_origins, allowed_ips, rate_limit_policy, created_by, expires_at,
+    connected_business_id, service_resource_id
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12
+    $8, $9, $10, $11, $12,
+    $13, $14
 )
-RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by
+RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id
 `
 
 type APIKeyInsertParams struct {
-	ID              uuid.UUID
-	OrganizationID  uuid.UUID
-	Name            string
-	Prefix          string
-	SecretHash      []byte
-	Environment     string
-	Scopes          []string
-	AllowedOrigins  []string
-	AllowedIps      []string
-	RateLimitPolicy *string
-	CreatedBy       string
-	ExpiresAt       *time.Time
+	ID                  uuid.UUID
+	OrganizationID      uuid.UUID
+	Name                string
+	Prefix              string
+	SecretHash          []byte
+	Environment         string
+	Scopes              []string
+	AllowedOrigins      []string
+	AllowedIps          []string
+	RateLimitPolicy     *string
+	CreatedBy           string
+	ExpiresAt           *time.Time
+	ConnectedBusinessID *uuid.UUID
+	ServiceResourceID   *uuid.UUID
 }
 
 func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (ApiKey, error) {
@@ -139,6 +158,8 @@ func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (Api
 		arg.RateLimitPolicy,
 		arg.CreatedBy,
 		arg.ExpiresAt,
+		arg.ConnectedBusinessID,
+		arg.ServiceResourceID,
 	)
 	var i ApiKey
 	err := row.Scan(
@@ -159,12 +180,14 @@ func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (Api
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
 	)
 	return i, err
 }
 
 const aPIKeyList = `-- name: APIKeyList :many
-SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by FROM api_keys
+SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys
 WHERE ($1::uuid IS NULL OR organization_id = $1)
   AND ($2::uuid IS NULL OR id > $2)
 ORDER BY id
@@ -205,6 +228,8 @@ func (q *Queries) APIKeyList(ctx context.Context, arg APIKeyListParams) ([]ApiKe
 			&i.ExpiresAt,
 			&i.RevokedAt,
 			&i.ReplacedBy,
+			&i.ConnectedBusinessID,
+			&i.ServiceResourceID,
 		); err != nil {
 			return nil, err
 		}
@@ -221,7 +246,7 @@ UPDATE api_keys
 SET expires_at = CASE WHEN expires_at IS NULL OR expires_at > $1::timestamptz THEN $1::timestamptz ELSE expires_at END,
     replaced_by = $2, updated_at = now()
 WHERE id = $3
-RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by
+RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id
 `
 
 type APIKeyReplaceParams struct {
@@ -252,6 +277,8 @@ func (q *Queries) APIKeyReplace(ctx context.Context, arg APIKeyReplaceParams) (A
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
 	)
 	return i, err
 }
@@ -259,7 +286,7 @@ func (q *Queries) APIKeyReplace(ctx context.Context, arg APIKeyReplaceParams) (A
 const aPIKeyRevoke = `-- name: APIKeyRevoke :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()), updated_at = now()
 WHERE id = $1
-RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by
+RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id
 `
 
 func (q *Queries) APIKeyRevoke(ctx context.Context, id uuid.UUID) (ApiKey, error) {
@@ -283,6 +310,8 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, id uuid.UUID) (ApiKey, error
 		&i.ExpiresAt,
 		&i.RevokedAt,
 		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
 	)
 	return i, err
 }
@@ -299,14 +328,16 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id uuid.UUID) error {
 }
 
 const oAuthTokenGetByHash = `-- name: OAuthTokenGetByHash :one
-SELECT oauth_tokens.id, oauth_tokens.organization_id, oauth_tokens.api_key_id, oauth_tokens.token_hash, oauth_tokens.scopes, oauth_tokens.created_at, oauth_tokens.expires_at, api_keys.id, api_keys.organization_id, api_keys.created_at, api_keys.updated_at, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.environment, api_keys.scopes, api_keys.allowed_origins, api_keys.allowed_ips, api_keys.rate_limit_policy, api_keys.created_by, api_keys.last_used_at, api_keys.expires_at, api_keys.revoked_at, api_keys.replaced_by
+SELECT oauth_tokens.id, oauth_tokens.organization_id, oauth_tokens.api_key_id, oauth_tokens.token_hash, oauth_tokens.scopes, oauth_tokens.created_at, oauth_tokens.expires_at, api_keys.id, api_keys.organization_id, api_keys.created_at, api_keys.updated_at, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.environment, api_keys.scopes, api_keys.allowed_origins, api_keys.allowed_ips, api_keys.rate_limit_policy, api_keys.created_by, api_keys.last_used_at, api_keys.expires_at, api_keys.revoked_at, api_keys.replaced_by, api_keys.connected_business_id, api_keys.service_resource_id, connected_businesses.lifecycle_status AS business_status
 FROM oauth_tokens JOIN api_keys ON api_keys.id = oauth_tokens.api_key_id
+LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
 WHERE oauth_tokens.token_hash = $1
 `
 
 type OAuthTokenGetByHashRow struct {
-	OauthToken OauthToken
-	ApiKey     ApiKey
+	OauthToken     OauthToken
+	ApiKey         ApiKey
+	BusinessStatus *string
 }
 
 // A token dies with its key: it is returned with the key, whose state the caller checks.
@@ -338,6 +369,9 @@ func (q *Queries) OAuthTokenGetByHash(ctx context.Context, tokenHash []byte) (OA
 		&i.ApiKey.ExpiresAt,
 		&i.ApiKey.RevokedAt,
 		&i.ApiKey.ReplacedBy,
+		&i.ApiKey.ConnectedBusinessID,
+		&i.ApiKey.ServiceResourceID,
+		&i.BusinessStatus,
 	)
 	return i, err
 }

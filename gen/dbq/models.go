@@ -11,23 +11,25 @@ import (
 )
 
 type ApiKey struct {
-	ID              uuid.UUID
-	OrganizationID  uuid.UUID
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	Name            string
-	Prefix          string
-	SecretHash      []byte
-	Environment     string
-	Scopes          []string
-	AllowedOrigins  []string
-	AllowedIps      []string
-	RateLimitPolicy *string
-	CreatedBy       string
-	LastUsedAt      *time.Time
-	ExpiresAt       *time.Time
-	RevokedAt       *time.Time
-	ReplacedBy      *uuid.UUID
+	ID                  uuid.UUID
+	OrganizationID      uuid.UUID
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	Name                string
+	Prefix              string
+	SecretHash          []byte
+	Environment         string
+	Scopes              []string
+	AllowedOrigins      []string
+	AllowedIps          []string
+	RateLimitPolicy     *string
+	CreatedBy           string
+	LastUsedAt          *time.Time
+	ExpiresAt           *time.Time
+	RevokedAt           *time.Time
+	ReplacedBy          *uuid.UUID
+	ConnectedBusinessID *uuid.UUID
+	ServiceResourceID   *uuid.UUID
 }
 
 type AuditEvent struct {
@@ -43,6 +45,21 @@ type AuditEvent struct {
 	RequestID      *string
 	Before         []byte
 	After          []byte
+}
+
+type ConnectedBusiness struct {
+	ID                              uuid.UUID
+	OrganizationID                  uuid.UUID
+	CreatedAt                       time.Time
+	UpdatedAt                       time.Time
+	ExternalReference               string
+	DisplayName                     string
+	LegalNameAr                     *string
+	LegalNameEn                     string
+	VatReference                    *string
+	CommercialRegistrationReference *string
+	NationalAddressReference        *string
+	LifecycleStatus                 string
 }
 
 type IdempotencyKey struct {
@@ -85,4 +102,15 @@ type Organization struct {
 	RiskStatus                      string
 	DataResidencyPolicy             string
 	LifecycleStatus                 string
+}
+
+type ServiceResource struct {
+	ID                  uuid.UUID
+	OrganizationID      uuid.UUID
+	ConnectedBusinessID *uuid.UUID
+	Product             string
+	CapabilityID        string
+	LifecycleStatus     string
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
 }

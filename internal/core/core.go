@@ -12,4 +12,5 @@ type Services struct {
 	APIKeys       APIKeyService
 	Credentials   CredentialService
 	Idempotency   IdempotencyService
+	Businesses    ConnectedBusinessService
 }

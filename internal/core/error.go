@@ -23,6 +23,9 @@ const (
 	ENotImplemented    = "not_implemented"
 	EUnavailable       = "unavailable"
 
+	EInvalidTransition    = "invalid_state_transition"
+	EPlatformModeRequired = "platform_mode_required"
+
 	EProductionGated  = "production_gated"
 	EIPNotAllowed     = "ip_not_allowed"
 	EOriginNotAllowed = "origin_not_allowed"

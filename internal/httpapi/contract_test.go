@@ -27,6 +27,12 @@ var implemented = map[string]int{
 	"getApiKey":          http.StatusNotFound,
 	"revokeApiKey":       http.StatusNotFound,
 	"rotateApiKey":       http.StatusNotFound,
+
+	"createConnectedBusiness":           http.StatusForbidden, // the operator is not a platform organization
+	"listConnectedBusinesses":           http.StatusOK,
+	"getConnectedBusiness":              http.StatusNotFound,
+	"updateConnectedBusiness":           http.StatusNotFound,
+	"createConnectedBusinessCredential": http.StatusNotFound,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

@@ -38,6 +38,9 @@ var problemKinds = map[string]problemKind{
 	core.EIPNotAllowed:      {http.StatusForbidden, "The client address is not allowed for this API key.", false},
 	core.EOriginNotAllowed:  {http.StatusForbidden, "The origin is not allowed for this API key.", false},
 
+	core.EInvalidTransition:    {http.StatusConflict, "The resource's state does not allow this action.", false},
+	core.EPlatformModeRequired: {http.StatusForbidden, "Only platform organizations may do this.", false},
+
 	core.EIdempotencyInProgress: {http.StatusConflict, "A request with this Idempotency-Key is in progress.", true},
 	core.EIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "The Idempotency-Key was used for another request.", false},
 
@@ -80,7 +83,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		kind = problemKinds[core.EInternal]
 	}
-	if kind.status >= 500 {
+	if kind.status >= 500 && ce.Code != core.ENotImplemented {
 		logger(r.Context()).Error("request failed", "code", ce.Code, "error", err)
 	}
 	body := api.Problem{

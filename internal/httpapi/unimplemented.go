@@ -19,31 +19,6 @@ func (s *Server) ListAuditEvents(context.Context, api.ListAuditEventsRequestObje
 	return nil, errNotImplemented("listAuditEvents")
 }
 
-// ListConnectedBusinesses answers 501 until it is implemented.
-func (s *Server) ListConnectedBusinesses(context.Context, api.ListConnectedBusinessesRequestObject) (api.ListConnectedBusinessesResponseObject, error) {
-	return nil, errNotImplemented("listConnectedBusinesses")
-}
-
-// CreateConnectedBusiness answers 501 until it is implemented.
-func (s *Server) CreateConnectedBusiness(context.Context, api.CreateConnectedBusinessRequestObject) (api.CreateConnectedBusinessResponseObject, error) {
-	return nil, errNotImplemented("createConnectedBusiness")
-}
-
-// GetConnectedBusiness answers 501 until it is implemented.
-func (s *Server) GetConnectedBusiness(context.Context, api.GetConnectedBusinessRequestObject) (api.GetConnectedBusinessResponseObject, error) {
-	return nil, errNotImplemented("getConnectedBusiness")
-}
-
-// UpdateConnectedBusiness answers 501 until it is implemented.
-func (s *Server) UpdateConnectedBusiness(context.Context, api.UpdateConnectedBusinessRequestObject) (api.UpdateConnectedBusinessResponseObject, error) {
-	return nil, errNotImplemented("updateConnectedBusiness")
-}
-
-// CreateConnectedBusinessCredential answers 501 until it is implemented.
-func (s *Server) CreateConnectedBusinessCredential(context.Context, api.CreateConnectedBusinessCredentialRequestObject) (api.CreateConnectedBusinessCredentialResponseObject, error) {
-	return nil, errNotImplemented("createConnectedBusinessCredential")
-}
-
 // CreateGrowthEvent answers 501 until it is implemented.
 func (s *Server) CreateGrowthEvent(context.Context, api.CreateGrowthEventRequestObject) (api.CreateGrowthEventResponseObject, error) {
 	return nil, errNotImplemented("createGrowthEvent")

@@ -306,40 +306,46 @@ func (s *APIKeyService) Authenticate(ctx context.Context, bearer string) (*core.
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkUsable(row); err != nil {
+	if err := s.checkUsable(row.ApiKey, row.BusinessStatus); err != nil {
 		return nil, err
 	}
-	s.touch(ctx, row)
-	return principalOfKey(row, row.Scopes)
+	s.touch(ctx, row.ApiKey)
+	return principalOfKey(row.ApiKey, row.ApiKey.Scopes)
 }
 
 var errBadCredential = core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
 
 // keyBySecret finds the key of a full key and checks its secret in constant time.
-func (s *APIKeyService) keyBySecret(ctx context.Context, full string) (dbq.ApiKey, error) {
+func (s *APIKeyService) keyBySecret(ctx context.Context, full string) (dbq.APIKeyGetByPrefixRow, error) {
+	var none dbq.APIKeyGetByPrefixRow
 	prefix, secret, ok := core.SplitAPIKey(full)
 	if !ok {
-		return dbq.ApiKey{}, errBadCredential
+		return none, errBadCredential
 	}
 	row, err := s.db.queries(ctx).APIKeyGetByPrefix(ctx, prefix)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return dbq.ApiKey{}, errBadCredential
+		return none, errBadCredential
 	}
 	if err != nil {
-		return dbq.ApiKey{}, translate(err)
+		return none, translate(err)
 	}
-	if subtle.ConstantTimeCompare(core.HashSecret(secret), row.SecretHash) != 1 {
-		return dbq.ApiKey{}, errBadCredential
+	if subtle.ConstantTimeCompare(core.HashSecret(secret), row.ApiKey.SecretHash) != 1 {
+		return none, errBadCredential
 	}
 	return row, nil
 }
 
-func (s *APIKeyService) checkUsable(row dbq.ApiKey) error {
+// checkUsable refuses revoked and expired keys, and credentials of a connected business
+// that is not active (suspension stops them; resuming the business restores them).
+func (s *APIKeyService) checkUsable(row dbq.ApiKey, businessStatus *string) error {
 	switch apiKeyFromRow(row).Status(s.now()) {
 	case "revoked":
 		return core.Errorf(core.EUnauthenticated, "The API key has been revoked.")
 	case "expired":
 		return core.Errorf(core.EUnauthenticated, "The API key has expired.")
+	}
+	if businessStatus != nil && *businessStatus != "active" {
+		return core.Errorf(core.EUnauthenticated, "The connected business of this credential is %s.", *businessStatus)
 	}
 	return nil
 }
@@ -363,8 +369,8 @@ func (s *APIKeyService) authenticateToken(ctx context.Context, token string) (*c
 	if !row.OauthToken.ExpiresAt.After(s.now()) {
 		return nil, core.Errorf(core.EUnauthenticated, "The access token has expired.")
 	}
-	if err := s.checkUsable(row.ApiKey); err != nil {
-		return nil, core.Errorf(core.EUnauthenticated, "The access token's API key is no longer active.")
+	if err := s.checkUsable(row.ApiKey, row.BusinessStatus); err != nil {
+		return nil, core.Errorf(core.EUnauthenticated, "The access token's API key is no longer usable.")
 	}
 	s.touch(ctx, row.ApiKey)
 	return principalOfKey(row.ApiKey, row.OauthToken.Scopes)
@@ -392,13 +398,14 @@ func principalOfKey(row dbq.ApiKey, scopes []string) (*core.Principal, error) {
 	}
 	id := row.ID
 	return &core.Principal{
-		Kind:           core.PrincipalOrganization,
-		OrganizationID: row.OrganizationID,
-		Subject:        "api_key:" + row.ID.String(),
-		KeyPrefix:      row.Prefix,
-		Scopes:         set,
-		APIKeyID:       &id,
-		Restrictions:   r,
+		Kind:                core.PrincipalOrganization,
+		OrganizationID:      row.OrganizationID,
+		Subject:             "api_key:" + row.ID.String(),
+		KeyPrefix:           row.Prefix,
+		ConnectedBusinessID: row.ConnectedBusinessID,
+		Scopes:              set,
+		APIKeyID:            &id,
+		Restrictions:        r,
 	}, nil
 }
 
@@ -415,14 +422,15 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 		}
 		clientKey = row.Prefix + "_" + in.ClientSecret
 	}
-	row, err := s.keyBySecret(ctx, clientKey)
+	found, err := s.keyBySecret(ctx, clientKey)
 	if err != nil {
 		if core.ErrorCode(err) == core.EUnauthenticated {
 			return nil, badClient
 		}
 		return nil, err
 	}
-	if s.checkUsable(row) != nil {
+	row := found.ApiKey
+	if s.checkUsable(row, found.BusinessStatus) != nil {
 		return nil, badClient
 	}
 	scopes := row.Scopes

@@ -14,5 +14,6 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		APIKeys:       keys,
 		Credentials:   keys,
 		Idempotency:   NewIdempotencyService(d, box),
+		Businesses:    NewConnectedBusinessService(d),
 	}
 }

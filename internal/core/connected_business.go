@@ -1,0 +1,111 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Connected business lifecycle: active and suspended move both ways; closed is final. A
+// suspended or closed business gets no new credentials and its existing ones stop
+// authenticating (a suspended business's credentials work again once it is active).
+const (
+	BusinessActive    = "active"
+	BusinessSuspended = "suspended"
+	BusinessClosed    = "closed"
+)
+
+// SandboxProducts are the products a connected business gets a sandbox resource for.
+var SandboxProducts = []string{"einvoice", "address"}
+
+// CredentialScopes are the scopes of a connected-business credential of each product: the
+// product's own operations and nothing else.
+var CredentialScopes = map[string][]string{
+	"einvoice": {"invoice:generate"},
+	"address":  {"address:read"},
+}
+
+// CapabilityID names the capability of a product's sandbox resource.
+func CapabilityID(product string) string { return product + ".sandbox" }
+
+// ConnectedBusiness is a downstream business of a platform organization.
+type ConnectedBusiness struct {
+	ID                              uuid.UUID         `json:"id"`
+	PlatformOrganizationID          uuid.UUID         `json:"platform_organization_id"`
+	CreatedAt                       time.Time         `json:"created_at"`
+	UpdatedAt                       time.Time         `json:"updated_at"`
+	ExternalReference               string            `json:"external_reference"`
+	DisplayName                     string            `json:"display_name"`
+	LegalNameAr                     *string           `json:"legal_name_ar"`
+	LegalNameEn                     string            `json:"legal_name_en"`
+	VatReference                    *string           `json:"vat_reference"`
+	CommercialRegistrationReference *string           `json:"commercial_registration_reference"`
+	NationalAddressReference        *string           `json:"national_address_reference"`
+	LifecycleStatus                 string            `json:"lifecycle_status"`
+	Resources                       []ServiceResource `json:"resources,omitempty"` // detail only
+}
+
+// ServiceResource is a sandbox resource of one product.
+type ServiceResource struct {
+	ID              uuid.UUID `json:"id"`
+	Product         string    `json:"product"`
+	CapabilityID    string    `json:"capability_id"`
+	LifecycleStatus string    `json:"lifecycle_status"`
+}
+
+// ConnectedBusinessCreate is the input of ConnectedBusinessService.CreateConnectedBusiness.
+type ConnectedBusinessCreate struct {
+	ExternalReference               string
+	DisplayName                     string
+	LegalNameEn                     string
+	LegalNameAr                     *string
+	VatReference                    *string
+	CommercialRegistrationReference *string
+	NationalAddressReference        *string
+	Products                        []string // empty: every sandbox product
+}
+
+// Field is an optional field of a partial update: Set says it was sent, and a nil Value
+// means it was sent as null.
+type Field[T any] struct {
+	Set   bool
+	Value *T
+}
+
+// ConnectedBusinessUpdate is a partial update; unset fields stay as they are.
+type ConnectedBusinessUpdate struct {
+	DisplayName     Field[string]
+	LegalNameAr     Field[string]
+	LegalNameEn     Field[string]
+	VatReference    Field[string]
+	LifecycleStatus Field[string]
+}
+
+// ConnectedBusinessCredential is a sandbox key of one business and product, shown once.
+type ConnectedBusinessCredential struct {
+	ID                  uuid.UUID
+	Prefix              string
+	FullKey             string
+	Product             string
+	ConnectedBusinessID uuid.UUID
+	ServiceResourceID   uuid.UUID
+}
+
+// ConnectedBusinessService manages the connected businesses of platform organizations.
+type ConnectedBusinessService interface {
+	// CreateConnectedBusiness creates a business of the caller's organization and one
+	// sandbox resource per product, in one transaction. Only platform organizations may
+	// (EPlatformModeRequired); a taken external_reference is EConflict.
+	CreateConnectedBusiness(ctx context.Context, in ConnectedBusinessCreate) (*ConnectedBusiness, error)
+	// ListConnectedBusinesses returns a page of the caller's businesses in creation order.
+	ListConnectedBusinesses(ctx context.Context, cursor *uuid.UUID, limit int) ([]*ConnectedBusiness, *string, error)
+	// FindConnectedBusinessByID returns a business with its resources.
+	FindConnectedBusinessByID(ctx context.Context, id uuid.UUID) (*ConnectedBusiness, error)
+	// UpdateConnectedBusiness applies a partial update; a closed business can't be reopened
+	// (EInvalidTransition). A patch that changes nothing changes nothing, updated_at included.
+	UpdateConnectedBusiness(ctx context.Context, id uuid.UUID, in ConnectedBusinessUpdate) (*ConnectedBusiness, error)
+	// CreateCredential creates a sandbox key for one product of an active business
+	// (EConflict otherwise); a product it was not created with is EUnprocessable.
+	CreateCredential(ctx context.Context, id uuid.UUID, product, name string) (*ConnectedBusinessCredential, error)
+}
