@@ -25,6 +25,20 @@ type AuditEvent struct {
 	After          []byte
 }
 
+type EinvoiceCounter struct {
+	OrganizationID  uuid.UUID
+	EgsUnitID       string
+	LastIcv         int64
+	LastInvoiceHash string
+}
+
+type EinvoiceSandboxKey struct {
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	PrivateKey     []byte
+	Certificate    []byte
+}
+
 type Organization struct {
 	ID                              uuid.UUID
 	CreatedAt                       time.Time
@@ -41,4 +55,33 @@ type Organization struct {
 	RiskStatus                      string
 	DataResidencyPolicy             string
 	LifecycleStatus                 string
+}
+
+type TaxInvoice struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	EgsUnitID      string
+	Icv            int64
+	Number         string
+	Uuid           uuid.UUID
+	Pih            string
+	InvoiceHash    string
+	Status         string
+	InvoiceType    string
+	RequestedType  string
+	Valid          bool
+	PayableAmount  int64
+	IssuedAt       time.Time
+	CreatedAt      time.Time
+	Request        []byte
+	Result         []byte
+	Xml            string
+	RequestID      *string
+}
+
+type UsageEvent struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	Product        string
+	OccurredAt     time.Time
 }

@@ -178,7 +178,7 @@ type Invoice struct {
 	Totals        Totals        `json:"totals"`
 	Issues        []Issue       `json:"issues"`
 	Discrepancies []Discrepancy `json:"discrepancies"`
-	XML           string        `json:"xml"`
+	XML           string        `json:"-"` // kept apart: it is large and returned as is
 	Mapping       []Mapping     `json:"mapping"`
 	Hash          string        `json:"hash"`
 	QR            string        `json:"qr"`

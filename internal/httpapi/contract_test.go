@@ -19,8 +19,11 @@ import (
 // request gets from an operator against an empty database. Every other operation of the
 // document must be routed and answer 501 not_implemented to a valid request.
 var implemented = map[string]int{
-	"createOrganization": http.StatusCreated,
-	"getOrganization":    http.StatusNotFound,
+	"createOrganization":        http.StatusCreated,
+	"getOrganization":           http.StatusNotFound,
+	"generateSimplifiedInvoice": http.StatusNotFound, // the example's organization does not exist
+	"getTaxInvoice":             http.StatusNotFound,
+	"resolveShortAddress":       http.StatusOK,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

@@ -6,5 +6,7 @@ import "github.com/provider/coreapi/internal/core"
 func NewServices(d *DB) core.Services {
 	return core.Services{
 		Organizations: NewOrganizationService(d),
+		TaxInvoices:   NewTaxInvoiceService(d),
+		Addresses:     NewAddressService(d),
 	}
 }
