@@ -62,6 +62,20 @@ type ConnectedBusiness struct {
 	LifecycleStatus                 string
 }
 
+type EinvoiceCounter struct {
+	OrganizationID  uuid.UUID
+	EgsUnitID       string
+	LastIcv         int64
+	LastInvoiceHash string
+}
+
+type EinvoiceSandboxKey struct {
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	PrivateKey     []byte
+	Certificate    []byte
+}
+
 type IdempotencyKey struct {
 	Scope               string
 	Key                 string
@@ -113,4 +127,33 @@ type ServiceResource struct {
 	LifecycleStatus     string
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+}
+
+type TaxInvoice struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	EgsUnitID      string
+	Icv            int64
+	Number         string
+	Uuid           uuid.UUID
+	Pih            string
+	InvoiceHash    string
+	Status         string
+	InvoiceType    string
+	RequestedType  string
+	Valid          bool
+	PayableAmount  int64
+	IssuedAt       time.Time
+	CreatedAt      time.Time
+	Request        []byte
+	Result         []byte
+	Xml            string
+	RequestID      *string
+}
+
+type UsageEvent struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	Product        string
+	OccurredAt     time.Time
 }

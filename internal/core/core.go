@@ -13,4 +13,6 @@ type Services struct {
 	Credentials   CredentialService
 	Idempotency   IdempotencyService
 	Businesses    ConnectedBusinessService
+	TaxInvoices   TaxInvoiceService
+	Addresses     AddressService
 }

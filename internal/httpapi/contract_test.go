@@ -33,6 +33,10 @@ var implemented = map[string]int{
 	"getConnectedBusiness":              http.StatusNotFound,
 	"updateConnectedBusiness":           http.StatusNotFound,
 	"createConnectedBusinessCredential": http.StatusNotFound,
+
+	"generateSimplifiedInvoice": http.StatusNotFound, // the example's organization does not exist
+	"getTaxInvoice":             http.StatusNotFound,
+	"resolveShortAddress":       http.StatusOK,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

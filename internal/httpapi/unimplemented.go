@@ -9,11 +9,6 @@ import (
 // The operations below are in the v1 contract but their issues have not landed yet: each
 // answers 501 not_implemented. Implementing one means moving it out of this file.
 
-// ResolveShortAddress answers 501 until it is implemented.
-func (s *Server) ResolveShortAddress(context.Context, api.ResolveShortAddressRequestObject) (api.ResolveShortAddressResponseObject, error) {
-	return nil, errNotImplemented("resolveShortAddress")
-}
-
 // ListAuditEvents answers 501 until it is implemented.
 func (s *Server) ListAuditEvents(context.Context, api.ListAuditEventsRequestObject) (api.ListAuditEventsResponseObject, error) {
 	return nil, errNotImplemented("listAuditEvents")
@@ -132,16 +127,6 @@ func (s *Server) GetSupportCase(context.Context, api.GetSupportCaseRequestObject
 // CloseSupportCase answers 501 until it is implemented.
 func (s *Server) CloseSupportCase(context.Context, api.CloseSupportCaseRequestObject) (api.CloseSupportCaseResponseObject, error) {
 	return nil, errNotImplemented("closeSupportCase")
-}
-
-// GenerateSimplifiedInvoice answers 501 until it is implemented.
-func (s *Server) GenerateSimplifiedInvoice(context.Context, api.GenerateSimplifiedInvoiceRequestObject) (api.GenerateSimplifiedInvoiceResponseObject, error) {
-	return nil, errNotImplemented("generateSimplifiedInvoice")
-}
-
-// GetTaxInvoice answers 501 until it is implemented.
-func (s *Server) GetTaxInvoice(context.Context, api.GetTaxInvoiceRequestObject) (api.GetTaxInvoiceResponseObject, error) {
-	return nil, errNotImplemented("getTaxInvoice")
 }
 
 // GetUsage answers 501 until it is implemented.

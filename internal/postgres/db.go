@@ -138,6 +138,8 @@ func translate(err error) error {
 		switch pgErr.Code {
 		case "23505": // unique_violation
 			return core.Errorf(core.EConflict, "The resource conflicts with an existing one.")
+		case "23503": // foreign_key_violation: the referenced row (e.g. the organization) is gone
+			return core.Errorf(core.ENotFound, "A resource the request refers to does not exist.")
 		case "40001", "40P01": // serialization_failure, deadlock_detected
 			return &core.Error{Code: core.EUnavailable, Message: "The request conflicted with a concurrent one; retry it.", Cause: err}
 		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections

@@ -15,5 +15,7 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Credentials:   keys,
 		Idempotency:   NewIdempotencyService(d, box),
 		Businesses:    NewConnectedBusinessService(d),
+		TaxInvoices:   NewTaxInvoiceService(d),
+		Addresses:     NewAddressService(d),
 	}
 }

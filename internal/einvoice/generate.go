@@ -1,0 +1,142 @@
+package einvoice
+
+import (
+	"encoding/base64"
+
+	"github.com/beevik/etree"
+)
+
+// Draft is a checked and computed request: everything about an invoice that does not depend
+// on its place in the chain.
+type Draft struct {
+	Request       Request
+	Totals        Totals
+	Issues        []Issue
+	Discrepancies []Discrepancy
+}
+
+// Prepare computes the amounts of req and checks its business rules. The only error is
+// ErrAmountOutOfRange; rule violations are issues of the draft.
+func Prepare(req Request) (*Draft, error) {
+	totals, err := Compute(req.Lines)
+	if err != nil {
+		return nil, err
+	}
+	d := &Draft{Request: req, Totals: totals, Issues: Validate(req, totals), Discrepancies: Discrepancies(req, totals)}
+	if len(d.Discrepancies) > 0 {
+		d.Issues = append(d.Issues, Issue{Code: "SBX-CALC-01", Severity: SeverityWarning, Path: "/tax_calculation_mode",
+			Message: "Client-supplied amounts differ from the computed ones (see tax_discrepancies); the invoice uses the computed amounts."})
+	}
+	return d, nil
+}
+
+// Generate renders the invoice at its place in the chain and stamps it with key: the XML
+// with its signature extension, QR reference and signature element, the invoice hash and
+// the QR payload.
+func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
+	doc, mapping := render(d.Request, id, d.Totals)
+	inv := doc.Root()
+
+	// The stamp's parts go in as placeholders first, so the document is laid out (indented)
+	// once and the hash covers exactly the whitespace the final document has.
+	ext := signatureExtension()
+	inv.InsertChildAt(0, ext)
+	qrRef := etree.NewElement("cac:AdditionalDocumentReference")
+	el(qrRef, "cbc:ID", "QR")
+	qrValue := el(el(qrRef, "cac:Attachment"), "cbc:EmbeddedDocumentBinaryObject")
+	qrValue.CreateAttr("mimeCode", "text/plain")
+	sig := etree.NewElement("cac:Signature")
+	el(sig, "cbc:ID", signatureID)
+	el(sig, "cbc:SignatureMethod", signatureMethod)
+	at := inv.SelectElement("cac:AccountingSupplierParty").Index()
+	inv.InsertChildAt(at, qrRef)
+	inv.InsertChildAt(at+1, sig)
+	doc.Indent(4)
+
+	digest, hash, err := InvoiceHash(doc)
+	if err != nil {
+		return nil, err
+	}
+	signature := base64.StdEncoding.EncodeToString(key.Sign(digest))
+	certSig, err := key.CertificateSignature()
+	if err != nil {
+		return nil, err
+	}
+	qr, truncated := QRFields{
+		SellerName:           d.Request.Seller.LegalName,
+		VATNumber:            d.Request.Seller.VATNumber,
+		Timestamp:            id.IssueDate() + "T" + id.IssueTime() + "Z",
+		TotalWithVAT:         FormatAmount(d.Totals.TaxInclusive),
+		VATTotal:             FormatAmount(d.Totals.VAT),
+		InvoiceHash:          hash,
+		Signature:            signature,
+		PublicKey:            key.PublicKeyInfo(),
+		CertificateSignature: certSig,
+	}.Encode()
+	qrValue.SetText(qr)
+	ext.FindElement(".//ds:DigestValue").SetText(hash)
+	ext.FindElement(".//ds:SignatureValue").SetText(signature)
+	ext.FindElement(".//ds:X509Certificate").SetText(base64.StdEncoding.EncodeToString(key.Certificate))
+
+	issues := append([]Issue{}, d.Issues...)
+	if truncated {
+		issues = append(issues, Issue{Code: "SBX-QR-01", Severity: SeverityWarning, Path: "/seller/legal_name",
+			Message: "A QR value is longer than 255 bytes and was shortened in the QR payload."})
+	}
+	xml, err := doc.WriteToString()
+	if err != nil {
+		return nil, err
+	}
+	return &Invoice{
+		Type:          TypeSimplified,
+		Totals:        d.Totals,
+		Issues:        issues,
+		Discrepancies: d.Discrepancies,
+		XML:           xml,
+		Mapping:       mapping,
+		Hash:          hash,
+		QR:            qr,
+	}, nil
+}
+
+// signatureExtension is the ext:UBLExtensions element holding the sandbox stamp as an
+// enveloped XML signature: ECDSA (secp256k1) with SHA-256 over the invoice hash, the
+// references excluding the parts the hash leaves out, and the sandbox certificate. Digest,
+// signature and certificate are filled in once the hash is known.
+func signatureExtension() *etree.Element {
+	ext := etree.NewElement("ext:UBLExtensions")
+	u := el(ext, "ext:UBLExtension")
+	el(u, "ext:ExtensionURI", signatureMethod)
+	sigs := el(el(u, "ext:ExtensionContent"), "sig:UBLDocumentSignatures")
+	sigs.CreateAttr("xmlns:sig", nsSIG)
+	sigs.CreateAttr("xmlns:sac", nsSAC)
+	sigs.CreateAttr("xmlns:sbc", nsSBC)
+	info := el(sigs, "sac:SignatureInformation")
+	el(info, "cbc:ID", "urn:oasis:names:specification:ubl:signature:1")
+	el(info, "sbc:ReferencedSignatureID", signatureID)
+	s := el(info, "ds:Signature")
+	s.CreateAttr("xmlns:ds", nsDS)
+	s.CreateAttr("Id", "signature")
+	si := el(s, "ds:SignedInfo")
+	el(si, "ds:CanonicalizationMethod").CreateAttr("Algorithm", "http://www.w3.org/2006/12/xml-c14n11")
+	el(si, "ds:SignatureMethod").CreateAttr("Algorithm", "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256")
+	ref := el(si, "ds:Reference")
+	ref.CreateAttr("Id", "invoiceSignedData")
+	ref.CreateAttr("URI", "")
+	transforms := el(ref, "ds:Transforms")
+	for _, xpath := range []string{
+		"not(//ancestor-or-self::ext:UBLExtensions)",
+		"not(//ancestor-or-self::cac:Signature)",
+		"not(//ancestor-or-self::cac:AdditionalDocumentReference[cbc:ID='QR'])",
+	} {
+		t := el(transforms, "ds:Transform")
+		t.CreateAttr("Algorithm", "http://www.w3.org/TR/1999/REC-xpath-19991116")
+		el(t, "ds:XPath", xpath)
+	}
+	el(transforms, "ds:Transform").CreateAttr("Algorithm", "http://www.w3.org/2006/12/xml-c14n11")
+	el(ref, "ds:DigestMethod").CreateAttr("Algorithm", "http://www.w3.org/2001/04/xmlenc#sha256")
+	el(ref, "ds:DigestValue")
+	el(s, "ds:SignatureValue")
+	el(el(el(s, "ds:KeyInfo"), "ds:X509Data"), "ds:X509Certificate")
+	return ext
+}

@@ -1,0 +1,362 @@
+package einvoice_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/asn1"
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beevik/etree"
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
+
+	"github.com/provider/coreapi/internal/einvoice"
+)
+
+// sampleRequest is a valid request touching every part of the document: every tax
+// category, discounts and charges, buyer details, supply references and notes.
+func sampleRequest() einvoice.Request {
+	return einvoice.Request{
+		TaxCalculationMode: einvoice.ModeServiceCalculated,
+		RequestedType:      einvoice.TypeSimplified,
+		Seller: einvoice.Seller{
+			LegalName:              "Nakhla Technology Company & Sons <Riyadh>",
+			VATNumber:              "310123456700003",
+			CommercialRegistration: ptr("1010123456"),
+			Address: &einvoice.Address{
+				StreetName: ptr("King Fahd Road"), BuildingNumber: ptr("2929"), AdditionalNumber: ptr("8228"),
+				District: ptr("Al Olaya"), City: ptr("Riyadh"), PostalCode: ptr("12214"), Province: ptr("Riyadh Region"), CountryCode: "SA",
+			},
+			Branch:      ptr("Riyadh HQ"),
+			Identifiers: []einvoice.Identifier{{Scheme: "CRN", Value: "1010123456"}},
+		},
+		Buyer: &einvoice.Buyer{
+			LegalName: ptr("محمد العتيبي"), Address: ptr("Olaya Street, Riyadh"),
+			Identifiers: []einvoice.Identifier{{Scheme: "NAT", Value: "1234567890"}}, BuyerType: "individual",
+		},
+		Supply: &einvoice.Supply{
+			SupplyDate: "2025-03-01", EndDate: ptr("2025-03-02"), PurchaseOrderReference: ptr("PO-1"),
+			ContractReference: ptr("C-7"), DeliveryReference: ptr("D-9"), PaymentTerms: ptr("Paid at the counter"), PaymentMethod: ptr("10"),
+		},
+		Lines: []einvoice.Line{
+			{ID: "1", NameAr: ptr("قهوة عربية"), NameEn: "Arabic coffee", Description: ptr("Arabic coffee, 250 g"), Quantity: 2, UnitCode: "PCE",
+				UnitPrice: 4500, Discounts: []einvoice.AllowanceCharge{{Amount: 500, Reason: ptr("Loyalty discount"), ReasonCode: ptr("95")}},
+				TaxCategory: "S", TaxRate: 15},
+			{ID: "2", NameEn: "Delivery", Quantity: 1, UnitCode: "C62", UnitPrice: 1000,
+				Charges: []einvoice.AllowanceCharge{{Amount: 250, Reason: ptr("Packing"), ReasonCode: ptr("ABL")}}, TaxCategory: "S", TaxRate: 15},
+			{ID: "3", NameEn: "Insulin pen", Quantity: 1.5, UnitCode: "EA", UnitPrice: 3333, TaxCategory: "Z", TaxExemptionReason: ptr("VATEX-SA-35")},
+			{ID: "4", NameEn: "Account fee", Quantity: 1, UnitCode: "EA", UnitPrice: 700, TaxCategory: "E", TaxExemptionReason: ptr("VATEX-SA-29")},
+			{ID: "5", NameEn: "Government fee", Quantity: 1, UnitCode: "EA", UnitPrice: 1500, TaxCategory: "O", TaxExemptionReason: ptr("VATEX-SA-OOS")},
+		},
+		Notes: map[string]string{"en": "Thank you for your visit.", "ar": "شكراً لزيارتكم"},
+	}
+}
+
+func generate(t testing.TB, req einvoice.Request) (*einvoice.Invoice, *einvoice.SandboxKey) {
+	t.Helper()
+	key, err := einvoice.NewSandboxKey("0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := einvoice.Prepare(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := d.Generate(einvoice.Identity{
+		Number: "SINV-000001", UUID: "6f0b8a3e-2c1d-4e5f-9a8b-7c6d5e4f3a2b", ICV: 1, PIH: einvoice.FirstPIH,
+		IssuedAt: time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC),
+	}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv, key
+}
+
+// xmllint runs Debian's libxml2 xmllint; the XML tests depend on real XML tooling, so its
+// absence fails them rather than skipping.
+func xmllint(t testing.TB, args ...string) []byte {
+	t.Helper()
+	path, err := exec.LookPath("xmllint")
+	if err != nil {
+		t.Fatalf("xmllint is required to validate invoices against the UBL 2.1 schema: install Debian's libxml2-utils (apt-get install libxml2-utils)")
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(path, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("xmllint %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// invoiceSchema finds ../shared/ubl-2.1 beside the repository root (the folder holding go.mod).
+func invoiceSchema(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	xsd := filepath.Join(dir, "..", "shared", "ubl-2.1", "xsd", "maindoc", "UBL-Invoice-2.1.xsd")
+	if _, err := os.Stat(xsd); err != nil {
+		t.Fatalf("the UBL 2.1 schemas are expected in ../shared/ubl-2.1 beside the repository: %v", err)
+	}
+	return xsd
+}
+
+func writeTemp(t testing.TB, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGenerate_ValidUBL(t *testing.T) {
+	t.Parallel()
+	xsd := invoiceSchema(t)
+	minimal := sampleRequest()
+	minimal.Buyer, minimal.Supply, minimal.Notes = nil, nil, nil
+	minimal.Lines = minimal.Lines[:1]
+	for name, req := range map[string]einvoice.Request{"Full": sampleRequest(), "Minimal": minimal} {
+		inv, _ := generate(t, req)
+		if len(inv.Issues) > 0 && name == "Full" {
+			t.Errorf("%s: the sample has issues: %+v", name, inv.Issues)
+		}
+		xmllint(t, "--noout", "--schema", xsd, writeTemp(t, name+".xml", []byte(inv.XML)))
+	}
+}
+
+func TestGenerate_Document(t *testing.T) {
+	t.Parallel()
+	inv, _ := generate(t, sampleRequest())
+	doc := etree.NewDocument()
+	if err := doc.ReadFromString(inv.XML); err != nil {
+		t.Fatal(err)
+	}
+	root := doc.Root()
+	text := func(path string) string {
+		t.Helper()
+		e := root.FindElement(path)
+		if e == nil {
+			t.Fatalf("no %s in the invoice", path)
+		}
+		return e.Text()
+	}
+	for path, want := range map[string]string{
+		"cbc:ProfileID":            "reporting:1.0",
+		"cbc:InvoiceTypeCode":      "388",
+		"cbc:ID":                   "SINV-000001",
+		"cbc:IssueDate":            "2025-03-01",
+		"cbc:IssueTime":            "09:30:00",
+		"cbc:DocumentCurrencyCode": "SAR",
+		"cbc:TaxCurrencyCode":      "SAR",
+		"cac:AdditionalDocumentReference[cbc:ID='ICV']/cbc:UUID":                                        "1",
+		"cac:AdditionalDocumentReference[cbc:ID='PIH']/cac:Attachment/cbc:EmbeddedDocumentBinaryObject": einvoice.FirstPIH,
+		"cac:AdditionalDocumentReference[cbc:ID='QR']/cac:Attachment/cbc:EmbeddedDocumentBinaryObject":  inv.QR,
+		"cac:LegalMonetaryTotal/cbc:LineExtensionAmount":                                                "169.50", // 85 + 12.50 + 50 (1.5 x 33.33 = 49.995) + 7 + 15
+		"cac:LegalMonetaryTotal/cbc:TaxExclusiveAmount":                                                 "169.50",
+		"cac:LegalMonetaryTotal/cbc:TaxInclusiveAmount":                                                 "184.13", // VAT 97.50 x 15 % = 14.625 -> 14.63
+		"cac:LegalMonetaryTotal/cbc:PayableAmount":                                                      "184.13",
+		"cac:InvoiceLine[1]/cac:Item/cbc:Name":                                                          "قهوة عربية | Arabic coffee",
+		"cac:InvoiceLine[3]/cbc:InvoicedQuantity":                                                       "1.5",
+		"cac:InvoiceLine[1]/cac:TaxTotal/cbc:RoundingAmount":                                            "97.75",
+		"cac:AccountingSupplierParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID":                        "310123456700003",
+	} {
+		if got := text(path); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+	if got := root.FindElement("cbc:InvoiceTypeCode").SelectAttrValue("name", ""); got != "0200000" {
+		t.Errorf("InvoiceTypeCode name = %q", got)
+	}
+	if n := len(root.SelectElements("cac:TaxTotal")); n != 2 {
+		t.Errorf("%d TaxTotal elements, want 2", n)
+	}
+	if n := len(root.FindElements("cac:TaxTotal[2]/cac:TaxSubtotal")); n != 4 {
+		t.Errorf("%d VAT breakdowns, want one per category (4)", n)
+	}
+	if got := root.FindElement("cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID"); got == nil ||
+		len(root.FindElements("cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification")) != 1 {
+		t.Errorf("the seller needs exactly one identification")
+	}
+	if root.FindElement("cac:InvoiceLine[5]/cac:Item/cac:ClassifiedTaxCategory/cbc:Percent") != nil {
+		t.Error("category O must carry no rate")
+	}
+	if got := text("cac:TaxTotal[2]/cac:TaxSubtotal[2]/cac:TaxCategory/cbc:TaxExemptionReasonCode"); got != "VATEX-SA-35" {
+		t.Errorf("zero-rated breakdown exemption code = %q", got)
+	}
+	// Every mapped xpath exists in the document.
+	for _, m := range inv.Mapping {
+		p := strings.TrimPrefix(m.XPath, "/Invoice/")
+		p, _, _ = strings.Cut(p, "/@")
+		if root.FindElement(p) == nil {
+			t.Errorf("mapping %s -> %s names no element", m.Field, m.XPath)
+		}
+	}
+	if len(inv.Mapping) < 40 {
+		t.Errorf("the mapping report has %d entries", len(inv.Mapping))
+	}
+}
+
+// TestGenerate_Hash recomputes the invoice hash with libxml2's C14N 1.1 instead of the
+// package's canonicalizer.
+func TestGenerate_Hash(t *testing.T) {
+	t.Parallel()
+	inv, _ := generate(t, sampleRequest())
+	doc := etree.NewDocument()
+	if err := doc.ReadFromString(inv.XML); err != nil {
+		t.Fatal(err)
+	}
+	root := doc.Root()
+	for _, path := range []string{"ext:UBLExtensions", "cac:Signature", "cac:AdditionalDocumentReference[cbc:ID='QR']"} {
+		e := root.FindElement(path)
+		if e == nil {
+			t.Fatalf("the stamped invoice has no %s", path)
+		}
+		root.RemoveChild(e)
+	}
+	stripped, err := doc.WriteToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical := xmllint(t, "--c14n11", writeTemp(t, "stripped.xml", stripped))
+	sum := sha256.Sum256(canonical)
+	want := base64.StdEncoding.EncodeToString(sum[:])
+	if inv.Hash != want {
+		t.Fatalf("invoice hash = %s, libxml2 C14N 1.1 gives %s", inv.Hash, want)
+	}
+	full := etree.NewDocument()
+	_ = full.ReadFromString(inv.XML)
+	if got := full.FindElement("//ds:DigestValue").Text(); got != want {
+		t.Errorf("ds:DigestValue = %s, want the invoice hash", got)
+	}
+}
+
+func TestGenerate_QR(t *testing.T) {
+	t.Parallel()
+	inv, key := generate(t, sampleRequest())
+	tags, err := einvoice.DecodeQR(inv.QR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tag, want := range map[int]string{
+		1: "Nakhla Technology Company & Sons <Riyadh>",
+		2: "310123456700003",
+		3: "2025-03-01T09:30:00Z",
+		4: "184.13",
+		5: "14.63",
+		6: inv.Hash,
+	} {
+		if got := string(tags[tag]); got != want {
+			t.Errorf("tag %d = %q, want %q", tag, got, want)
+		}
+	}
+	if len(tags) != 9 {
+		t.Errorf("%d tags, want 9", len(tags))
+	}
+	// Tag 7 is an ECDSA signature of the invoice hash by the key in tag 8.
+	var spki struct {
+		Algorithm struct {
+			Algorithm  asn1.ObjectIdentifier
+			Parameters asn1.ObjectIdentifier
+		}
+		PublicKey asn1.BitString
+	}
+	if _, err := asn1.Unmarshal(tags[8], &spki); err != nil {
+		t.Fatalf("tag 8 is not a SubjectPublicKeyInfo: %v", err)
+	}
+	if !spki.Algorithm.Parameters.Equal(asn1.ObjectIdentifier{1, 3, 132, 0, 10}) {
+		t.Errorf("public key curve = %v, want secp256k1", spki.Algorithm.Parameters)
+	}
+	pub, err := secp256k1.ParsePubKey(spki.PublicKey.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigDER, err := base64.StdEncoding.DecodeString(string(tags[7]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := ecdsa.ParseDERSignature(sigDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, _ := base64.StdEncoding.DecodeString(inv.Hash)
+	if !sig.Verify(digest, pub) {
+		t.Error("tag 7 does not verify against the invoice hash and the tag 8 key")
+	}
+	// Tag 9 is the signature of the self-signed sandbox certificate, made by the same key.
+	var cert struct {
+		TBS    asn1.RawValue
+		SigAlg asn1.RawValue
+		Sig    asn1.BitString
+	}
+	if _, err := asn1.Unmarshal(key.Certificate, &cert); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(cert.Sig.Bytes, tags[9]) {
+		t.Error("tag 9 is not the certificate's signature")
+	}
+	certSig, err := ecdsa.ParseDERSignature(tags[9])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbsDigest := sha256.Sum256(cert.TBS.FullBytes)
+	if !certSig.Verify(tbsDigest[:], pub) {
+		t.Error("the certificate is not self-signed by the stamping key")
+	}
+	if !bytes.Contains(cert.TBS.FullBytes, []byte(einvoice.SandboxTemplate)) || !bytes.Contains(cert.TBS.FullBytes, []byte(einvoice.SandboxUnit)) {
+		t.Error("the certificate is not marked as sandbox")
+	}
+}
+
+func TestGenerate_QRTruncatesLongValues(t *testing.T) {
+	t.Parallel()
+	req := sampleRequest()
+	req.Seller.LegalName = strings.Repeat("نخلة ", 80) // 800 bytes
+	inv, _ := generate(t, req)
+	tags, err := einvoice.DecodeQR(inv.QR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tags[1]) > 255 || !strings.HasPrefix(req.Seller.LegalName, string(tags[1])) {
+		t.Errorf("tag 1 = %d bytes, not a prefix of whole characters", len(tags[1]))
+	}
+	if !hasIssue(inv.Issues, "SBX-QR-01") {
+		t.Error("no SBX-QR-01 warning")
+	}
+}
+
+func TestFirstPIH(t *testing.T) {
+	t.Parallel()
+	const want = "NWZlY2ViNjZmZmM4NmYzOGQ5NTI3ODZjNmQ2OTZjNzljMmRiYzIzOWRkNGU5MWI0NjcyOWQ3M2EyN2ZiNTdlOQ=="
+	if einvoice.FirstPIH != want {
+		t.Errorf("FirstPIH = %s, want %s", einvoice.FirstPIH, want)
+	}
+}
+
+func hasIssue(issues []einvoice.Issue, code string) bool {
+	for _, i := range issues {
+		if i.Code == code {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/einvoice"
+)
+
+// TaxInvoiceService implements core.TaxInvoiceService.
+type TaxInvoiceService struct {
+	db  *DB
+	now func() time.Time
+}
+
+var _ core.TaxInvoiceService = (*TaxInvoiceService)(nil)
+
+// NewTaxInvoiceService returns the tax invoice service over d.
+func NewTaxInvoiceService(d *DB) *TaxInvoiceService {
+	return &TaxInvoiceService{db: d, now: time.Now}
+}
+
+// GenerateSimplifiedInvoice implements core.TaxInvoiceService.
+func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in core.TaxInvoiceGenerate) (*core.TaxInvoice, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	orgID, err := uuid.Parse(in.OrganizationID)
+	if err != nil || !p.CanAccessOrganization(orgID) {
+		if !p.IsOperator() {
+			return nil, &core.Error{Code: core.EForbidden, Message: "organization_id must be your own organization.",
+				Fields: []core.FieldError{{Location: "body", Pointer: "/organization_id", Code: "forbidden", Message: "not your organization"}}}
+		}
+		return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", in.OrganizationID)
+	}
+	draft, err := einvoice.Prepare(in.Request)
+	if errors.Is(err, einvoice.ErrAmountOutOfRange) {
+		return nil, core.Errorf(core.EUnprocessable, "An amount of the invoice exceeds %s SAR.", einvoice.FormatAmount(einvoice.MaxAmount))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.db.queries(ctx).OrganizationGetByID(ctx, orgID); err != nil {
+		if core.ErrorCode(translate(err)) == core.ENotFound {
+			return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", orgID)
+		}
+		return nil, translate(err)
+	}
+	key, err := s.sandboxKey(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	egs := einvoice.DefaultEGSUnit
+	if in.Request.EGSUnitID != nil {
+		egs = *in.Request.EGSUnitID
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	invoiceUUID := uuid.New()
+	var out *core.TaxInvoice
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		// The counter row stays locked until commit: concurrent invoices of one EGS unit
+		// queue here, each sees the previous one's hash, and a rollback leaves no gap.
+		next, err := q.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{OrganizationID: orgID, EgsUnitID: egs, FirstHash: einvoice.FirstPIH})
+		if err != nil {
+			return err
+		}
+		issuedAt := s.now().UTC().Truncate(time.Second)
+		identity := einvoice.Identity{
+			Number:   fmt.Sprintf("SINV-%06d", next.LastIcv),
+			UUID:     invoiceUUID.String(),
+			ICV:      next.LastIcv,
+			PIH:      next.LastInvoiceHash,
+			IssuedAt: issuedAt,
+		}
+		inv, err := draft.Generate(identity, key)
+		if err != nil {
+			return err
+		}
+		if err := q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{OrganizationID: orgID, EgsUnitID: egs, LastInvoiceHash: inv.Hash}); err != nil {
+			return err
+		}
+		result, err := json.Marshal(inv)
+		if err != nil {
+			return err
+		}
+		row, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+			ID:             id,
+			OrganizationID: orgID,
+			EgsUnitID:      egs,
+			Icv:            identity.ICV,
+			Number:         identity.Number,
+			Uuid:           invoiceUUID,
+			Pih:            identity.PIH,
+			InvoiceHash:    inv.Hash,
+			Status:         einvoice.StatusGenerated,
+			InvoiceType:    inv.Type,
+			RequestedType:  in.Request.RequestedType,
+			Valid:          inv.Valid(),
+			PayableAmount:  inv.Totals.Payable,
+			IssuedAt:       issuedAt,
+			Request:        in.RequestJSON,
+			Result:         result,
+			Xml:            inv.XML,
+			RequestID:      nonEmpty(core.RequestIDFrom(ctx)),
+		})
+		if err != nil {
+			return err
+		}
+		if out, err = taxInvoiceFromRow(row); err != nil {
+			return err
+		}
+		if err := audit(ctx, q, core.AuditEntry{
+			OrganizationID: &orgID,
+			Action:         "tax_invoice.generated",
+			ResourceType:   "tax_invoice",
+			ResourceID:     id.String(),
+			After: map[string]any{
+				"id": id, "number": identity.Number, "uuid": invoiceUUID, "egs_unit_id": egs, "icv": identity.ICV,
+				"invoice_hash": inv.Hash, "valid": inv.Valid(), "payable_amount": inv.Totals.Payable, "currency": einvoice.Currency,
+			},
+		}); err != nil {
+			return err
+		}
+		return recordUsage(ctx, q, orgID, productEinvoice)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sandboxKey returns the organization's sandbox stamping key, creating it on first use.
+// Concurrent first uses race on the primary key; the loser keeps the winner's key.
+func (s *TaxInvoiceService) sandboxKey(ctx context.Context, orgID uuid.UUID) (*einvoice.SandboxKey, error) {
+	q := s.db.queries(ctx)
+	row, err := q.EinvoiceSandboxKeyGet(ctx, orgID)
+	if core.ErrorCode(translate(err)) == core.ENotFound {
+		key, err := einvoice.NewSandboxKey(orgID.String(), s.now())
+		if err != nil {
+			return nil, err
+		}
+		if err := q.EinvoiceSandboxKeyInsert(ctx, dbq.EinvoiceSandboxKeyInsertParams{
+			OrganizationID: orgID, PrivateKey: key.PrivateKeyBytes(), Certificate: key.Certificate,
+		}); err != nil {
+			return nil, translate(err)
+		}
+		row, err = q.EinvoiceSandboxKeyGet(ctx, orgID)
+		if err != nil {
+			return nil, translate(err)
+		}
+	} else if err != nil {
+		return nil, translate(err)
+	}
+	return einvoice.LoadSandboxKey(row.PrivateKey, row.Certificate)
+}
+
+// FindTaxInvoiceByID implements core.TaxInvoiceService.
+func (s *TaxInvoiceService) FindTaxInvoiceByID(ctx context.Context, id uuid.UUID) (*core.TaxInvoice, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var row dbq.TaxInvoice
+	if p.IsOperator() {
+		row, err = s.db.queries(ctx).TaxInvoiceGetByIDAnyOrganization(ctx, id)
+	} else {
+		row, err = s.db.queries(ctx).TaxInvoiceGetByID(ctx, dbq.TaxInvoiceGetByIDParams{OrganizationID: p.OrganizationID, ID: id})
+	}
+	if err != nil {
+		if core.ErrorCode(translate(err)) == core.ENotFound {
+			return nil, core.Errorf(core.ENotFound, "Tax invoice %s does not exist.", id)
+		}
+		return nil, translate(err)
+	}
+	return taxInvoiceFromRow(row)
+}
+
+func taxInvoiceFromRow(r dbq.TaxInvoice) (*core.TaxInvoice, error) {
+	t := &core.TaxInvoice{
+		ID:             r.ID,
+		OrganizationID: r.OrganizationID,
+		EGSUnitID:      r.EgsUnitID,
+		Status:         r.Status,
+		RequestedType:  r.RequestedType,
+		Number:         r.Number,
+		UUID:           r.Uuid,
+		ICV:            r.Icv,
+		PIH:            r.Pih,
+		IssuedAt:       r.IssuedAt,
+		CreatedAt:      r.CreatedAt,
+		Request:        r.Request,
+	}
+	if err := json.Unmarshal(r.Result, &t.Invoice); err != nil {
+		return nil, fmt.Errorf("postgres: tax invoice %s result: %w", r.ID, err)
+	}
+	t.Invoice.XML = r.Xml
+	return t, nil
+}
