@@ -2,11 +2,12 @@
 -- Simplified tax invoices (sandbox). Every table is tenant-owned and carries organization_id.
 
 -- One sandbox stamping identity per organization: a secp256k1 key and its self-signed
--- certificate marked as sandbox. Sandbox only: the key is kept in the database in clear.
+-- certificate marked as sandbox. The private key is sealed with the service's encryption key
+-- (internal/secretbox), never stored in clear.
 CREATE TABLE einvoice_sandbox_keys (
     organization_id uuid        PRIMARY KEY REFERENCES organizations (id),
     created_at      timestamptz NOT NULL DEFAULT now(),
-    private_key     bytea       NOT NULL CHECK (length(private_key) = 32),
+    private_key     bytea       NOT NULL,
     certificate     bytea       NOT NULL
 );
 

@@ -286,7 +286,15 @@ func TestConnectedBusinessLifecycleAndCredentials(t *testing.T) {
 		http.StatusUnauthorized, "unauthenticated")
 	assertProblem(t, "new credential while suspended", credential(`{"product":"address"}`), http.StatusConflict, "conflict")
 
+	resolve := func() *apitest.Response {
+		return env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/address/resolve-short", Token: key,
+			Body: `{"short_address":"RRMA1234","language":"en"}`})
+	}
+	assertProblem(t, "product operation while suspended", resolve(), http.StatusUnauthorized, "unauthenticated")
 	setStatus("active")
+	if r := resolve(); r.Status != http.StatusOK {
+		t.Errorf("the credential's own product operation: %d %s", r.Status, r.Body)
+	}
 	assertProblem(t, "credential works again (and is still scoped)",
 		env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/organizations/" + p.orgID, Token: key}),
 		http.StatusForbidden, "insufficient_scope")

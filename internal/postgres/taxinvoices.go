@@ -12,19 +12,21 @@ import (
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/einvoice"
+	"github.com/provider/coreapi/internal/secretbox"
 )
 
 // TaxInvoiceService implements core.TaxInvoiceService.
 type TaxInvoiceService struct {
 	db  *DB
+	box *secretbox.Box // seals the sandbox stamping keys at rest
 	now func() time.Time
 }
 
 var _ core.TaxInvoiceService = (*TaxInvoiceService)(nil)
 
-// NewTaxInvoiceService returns the tax invoice service over d.
-func NewTaxInvoiceService(d *DB) *TaxInvoiceService {
-	return &TaxInvoiceService{db: d, now: time.Now}
+// NewTaxInvoiceService returns the tax invoice service over d; box seals stamping keys.
+func NewTaxInvoiceService(d *DB, box *secretbox.Box) *TaxInvoiceService {
+	return &TaxInvoiceService{db: d, box: box, now: time.Now}
 }
 
 // GenerateSimplifiedInvoice implements core.TaxInvoiceService.
@@ -151,7 +153,7 @@ func (s *TaxInvoiceService) sandboxKey(ctx context.Context, orgID uuid.UUID) (*e
 			return nil, err
 		}
 		if err := q.EinvoiceSandboxKeyInsert(ctx, dbq.EinvoiceSandboxKeyInsertParams{
-			OrganizationID: orgID, PrivateKey: key.PrivateKeyBytes(), Certificate: key.Certificate,
+			OrganizationID: orgID, PrivateKey: s.box.Seal(key.PrivateKeyBytes(), orgID[:]), Certificate: key.Certificate,
 		}); err != nil {
 			return nil, translate(err)
 		}
@@ -162,7 +164,11 @@ func (s *TaxInvoiceService) sandboxKey(ctx context.Context, orgID uuid.UUID) (*e
 	} else if err != nil {
 		return nil, translate(err)
 	}
-	return einvoice.LoadSandboxKey(row.PrivateKey, row.Certificate)
+	private, err := s.box.Open(row.PrivateKey, orgID[:])
+	if err != nil {
+		return nil, fmt.Errorf("sandbox key of organization %s: %w", orgID, err)
+	}
+	return einvoice.LoadSandboxKey(private, row.Certificate)
 }
 
 // FindTaxInvoiceByID implements core.TaxInvoiceService.
