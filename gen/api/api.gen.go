@@ -3908,7 +3908,7 @@ type UnprocessableEntity = Problem
 
 // ResolveShortAddressParams defines parameters for ResolveShortAddress.
 type ResolveShortAddressParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3926,19 +3926,19 @@ type ListApiKeysParams struct {
 
 // CreateApiKeyParams defines parameters for CreateApiKey.
 type CreateApiKeyParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RevokeApiKeyParams defines parameters for RevokeApiKey.
 type RevokeApiKeyParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RotateApiKeyParams defines parameters for RotateApiKey.
 type RotateApiKeyParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3980,19 +3980,19 @@ type ListConnectedBusinessesParams struct {
 
 // CreateConnectedBusinessParams defines parameters for CreateConnectedBusiness.
 type CreateConnectedBusinessParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateConnectedBusinessCredentialParams defines parameters for CreateConnectedBusinessCredential.
 type CreateConnectedBusinessCredentialParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateGrowthEventParams defines parameters for CreateGrowthEvent.
 type CreateGrowthEventParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4010,19 +4010,19 @@ type GetGrowthSummaryParams struct {
 
 // CreateOAuthTokenParams defines parameters for CreateOAuthToken.
 type CreateOAuthTokenParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateVerifiedLoginOnboardingParams defines parameters for CreateVerifiedLoginOnboarding.
 type CreateVerifiedLoginOnboardingParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateOrganizationParams defines parameters for CreateOrganization.
 type CreateOrganizationParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4082,49 +4082,49 @@ type ListSubscriptionsParams struct {
 
 // CreateSubscriptionParams defines parameters for CreateSubscription.
 type CreateSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CancelSubscriptionParams defines parameters for CancelSubscription.
 type CancelSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ChangeSubscriptionPlanParams defines parameters for ChangeSubscriptionPlan.
 type ChangeSubscriptionPlanParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ReactivateSubscriptionParams defines parameters for ReactivateSubscription.
 type ReactivateSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ResumeSubscriptionParams defines parameters for ResumeSubscription.
 type ResumeSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SelectSubscriptionPlanParams defines parameters for SelectSubscriptionPlan.
 type SelectSubscriptionPlanParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SuspendSubscriptionParams defines parameters for SuspendSubscription.
 type SuspendSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // TerminateSubscriptionParams defines parameters for TerminateSubscription.
 type TerminateSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4145,19 +4145,19 @@ type ListSupportCasesParams struct {
 
 // CreateSupportCaseParams defines parameters for CreateSupportCase.
 type CreateSupportCaseParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CloseSupportCaseParams defines parameters for CloseSupportCase.
 type CloseSupportCaseParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // GenerateSimplifiedInvoiceParams defines parameters for GenerateSimplifiedInvoice.
 type GenerateSimplifiedInvoiceParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4193,13 +4193,13 @@ type ListWebhookEndpointsParams struct {
 
 // CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
 type CreateWebhookEndpointParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SendWebhookEndpointTestParams defines parameters for SendWebhookEndpointTest.
 type SendWebhookEndpointTestParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4830,7 +4830,7 @@ type ClientInterface interface {
 
 	// ListAuditEvents List audit events
 	//
-	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Corresponds with GET /v1/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5021,21 +5021,21 @@ type ClientInterface interface {
 
 	// ListRequestLogs List request logs
 	//
-	// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 	ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSpendControls List spend controls with current consumption
 	//
-	// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Corresponds with GET /v1/spend-controls (the `ListSpendControls` operationId).
 	ListSpendControls(ctx context.Context, params *ListSpendControlsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutSpendControlWithBody Create or replace a spend control
 	//
-	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5044,7 +5044,7 @@ type ClientInterface interface {
 
 	// PutSpendControl Create or replace a spend control
 	//
-	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5189,7 +5189,7 @@ type ClientInterface interface {
 
 	// ListSupportCases List support cases
 	//
-	// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Corresponds with GET /v1/support-cases (the `ListSupportCases` operationId).
 	ListSupportCases(ctx context.Context, params *ListSupportCasesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5261,14 +5261,14 @@ type ClientInterface interface {
 
 	// GetUsage Get usage
 	//
-	// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. The operator must pass `organization_id`.
+	// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. The operator must pass `organization_id`.
 	//
 	// Corresponds with GET /v1/usage (the `GetUsage` operationId).
 	GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhookEndpoints List webhook endpoints
 	//
-	// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
 	ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5484,7 +5484,7 @@ func (c *Client) RotateApiKey(ctx context.Context, id Id, params *RotateApiKeyPa
 
 // ListAuditEvents List audit events
 //
-// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Corresponds with GET /v1/audit-events (the `ListAuditEvents` operationId).
 func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5905,7 +5905,7 @@ func (c *Client) GetProduct(ctx context.Context, id Id, reqEditors ...RequestEdi
 
 // ListRequestLogs List request logs
 //
-// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 func (c *Client) ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5922,7 +5922,7 @@ func (c *Client) ListRequestLogs(ctx context.Context, params *ListRequestLogsPar
 
 // ListSpendControls List spend controls with current consumption
 //
-// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Corresponds with GET /v1/spend-controls (the `ListSpendControls` operationId).
 func (c *Client) ListSpendControls(ctx context.Context, params *ListSpendControlsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5939,7 +5939,7 @@ func (c *Client) ListSpendControls(ctx context.Context, params *ListSpendControl
 
 // PutSpendControlWithBody Create or replace a spend control
 //
-// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5958,7 +5958,7 @@ func (c *Client) PutSpendControlWithBody(ctx context.Context, product SpendProdu
 
 // PutSpendControl Create or replace a spend control
 //
-// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6273,7 +6273,7 @@ func (c *Client) TerminateSubscription(ctx context.Context, id Id, params *Termi
 
 // ListSupportCases List support cases
 //
-// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Corresponds with GET /v1/support-cases (the `ListSupportCases` operationId).
 func (c *Client) ListSupportCases(ctx context.Context, params *ListSupportCasesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6425,7 +6425,7 @@ func (c *Client) GetTaxInvoice(ctx context.Context, id Id, reqEditors ...Request
 
 // GetUsage Get usage
 //
-// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. The operator must pass `organization_id`.
+// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. The operator must pass `organization_id`.
 //
 // Corresponds with GET /v1/usage (the `GetUsage` operationId).
 func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6442,7 +6442,7 @@ func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, reqEditor
 
 // ListWebhookEndpoints List webhook endpoints
 //
-// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
 func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9356,7 +9356,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAuditEventsWithResponse List audit events
 	//
-	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9563,7 +9563,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListRequestLogsWithResponse List request logs
 	//
-	// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9572,7 +9572,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSpendControlsWithResponse List spend controls with current consumption
 	//
-	// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9581,7 +9581,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutSpendControlWithBodyWithResponse Create or replace a spend control
 	//
-	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9590,7 +9590,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutSpendControlWithResponse Create or replace a spend control
 	//
-	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9743,7 +9743,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListSupportCasesWithResponse List support cases
 	//
-	// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9823,7 +9823,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetUsageWithResponse Get usage
 	//
-	// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. The operator must pass `organization_id`.
+	// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. The operator must pass `organization_id`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9832,7 +9832,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookEndpointsWithResponse List webhook endpoints
 	//
-	// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17522,7 +17522,7 @@ func (c *ClientWithResponses) RotateApiKeyWithResponse(ctx context.Context, id I
 
 // ListAuditEventsWithResponse List audit events
 //
-// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17867,7 +17867,7 @@ func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, id Id,
 
 // ListRequestLogsWithResponse List request logs
 //
-// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17882,7 +17882,7 @@ func (c *ClientWithResponses) ListRequestLogsWithResponse(ctx context.Context, p
 
 // ListSpendControlsWithResponse List spend controls with current consumption
 //
-// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Returns a bare array (not a page) with every spend control of the organization, each with `current_operations` of the current UTC month and the two reached flags. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17897,7 +17897,7 @@ func (c *ClientWithResponses) ListSpendControlsWithResponse(ctx context.Context,
 
 // PutSpendControlWithBodyWithResponse Create or replace a spend control
 //
-// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17912,7 +17912,7 @@ func (c *ClientWithResponses) PutSpendControlWithBodyWithResponse(ctx context.Co
 
 // PutSpendControlWithResponse Create or replace a spend control
 //
-// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Creates or replaces the spend control of one product. Every field is required. When `current_operations` reaches `warning_threshold_percent` of `hard_operation_limit`, the warning is reached (one `spend_control.warning_reached` webhook event per month); at the limit, further operations of that product are refused with 429 `spend_limit_reached` until the month ends or the control changes. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18167,7 +18167,7 @@ func (c *ClientWithResponses) TerminateSubscriptionWithResponse(ctx context.Cont
 
 // ListSupportCasesWithResponse List support cases
 //
-// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists the support cases of one organization, oldest first, optionally of one status. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18295,7 +18295,7 @@ func (c *ClientWithResponses) GetTaxInvoiceWithResponse(ctx context.Context, id 
 
 // GetUsageWithResponse Get usage
 //
-// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. The operator must pass `organization_id`.
+// Counts accepted product operations (invoice generation, address resolution) per product and per UTC day or month — the numbers spend controls use. `from` defaults to the first day of the current month, `to` to today; the range is at most 366 days. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. The operator must pass `organization_id`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18310,7 +18310,7 @@ func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, params *
 
 // ListWebhookEndpointsWithResponse List webhook endpoints
 //
-// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists webhook endpoints, oldest first, never with secrets. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type ApiKey struct {
@@ -129,6 +130,19 @@ type ServiceResource struct {
 	UpdatedAt           time.Time
 }
 
+type SpendControl struct {
+	ID                      uuid.UUID
+	OrganizationID          uuid.UUID
+	Product                 string
+	WarningThresholdPercent int32
+	MonthlyBudgetMinorUnits *int64
+	HardOperationLimit      *int64
+	NotificationRecipients  []string
+	Enabled                 bool
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
+}
+
 type TaxInvoice struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
@@ -149,6 +163,15 @@ type TaxInvoice struct {
 	Result         []byte
 	Xml            string
 	RequestID      *string
+}
+
+type UsageCounter struct {
+	OrganizationID     uuid.UUID
+	Product            string
+	Month              pgtype.Date
+	Operations         int64
+	WarningReachedAt   *time.Time
+	HardLimitReachedAt *time.Time
 }
 
 type UsageEvent struct {

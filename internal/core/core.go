@@ -13,6 +13,7 @@ type Services struct {
 	Credentials   CredentialService
 	Idempotency   IdempotencyService
 	Businesses    ConnectedBusinessService
+	Spend         SpendService
 	TaxInvoices   TaxInvoiceService
 	Addresses     AddressService
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. Each maps to one HTTP status in internal/httpapi; the code is what clients
@@ -58,6 +59,8 @@ type Error struct {
 	Fields  []FieldError
 	// Cause is the underlying error, for logs only; it is never shown to a client.
 	Cause error
+	// RetryAfter, when set, tells the client when a retry may succeed (Retry-After).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -36,7 +36,7 @@ type IdempotentResponse struct {
 type IdempotencyService interface {
 	// Run replays the stored response of an earlier request with the same key, or runs
 	// handle and stores its response in the same transaction as the effects handle makes
-	// through ctx. 5xx responses are not stored and leave no effect. A concurrent request
+	// through ctx. 5xx and 429 responses are not stored and leave no effect. A concurrent request
 	// with the key is EIdempotencyInProgress; the key with another method, path or body is
 	// EIdempotencyKeyReused.
 	Run(ctx context.Context, req IdempotentRequest, handle func(ctx context.Context) IdempotentResponse) (resp IdempotentResponse, replayed bool, err error)

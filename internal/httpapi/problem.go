@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/core"
@@ -40,6 +42,8 @@ var problemKinds = map[string]problemKind{
 
 	core.EInvalidTransition:    {http.StatusConflict, "The resource's state does not allow this action.", false},
 	core.EPlatformModeRequired: {http.StatusForbidden, "Only platform organizations may do this.", false},
+
+	core.ESpendLimitReached: {http.StatusTooManyRequests, "The spend control's monthly operation limit is reached.", false},
 
 	core.EIdempotencyInProgress: {http.StatusConflict, "A request with this Idempotency-Key is in progress.", true},
 	core.EIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "The Idempotency-Key was used for another request.", false},
@@ -116,6 +120,9 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Cache-Control", "no-store")
+	if ce.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(ce.RetryAfter.Seconds()))))
+	}
 	w.WriteHeader(kind.status)
 	var encoded any = body
 	if oauthCodes[ce.Code] {

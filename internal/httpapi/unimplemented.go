@@ -49,16 +49,6 @@ func (s *Server) ListRequestLogs(context.Context, api.ListRequestLogsRequestObje
 	return nil, errNotImplemented("listRequestLogs")
 }
 
-// ListSpendControls answers 501 until it is implemented.
-func (s *Server) ListSpendControls(context.Context, api.ListSpendControlsRequestObject) (api.ListSpendControlsResponseObject, error) {
-	return nil, errNotImplemented("listSpendControls")
-}
-
-// PutSpendControl answers 501 until it is implemented.
-func (s *Server) PutSpendControl(context.Context, api.PutSpendControlRequestObject) (api.PutSpendControlResponseObject, error) {
-	return nil, errNotImplemented("putSpendControl")
-}
-
 // ListSubscriptions answers 501 until it is implemented.
 func (s *Server) ListSubscriptions(context.Context, api.ListSubscriptionsRequestObject) (api.ListSubscriptionsResponseObject, error) {
 	return nil, errNotImplemented("listSubscriptions")
@@ -127,11 +117,6 @@ func (s *Server) GetSupportCase(context.Context, api.GetSupportCaseRequestObject
 // CloseSupportCase answers 501 until it is implemented.
 func (s *Server) CloseSupportCase(context.Context, api.CloseSupportCaseRequestObject) (api.CloseSupportCaseResponseObject, error) {
 	return nil, errNotImplemented("closeSupportCase")
-}
-
-// GetUsage answers 501 until it is implemented.
-func (s *Server) GetUsage(context.Context, api.GetUsageRequestObject) (api.GetUsageResponseObject, error) {
-	return nil, errNotImplemented("getUsage")
 }
 
 // ListWebhookEndpoints answers 501 until it is implemented.

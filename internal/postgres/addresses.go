@@ -24,6 +24,11 @@ func (s *AddressService) ResolveShortAddress(ctx context.Context, shortAddress, 
 	if err != nil {
 		return nil, err
 	}
+	if !p.IsOperator() {
+		if err := checkSpend(ctx, s.db.queries(ctx), p.OrganizationID, productAddress); err != nil {
+			return nil, translate(err)
+		}
+	}
 	res, err := address.Resolve(shortAddress, language)
 	if errors.Is(err, address.ErrMalformed) {
 		return nil, &core.Error{Code: core.EValidation, Message: "short_address must be four letters and four digits, e.g. RRRD2929.",

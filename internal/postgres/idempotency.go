@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,8 +65,9 @@ func (s *IdempotencyService) Run(ctx context.Context, req core.IdempotentRequest
 		return none, false, translate(err)
 	}
 	resp := handle(withTx(ctx, work))
-	if resp.Status >= 500 {
-		return resp, false, nil // not stored; the deferred rollback undoes any effect
+	if resp.Status >= 500 || resp.Status == http.StatusTooManyRequests {
+		// Not stored (a later retry may succeed); the deferred rollback undoes any effect.
+		return resp, false, nil
 	}
 	if resp.Status >= 400 {
 		err = work.Rollback(ctx)

@@ -15,6 +15,7 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Credentials:   keys,
 		Idempotency:   NewIdempotencyService(d, box),
 		Businesses:    NewConnectedBusinessService(d),
+		Spend:         NewSpendService(d),
 		TaxInvoices:   NewTaxInvoiceService(d, box),
 		Addresses:     NewAddressService(d),
 	}

@@ -56,6 +56,9 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 		}
 		return nil, translate(err)
 	}
+	if err := checkSpend(ctx, s.db.queries(ctx), orgID, productEinvoice); err != nil {
+		return nil, translate(err)
+	}
 	key, err := s.sandboxKey(ctx, orgID)
 	if err != nil {
 		return nil, err

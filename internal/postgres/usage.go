@@ -2,10 +2,16 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
 )
 
 // Products whose operations count toward usage.
@@ -14,13 +20,232 @@ const (
 	productAddress  = "address"
 )
 
+// checkSpend refuses an operation up front when the month's count already stands at an
+// enabled hard limit, so a refused request does no work. recordUsage decides exactly.
+func checkSpend(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product string) error {
+	ctrl, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: product})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ctrl.Enabled || ctrl.HardOperationLimit == nil {
+		return nil
+	}
+	counter, err := q.UsageCounterGet(ctx, dbq.UsageCounterGetParams{OrganizationID: orgID, Product: product})
+	if errors.Is(err, pgx.ErrNoRows) {
+		counter.Operations = 0
+	} else if err != nil {
+		return err
+	}
+	if counter.Operations >= *ctrl.HardOperationLimit {
+		return spendLimitReached(product, *ctrl.HardOperationLimit)
+	}
+	return nil
+}
+
 // recordUsage records one usage unit of product for organization orgID within the caller's
-// transaction q, so an operation and its count commit or roll back together. Spend controls
-// hook in here: this is the one place every accepted product operation passes.
+// transaction q, so an operation and its count commit or roll back together. It is the one
+// place every accepted product operation passes, so the spend control is decided here: the
+// month's counter row is incremented (its lock orders concurrent operations), and an
+// operation that would pass an enabled hard limit fails, rolling its whole transaction back.
+// The warning and the hard-limit crossings are recorded once per month.
 func recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product string) error {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return err
 	}
-	return q.UsageEventInsert(ctx, dbq.UsageEventInsertParams{ID: id, OrganizationID: orgID, Product: product})
+	if err := q.UsageEventInsert(ctx, dbq.UsageEventInsertParams{ID: id, OrganizationID: orgID, Product: product}); err != nil {
+		return err
+	}
+	counter, err := q.UsageCounterIncrement(ctx, dbq.UsageCounterIncrementParams{OrganizationID: orgID, Product: product})
+	if err != nil {
+		return err
+	}
+	row, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: product})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ctrl := spendControlFromRow(row)
+	if !ctrl.Enabled || ctrl.HardOperationLimit == nil {
+		return nil
+	}
+	if counter.Operations > *ctrl.HardOperationLimit {
+		return spendLimitReached(product, *ctrl.HardOperationLimit)
+	}
+	month := dbq.UsageCounterMarkWarningParams{OrganizationID: orgID, Product: product, Month: counter.Month}
+	if at, _ := ctrl.WarningAt(); counter.Operations >= at {
+		if err := markCrossing(ctx, q, ctrl, counter.Operations, "spend_control.warning_reached",
+			func() (int64, error) { return q.UsageCounterMarkWarning(ctx, month) }); err != nil {
+			return err
+		}
+	}
+	if counter.Operations == *ctrl.HardOperationLimit {
+		return markCrossing(ctx, q, ctrl, counter.Operations, "spend_control.hard_limit_reached",
+			func() (int64, error) {
+				return q.UsageCounterMarkHardLimit(ctx, dbq.UsageCounterMarkHardLimitParams(month))
+			})
+	}
+	return nil
+}
+
+// markCrossing records a crossing the first time this month: mark reports how many rows it
+// marked (0 when this month's crossing is already recorded).
+func markCrossing(ctx context.Context, q *dbq.Queries, ctrl *core.SpendControl, operations int64, action string, mark func() (int64, error)) error {
+	n, err := mark()
+	if err != nil || n == 0 {
+		return err
+	}
+	return audit(ctx, q, core.AuditEntry{
+		OrganizationID: &ctrl.OrganizationID, Action: action, ResourceType: "spend_control",
+		ResourceID: ctrl.ID.String(), After: ctrl.Status(operations),
+	})
+}
+
+func spendLimitReached(product string, limit int64) error {
+	now := time.Now().UTC()
+	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	return &core.Error{
+		Code:       core.ESpendLimitReached,
+		Message:    fmt.Sprintf("The monthly limit of %d %s operations is reached; it resets at %s or when the spend control changes.", limit, product, nextMonth.Format(time.RFC3339)),
+		RetryAfter: nextMonth.Sub(now),
+	}
+}
+
+// SpendService implements core.SpendService.
+type SpendService struct{ db *DB }
+
+var _ core.SpendService = (*SpendService)(nil)
+
+// NewSpendService returns the spend control and usage service over d.
+func NewSpendService(d *DB) *SpendService { return &SpendService{db: d} }
+
+// PutSpendControl implements core.SpendService.
+func (s *SpendService) PutSpendControl(ctx context.Context, in core.SpendControlPut) (*core.SpendControl, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	orgID, err := organizationFor(p, in.OrganizationID, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	var ctrl *core.SpendControl
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		if err := organizationExists(ctx, q, orgID); err != nil {
+			return err
+		}
+		var before any
+		if old, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: in.Product}); err == nil {
+			before = spendControlFromRow(old)
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		row, err := q.SpendControlUpsert(ctx, dbq.SpendControlUpsertParams{
+			ID: id, OrganizationID: orgID, Product: in.Product,
+			WarningThresholdPercent: int32(in.WarningThresholdPercent),
+			MonthlyBudgetMinorUnits: in.MonthlyBudgetMinorUnits, HardOperationLimit: in.HardOperationLimit,
+			NotificationRecipients: nonNil(in.NotificationRecipients), Enabled: in.Enabled,
+		})
+		if err != nil {
+			return err
+		}
+		ctrl = spendControlFromRow(row)
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &orgID, Action: "spend_control.updated", ResourceType: "spend_control",
+			ResourceID: ctrl.ID.String(), Before: before, After: ctrl,
+		})
+	})
+	return ctrl, err
+}
+
+// ListSpendControls implements core.SpendService.
+func (s *SpendService) ListSpendControls(ctx context.Context, organizationID string) ([]core.SpendControlStatus, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	orgID, err := organizationFor(p, organizationID, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.queries(ctx).SpendControlListWithUsage(ctx, orgID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]core.SpendControlStatus, len(rows))
+	for i, r := range rows {
+		out[i] = spendControlFromRow(r.SpendControl).Status(r.CurrentOperations)
+	}
+	return out, nil
+}
+
+// maxUsageDays bounds a usage report's range.
+const maxUsageDays = 366
+
+// Usage implements core.SpendService.
+func (s *SpendService) Usage(ctx context.Context, in core.UsageQuery) (*core.UsageReport, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var orgID uuid.UUID
+	switch {
+	case in.OrganizationID != nil:
+		if orgID, err = organizationFor(p, *in.OrganizationID, "organization_id"); err != nil {
+			return nil, err
+		}
+	case p.IsOperator():
+		return nil, queryError("organization_id", "required", "The operator must name the organization (organization_id).")
+	default:
+		orgID = p.OrganizationID
+	}
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	from, to := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC), today
+	if in.From != nil {
+		from = *in.From
+	}
+	if in.To != nil {
+		to = *in.To
+	}
+	if to.Before(from) {
+		return nil, queryError("to", "minimum", "to must not be before from.")
+	}
+	if to.Sub(from) > maxUsageDays*24*time.Hour {
+		return nil, queryError("to", "maximum", fmt.Sprintf("A usage report spans at most %d days.", maxUsageDays))
+	}
+	rows, err := s.db.queries(ctx).UsageReport(ctx, dbq.UsageReportParams{
+		Granularity: in.Granularity, OrganizationID: orgID, Product: in.Product,
+		FromDate: pgtype.Date{Time: from, Valid: true}, ToDate: pgtype.Date{Time: to, Valid: true},
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	report := &core.UsageReport{OrganizationID: orgID, Granularity: in.Granularity, From: from, To: to, Totals: map[string]int64{}}
+	for _, r := range rows {
+		report.Items = append(report.Items, core.UsageBucket{Product: r.Product, PeriodStart: r.PeriodStart.Time, Operations: r.Operations})
+		report.Totals[r.Product] += r.Operations
+	}
+	return report, nil
+}
+
+func queryError(param, code, msg string) error {
+	return &core.Error{Code: core.EValidation, Message: msg,
+		Fields: []core.FieldError{{Location: "query", Pointer: param, Code: code, Message: msg}}}
+}
+
+func spendControlFromRow(r dbq.SpendControl) *core.SpendControl {
+	return &core.SpendControl{
+		ID: r.ID, OrganizationID: r.OrganizationID, Product: r.Product,
+		WarningThresholdPercent: int(r.WarningThresholdPercent), MonthlyBudgetMinorUnits: r.MonthlyBudgetMinorUnits,
+		HardOperationLimit: r.HardOperationLimit, NotificationRecipients: r.NotificationRecipients, Enabled: r.Enabled,
+	}
 }
