@@ -9,4 +9,6 @@ package core
 // (postgres.NewServices); tests and main wire them in one line.
 type Services struct {
 	Organizations OrganizationService
+	Catalogue     CatalogueService
+	Subscriptions SubscriptionService
 }
