@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -52,8 +53,21 @@ func New(t testing.TB) *Env {
 		t.Fatalf("apitest: %v", err)
 	}
 	t.Cleanup(db.Close)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// The background workers run as in production, polling often so tests see their effects
+	// (e.g. provisioning complete) promptly.
+	workerCtx, stopWorkers := context.WithCancel(ctx)
+	workersDone := make(chan struct{})
+	go func() {
+		defer close(workersDone)
+		postgres.NewProvisioningWorker(db, logger, 20*time.Millisecond).Run(workerCtx)
+	}()
+	t.Cleanup(func() {
+		stopWorkers()
+		<-workersDone
+	})
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:      logger,
 		Development: true,
 		Ready:       db.Ping,
 		Services:    postgres.NewServices(db),

@@ -6,5 +6,7 @@ import "github.com/provider/coreapi/internal/core"
 func NewServices(d *DB) core.Services {
 	return core.Services{
 		Organizations: NewOrganizationService(d),
+		Catalogue:     NewCatalogueService(d),
+		Subscriptions: NewSubscriptionService(d),
 	}
 }
