@@ -4963,21 +4963,25 @@ type ClientInterface interface {
 
 	// ListPlans List plans with prices
 	//
-	// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 	//
 	// Corresponds with GET /v1/plans (the `ListPlans` operationId).
 	ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListProducts List products
 	//
-	// Lists the product catalogue (keyset pagination). Default page size 50.
+	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+	// exactly once. The catalogue is the same for every principal.
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetProduct Get a product
 	//
-	// Returns one product with its plans (without prices).
+	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 	//
 	// Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5016,14 +5020,24 @@ type ClientInterface interface {
 
 	// ListSubscriptions List subscriptions of an organization
 	//
-	// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+	// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+	// one); the operator may name any existing organization.
 	//
 	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
 	ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSubscriptionWithBody Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5032,7 +5046,15 @@ type ClientInterface interface {
 
 	// CreateSubscription Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5041,21 +5063,25 @@ type ClientInterface interface {
 
 	// GetSubscription Get a subscription
 	//
-	// Returns one subscription.
+	// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 	//
 	// Corresponds with GET /v1/subscriptions/{id} (the `GetSubscription` operationId).
 	GetSubscription(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelSubscription Cancel a subscription
 	//
-	// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 	CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ChangeSubscriptionPlanWithBody Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5064,7 +5090,10 @@ type ClientInterface interface {
 
 	// ChangeSubscriptionPlan Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5073,14 +5102,16 @@ type ClientInterface interface {
 
 	// ReactivateSubscription Reactivate a subscription
 	//
-	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 	ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeSubscriptionWithBody Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5089,7 +5120,8 @@ type ClientInterface interface {
 
 	// ResumeSubscription Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5098,7 +5130,25 @@ type ClientInterface interface {
 
 	// SelectSubscriptionPlanWithBody Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5107,7 +5157,25 @@ type ClientInterface interface {
 
 	// SelectSubscriptionPlan Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5116,7 +5184,9 @@ type ClientInterface interface {
 
 	// SuspendSubscriptionWithBody Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5125,7 +5195,9 @@ type ClientInterface interface {
 
 	// SuspendSubscription Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5134,7 +5206,9 @@ type ClientInterface interface {
 
 	// TerminateSubscriptionWithBody Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5143,7 +5217,9 @@ type ClientInterface interface {
 
 	// TerminateSubscription Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5805,7 +5881,8 @@ func (c *Client) GetOrganization(ctx context.Context, id Id, reqEditors ...Reque
 
 // ListPlans List plans with prices
 //
-// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 //
 // Corresponds with GET /v1/plans (the `ListPlans` operationId).
 func (c *Client) ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5822,7 +5899,9 @@ func (c *Client) ListPlans(ctx context.Context, params *ListPlansParams, reqEdit
 
 // ListProducts List products
 //
-// Lists the product catalogue (keyset pagination). Default page size 50.
+// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+// exactly once. The catalogue is the same for every principal.
 //
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5839,7 +5918,8 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 
 // GetProduct Get a product
 //
-// Returns one product with its plans (without prices).
+// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 //
 // Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5928,7 +6008,9 @@ func (c *Client) PutSpendControl(ctx context.Context, product SpendProduct, body
 
 // ListSubscriptions List subscriptions of an organization
 //
-// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+// one); the operator may name any existing organization.
 //
 // Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
 func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5945,7 +6027,15 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 
 // CreateSubscriptionWithBody Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5964,7 +6054,15 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 
 // CreateSubscription Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5983,7 +6081,7 @@ func (c *Client) CreateSubscription(ctx context.Context, params *CreateSubscript
 
 // GetSubscription Get a subscription
 //
-// Returns one subscription.
+// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 //
 // Corresponds with GET /v1/subscriptions/{id} (the `GetSubscription` operationId).
 func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6000,7 +6098,8 @@ func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...Reque
 
 // CancelSubscription Cancel a subscription
 //
-// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6017,7 +6116,10 @@ func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSu
 
 // ChangeSubscriptionPlanWithBody Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6036,7 +6138,10 @@ func (c *Client) ChangeSubscriptionPlanWithBody(ctx context.Context, id Id, para
 
 // ChangeSubscriptionPlan Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6055,7 +6160,8 @@ func (c *Client) ChangeSubscriptionPlan(ctx context.Context, id Id, params *Chan
 
 // ReactivateSubscription Reactivate a subscription
 //
-// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6072,7 +6178,8 @@ func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *Reac
 
 // ResumeSubscriptionWithBody Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6091,7 +6198,8 @@ func (c *Client) ResumeSubscriptionWithBody(ctx context.Context, id Id, params *
 
 // ResumeSubscription Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6110,7 +6218,25 @@ func (c *Client) ResumeSubscription(ctx context.Context, id Id, params *ResumeSu
 
 // SelectSubscriptionPlanWithBody Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6129,7 +6255,25 @@ func (c *Client) SelectSubscriptionPlanWithBody(ctx context.Context, id Id, para
 
 // SelectSubscriptionPlan Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6148,7 +6292,9 @@ func (c *Client) SelectSubscriptionPlan(ctx context.Context, id Id, params *Sele
 
 // SuspendSubscriptionWithBody Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6167,7 +6313,9 @@ func (c *Client) SuspendSubscriptionWithBody(ctx context.Context, id Id, params 
 
 // SuspendSubscription Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6186,7 +6334,9 @@ func (c *Client) SuspendSubscription(ctx context.Context, id Id, params *Suspend
 
 // TerminateSubscriptionWithBody Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6205,7 +6355,9 @@ func (c *Client) TerminateSubscriptionWithBody(ctx context.Context, id Id, param
 
 // TerminateSubscription Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9475,7 +9627,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListPlansWithResponse List plans with prices
 	//
-	// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9484,7 +9637,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListProductsWithResponse List products
 	//
-	// Lists the product catalogue (keyset pagination). Default page size 50.
+	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+	// exactly once. The catalogue is the same for every principal.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9493,7 +9648,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetProductWithResponse Get a product
 	//
-	// Returns one product with its plans (without prices).
+	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9538,7 +9694,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListSubscriptionsWithResponse List subscriptions of an organization
 	//
-	// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+	// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+	// one); the operator may name any existing organization.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9547,7 +9705,15 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithBodyWithResponse Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9556,7 +9722,15 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithResponse Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9565,7 +9739,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetSubscriptionWithResponse Get a subscription
 	//
-	// Returns one subscription.
+	// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9574,7 +9748,8 @@ type ClientWithResponsesInterface interface {
 
 	// CancelSubscriptionWithResponse Cancel a subscription
 	//
-	// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9583,7 +9758,10 @@ type ClientWithResponsesInterface interface {
 
 	// ChangeSubscriptionPlanWithBodyWithResponse Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9592,7 +9770,10 @@ type ClientWithResponsesInterface interface {
 
 	// ChangeSubscriptionPlanWithResponse Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9601,7 +9782,8 @@ type ClientWithResponsesInterface interface {
 
 	// ReactivateSubscriptionWithResponse Reactivate a subscription
 	//
-	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9610,7 +9792,8 @@ type ClientWithResponsesInterface interface {
 
 	// ResumeSubscriptionWithBodyWithResponse Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9619,7 +9802,8 @@ type ClientWithResponsesInterface interface {
 
 	// ResumeSubscriptionWithResponse Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9628,7 +9812,25 @@ type ClientWithResponsesInterface interface {
 
 	// SelectSubscriptionPlanWithBodyWithResponse Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9637,7 +9839,25 @@ type ClientWithResponsesInterface interface {
 
 	// SelectSubscriptionPlanWithResponse Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9646,7 +9866,9 @@ type ClientWithResponsesInterface interface {
 
 	// SuspendSubscriptionWithBodyWithResponse Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9655,7 +9877,9 @@ type ClientWithResponsesInterface interface {
 
 	// SuspendSubscriptionWithResponse Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9664,7 +9888,9 @@ type ClientWithResponsesInterface interface {
 
 	// TerminateSubscriptionWithBodyWithResponse Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9673,7 +9899,9 @@ type ClientWithResponsesInterface interface {
 
 	// TerminateSubscriptionWithResponse Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17749,7 +17977,8 @@ func (c *ClientWithResponses) GetOrganizationWithResponse(ctx context.Context, i
 
 // ListPlansWithResponse List plans with prices
 //
-// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17764,7 +17993,9 @@ func (c *ClientWithResponses) ListPlansWithResponse(ctx context.Context, params 
 
 // ListProductsWithResponse List products
 //
-// Lists the product catalogue (keyset pagination). Default page size 50.
+// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+// exactly once. The catalogue is the same for every principal.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17779,7 +18010,8 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 
 // GetProductWithResponse Get a product
 //
-// Returns one product with its plans (without prices).
+// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17854,7 +18086,9 @@ func (c *ClientWithResponses) PutSpendControlWithResponse(ctx context.Context, p
 
 // ListSubscriptionsWithResponse List subscriptions of an organization
 //
-// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+// one); the operator may name any existing organization.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17869,7 +18103,15 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 
 // CreateSubscriptionWithBodyWithResponse Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17884,7 +18126,15 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 
 // CreateSubscriptionWithResponse Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17899,7 +18149,7 @@ func (c *ClientWithResponses) CreateSubscriptionWithResponse(ctx context.Context
 
 // GetSubscriptionWithResponse Get a subscription
 //
-// Returns one subscription.
+// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17914,7 +18164,8 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 
 // CancelSubscriptionWithResponse Cancel a subscription
 //
-// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17929,7 +18180,10 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 
 // ChangeSubscriptionPlanWithBodyWithResponse Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17944,7 +18198,10 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithBodyWithResponse(ctx con
 
 // ChangeSubscriptionPlanWithResponse Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17959,7 +18216,8 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithResponse(ctx context.Con
 
 // ReactivateSubscriptionWithResponse Reactivate a subscription
 //
-// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17974,7 +18232,8 @@ func (c *ClientWithResponses) ReactivateSubscriptionWithResponse(ctx context.Con
 
 // ResumeSubscriptionWithBodyWithResponse Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17989,7 +18248,8 @@ func (c *ClientWithResponses) ResumeSubscriptionWithBodyWithResponse(ctx context
 
 // ResumeSubscriptionWithResponse Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18004,7 +18264,25 @@ func (c *ClientWithResponses) ResumeSubscriptionWithResponse(ctx context.Context
 
 // SelectSubscriptionPlanWithBodyWithResponse Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18019,7 +18297,25 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithBodyWithResponse(ctx con
 
 // SelectSubscriptionPlanWithResponse Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18034,7 +18330,9 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithResponse(ctx context.Con
 
 // SuspendSubscriptionWithBodyWithResponse Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18049,7 +18347,9 @@ func (c *ClientWithResponses) SuspendSubscriptionWithBodyWithResponse(ctx contex
 
 // SuspendSubscriptionWithResponse Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18064,7 +18364,9 @@ func (c *ClientWithResponses) SuspendSubscriptionWithResponse(ctx context.Contex
 
 // TerminateSubscriptionWithBodyWithResponse Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18079,7 +18381,9 @@ func (c *ClientWithResponses) TerminateSubscriptionWithBodyWithResponse(ctx cont
 
 // TerminateSubscriptionWithResponse Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
