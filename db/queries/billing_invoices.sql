@@ -1,9 +1,10 @@
 -- name: BillingInvoiceInsert :one
+-- created_at and updated_at are issued_at.
 INSERT INTO billing_invoices (
-    id, organization_id, subscription_id, plan_id, period_start, period_end, lines,
+    id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines,
     subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at
 ) VALUES (
-    @id, @organization_id, @subscription_id, @plan_id, @period_start, @period_end, @lines,
+    @id, @issued_at, @issued_at, @organization_id, @subscription_id, @plan_id, @period_start, @period_end, @lines,
     @subtotal, @discount, @tax, @total, @currency, @status, @tax_document_status, @issued_at, @due_at
 )
 RETURNING *;

@@ -1,10 +1,11 @@
 -- name: SubscriptionInsert :one
+-- created_at and updated_at are started_at: one instant for the whole creation.
 INSERT INTO subscriptions (
-    id, organization_id, product_id, plan_id, commercial_status, service_status, billing_status,
-    provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at
+    id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status,
+    billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at
 ) VALUES (
-    @id, @organization_id, @product_id, @plan_id, @commercial_status, @service_status, @billing_status,
-    @provisioning_request_id, @requested_configuration, @started_at, @billing_anchor_at, @renews_at
+    @id, @started_at, @started_at, @organization_id, @product_id, @plan_id, @commercial_status, @service_status,
+    @billing_status, @provisioning_request_id, @requested_configuration, @started_at, @billing_anchor_at, @renews_at
 )
 RETURNING *;
 
@@ -32,7 +33,8 @@ WHERE organization_id = @organization_id AND product_id = @product_id AND servic
 LIMIT 1;
 
 -- name: SubscriptionUpdateState :one
--- Stores the state a lifecycle action computed from the locked row.
+-- Stores the state a lifecycle action computed from the locked row; updated_at is the instant
+-- the action took effect (the one of suspended_at or terminated_at, when it sets them).
 UPDATE subscriptions SET
     plan_id           = @plan_id,
     commercial_status = @commercial_status,
@@ -42,6 +44,6 @@ UPDATE subscriptions SET
     renews_at         = @renews_at,
     suspended_at      = @suspended_at,
     terminated_at     = @terminated_at,
-    updated_at        = now()
+    updated_at        = @updated_at
 WHERE organization_id = @organization_id AND id = @id
 RETURNING *;

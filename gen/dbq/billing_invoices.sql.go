@@ -15,17 +15,18 @@ import (
 
 const billingInvoiceInsert = `-- name: BillingInvoiceInsert :one
 INSERT INTO billing_invoices (
-    id, organization_id, subscription_id, plan_id, period_start, period_end, lines,
+    id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines,
     subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12, $13, $14, $15, $16
+    $1, $2, $2, $3, $4, $5, $6, $7, $8,
+    $9, $10, $11, $12, $13, $14, $15, $2, $16
 )
 RETURNING id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at
 `
 
 type BillingInvoiceInsertParams struct {
 	ID                uuid.UUID
+	IssuedAt          time.Time
 	OrganizationID    uuid.UUID
 	SubscriptionID    uuid.UUID
 	PlanID            uuid.UUID
@@ -39,13 +40,14 @@ type BillingInvoiceInsertParams struct {
 	Currency          string
 	Status            string
 	TaxDocumentStatus string
-	IssuedAt          *time.Time
 	DueAt             *time.Time
 }
 
+// created_at and updated_at are issued_at.
 func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceInsertParams) (BillingInvoice, error) {
 	row := q.db.QueryRow(ctx, billingInvoiceInsert,
 		arg.ID,
+		arg.IssuedAt,
 		arg.OrganizationID,
 		arg.SubscriptionID,
 		arg.PlanID,
@@ -59,7 +61,6 @@ func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceIn
 		arg.Currency,
 		arg.Status,
 		arg.TaxDocumentStatus,
-		arg.IssuedAt,
 		arg.DueAt,
 	)
 	var i BillingInvoice

@@ -124,17 +124,18 @@ func (q *Queries) SubscriptionGetLiveByProduct(ctx context.Context, arg Subscrip
 
 const subscriptionInsert = `-- name: SubscriptionInsert :one
 INSERT INTO subscriptions (
-    id, organization_id, product_id, plan_id, commercial_status, service_status, billing_status,
-    provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at
+    id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status,
+    billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11, $12
+    $1, $2, $2, $3, $4, $5, $6, $7,
+    $8, $9, $10, $2, $11, $12
 )
 RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at
 `
 
 type SubscriptionInsertParams struct {
 	ID                     uuid.UUID
+	StartedAt              time.Time
 	OrganizationID         uuid.UUID
 	ProductID              uuid.UUID
 	PlanID                 uuid.UUID
@@ -143,14 +144,15 @@ type SubscriptionInsertParams struct {
 	BillingStatus          string
 	ProvisioningRequestID  *string
 	RequestedConfiguration []byte
-	StartedAt              time.Time
 	BillingAnchorAt        time.Time
 	RenewsAt               *time.Time
 }
 
+// created_at and updated_at are started_at: one instant for the whole creation.
 func (q *Queries) SubscriptionInsert(ctx context.Context, arg SubscriptionInsertParams) (Subscription, error) {
 	row := q.db.QueryRow(ctx, subscriptionInsert,
 		arg.ID,
+		arg.StartedAt,
 		arg.OrganizationID,
 		arg.ProductID,
 		arg.PlanID,
@@ -159,7 +161,6 @@ func (q *Queries) SubscriptionInsert(ctx context.Context, arg SubscriptionInsert
 		arg.BillingStatus,
 		arg.ProvisioningRequestID,
 		arg.RequestedConfiguration,
-		arg.StartedAt,
 		arg.BillingAnchorAt,
 		arg.RenewsAt,
 	)
@@ -236,8 +237,8 @@ UPDATE subscriptions SET
     renews_at         = $6,
     suspended_at      = $7,
     terminated_at     = $8,
-    updated_at        = now()
-WHERE organization_id = $9 AND id = $10
+    updated_at        = $9
+WHERE organization_id = $10 AND id = $11
 RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at
 `
 
@@ -250,11 +251,13 @@ type SubscriptionUpdateStateParams struct {
 	RenewsAt         *time.Time
 	SuspendedAt      *time.Time
 	TerminatedAt     *time.Time
+	UpdatedAt        time.Time
 	OrganizationID   uuid.UUID
 	ID               uuid.UUID
 }
 
-// Stores the state a lifecycle action computed from the locked row.
+// Stores the state a lifecycle action computed from the locked row; updated_at is the instant
+// the action took effect (the one of suspended_at or terminated_at, when it sets them).
 func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionUpdateStateParams) (Subscription, error) {
 	row := q.db.QueryRow(ctx, subscriptionUpdateState,
 		arg.PlanID,
@@ -265,6 +268,7 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		arg.RenewsAt,
 		arg.SuspendedAt,
 		arg.TerminatedAt,
+		arg.UpdatedAt,
 		arg.OrganizationID,
 		arg.ID,
 	)

@@ -114,8 +114,8 @@ func checkTransitionEffect(t *testing.T, action, commercial, service string, got
 		}
 	case "suspend":
 		wantService = "suspended"
-		if got.SuspendedAt == nil || time.Since(*got.SuspendedAt) > time.Minute {
-			t.Errorf("suspended_at %v, want now", got.SuspendedAt)
+		if got.SuspendedAt == nil || time.Since(*got.SuspendedAt) > time.Minute || !got.UpdatedAt.Equal(*got.SuspendedAt) {
+			t.Errorf("suspended_at %v (updated_at %v), want now, when the change took effect", got.SuspendedAt, got.UpdatedAt)
 		}
 	case "resume":
 		wantService = "active"
@@ -124,7 +124,8 @@ func checkTransitionEffect(t *testing.T, action, commercial, service string, got
 		}
 	case "terminate":
 		wantCommercial, wantService = "cancelled", "terminated"
-		if got.TerminatedAt == nil || time.Since(*got.TerminatedAt) > time.Minute || got.RenewsAt != nil || got.SuspendedAt != nil {
+		if got.TerminatedAt == nil || time.Since(*got.TerminatedAt) > time.Minute || !got.UpdatedAt.Equal(*got.TerminatedAt) ||
+			got.RenewsAt != nil || got.SuspendedAt != nil {
 			t.Errorf("terminated: terminated_at %v renews_at %v suspended_at %v", got.TerminatedAt, got.RenewsAt, got.SuspendedAt)
 		}
 	}

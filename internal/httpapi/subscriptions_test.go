@@ -155,8 +155,8 @@ func TestCreateSubscription(t *testing.T) {
 		if sub.ProvisioningRequestID == nil || !strings.HasPrefix(*sub.ProvisioningRequestID, "prov_") {
 			t.Errorf("provisioning_request_id %v", sub.ProvisioningRequestID)
 		}
-		if sub.StartedAt.IsZero() || time.Since(sub.StartedAt) > time.Minute {
-			t.Errorf("started_at %v, want now", sub.StartedAt)
+		if sub.StartedAt.IsZero() || time.Since(sub.StartedAt) > time.Minute || !sub.CreatedAt.Equal(sub.StartedAt) || !sub.UpdatedAt.Equal(sub.StartedAt) {
+			t.Errorf("started_at %v (created %v, updated %v), want now, all three equal", sub.StartedAt, sub.CreatedAt, sub.UpdatedAt)
 		}
 		if sub.RenewsAt == nil || sub.StartedAt.Day() <= 28 && !sub.RenewsAt.Equal(sub.StartedAt.AddDate(0, 1, 0)) {
 			t.Errorf("renews_at %v, want a month after %v", sub.RenewsAt, sub.StartedAt)

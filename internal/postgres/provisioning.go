@@ -121,6 +121,7 @@ func provision(ctx context.Context, q *dbq.Queries, job dbq.ProvisioningJob) err
 	}
 	after := *before
 	after.ServiceStatus = core.ServiceActive
+	after.UpdatedAt = now()
 	sub, err := updateSubscription(ctx, q, &after)
 	if err != nil {
 		return err

@@ -283,6 +283,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		if err := after.Apply(action, plan, at); err != nil {
 			return err
 		}
+		after.UpdatedAt = at
 		if sub, err = updateSubscription(ctx, q, &after); err != nil {
 			return err
 		}
@@ -307,7 +308,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 	return sub, nil
 }
 
-// updateSubscription stores the state of s computed by a transition.
+// updateSubscription stores the state of s computed by a transition, as of s.UpdatedAt.
 func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscription) (*core.Subscription, error) {
 	row, err := q.SubscriptionUpdateState(ctx, dbq.SubscriptionUpdateStateParams{
 		OrganizationID:   s.OrganizationID,
@@ -320,6 +321,7 @@ func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscriptio
 		RenewsAt:         s.RenewsAt,
 		SuspendedAt:      s.SuspendedAt,
 		TerminatedAt:     s.TerminatedAt,
+		UpdatedAt:        s.UpdatedAt,
 	})
 	if err != nil {
 		return nil, err
@@ -352,7 +354,7 @@ func insertInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, 
 		Currency:          draft.Currency,
 		Status:            draft.Status,
 		TaxDocumentStatus: draft.TaxDocumentStatus,
-		IssuedAt:          draft.IssuedAt,
+		IssuedAt:          *draft.IssuedAt,
 		DueAt:             draft.DueAt,
 	})
 	if err != nil {
