@@ -169,6 +169,41 @@ func TestProvisioningWorker(t *testing.T) {
 		}
 	})
 
+	t.Run("FailedAttemptBacksOffThenFails", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		sub := f.newSub(t)
+		other := f.newSub(t)
+		if n, err := f.worker().WorkDue(context.Background()); err != nil || n != 2 {
+			t.Fatalf("worked %d, %v", n, err)
+		}
+		// A job naming a subscription outside its organization cannot be provisioned.
+		bad := uuid.Must(uuid.NewV7())
+		if _, err := f.db.Pool.Exec(context.Background(), `INSERT INTO provisioning_jobs (id, organization_id, subscription_id, status)
+			VALUES ($1, $2, $3, 'pending')`, bad, other.OrganizationID, sub.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := f.worker().WorkDue(context.Background()); err != nil || n != 1 {
+			t.Fatalf("worked %d, %v; want the failing job once", n, err)
+		}
+		if n := count(t, f, `SELECT count(*) FROM provisioning_jobs WHERE id = $1 AND status = 'pending' AND attempts = 1
+			AND last_error IS NOT NULL AND run_at > now()`, bad); n != 1 {
+			t.Error("a failed attempt is not recorded with a backoff")
+		}
+		if n, _ := f.worker().WorkDue(context.Background()); n != 0 {
+			t.Errorf("a job backing off ran again at once (%d)", n)
+		}
+		if _, err := f.db.Pool.Exec(context.Background(), "UPDATE provisioning_jobs SET attempts = 9, run_at = now() WHERE id = $1", bad); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := f.worker().WorkDue(context.Background()); err != nil || n != 1 {
+			t.Fatalf("worked %d, %v", n, err)
+		}
+		if n := count(t, f, "SELECT count(*) FROM provisioning_jobs WHERE id = $1 AND status = 'failed' AND attempts = 10 AND finished_at IS NOT NULL", bad); n != 1 {
+			t.Error("the job did not fail for good after its last attempt")
+		}
+	})
+
 	t.Run("RunStopsWithItsContext", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t)
