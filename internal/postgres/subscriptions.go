@@ -52,9 +52,11 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 	if err != nil {
 		return nil, err
 	}
-	config, err := json.Marshal(in.RequestedConfiguration)
-	if err != nil || in.RequestedConfiguration == nil {
-		config = []byte("{}")
+	config := []byte("{}")
+	if in.RequestedConfiguration != nil {
+		if config, err = json.Marshal(in.RequestedConfiguration); err != nil {
+			return nil, err
+		}
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
