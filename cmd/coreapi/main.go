@@ -31,6 +31,10 @@ import (
 	"github.com/provider/coreapi/internal/secretbox"
 )
 
+// provisioningPollInterval is how often a process looks for due provisioning jobs: new
+// sandbox subscriptions become active within about this long.
+const provisioningPollInterval = 250 * time.Millisecond
+
 func main() {
 	if err := run(context.Background(), os.Getenv, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "coreapi:", err)
@@ -122,6 +126,19 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		return err
 	}
 	defer db.Close()
+
+	// Background workers stop after the HTTP server has drained, so requests in flight can
+	// still enqueue work; a job interrupted by the stop stays pending in PostgreSQL.
+	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	workersDone := make(chan struct{})
+	go func() {
+		defer close(workersDone)
+		postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx)
+	}()
+	defer func() {
+		stopWorkers()
+		<-workersDone
+	}()
 
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
 		Logger:                   logger,

@@ -5000,21 +5000,25 @@ type ClientInterface interface {
 
 	// ListPlans List plans with prices
 	//
-	// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 	//
 	// Corresponds with GET /v1/plans (the `ListPlans` operationId).
 	ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListProducts List products
 	//
-	// Lists the product catalogue (keyset pagination). Default page size 50.
+	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+	// exactly once. The catalogue is the same for every principal.
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetProduct Get a product
 	//
-	// Returns one product with its plans (without prices).
+	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 	//
 	// Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5053,14 +5057,24 @@ type ClientInterface interface {
 
 	// ListSubscriptions List subscriptions of an organization
 	//
-	// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+	// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+	// one); the operator may name any existing organization.
 	//
 	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
 	ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSubscriptionWithBody Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5069,7 +5083,15 @@ type ClientInterface interface {
 
 	// CreateSubscription Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5078,21 +5100,25 @@ type ClientInterface interface {
 
 	// GetSubscription Get a subscription
 	//
-	// Returns one subscription.
+	// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 	//
 	// Corresponds with GET /v1/subscriptions/{id} (the `GetSubscription` operationId).
 	GetSubscription(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelSubscription Cancel a subscription
 	//
-	// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 	CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ChangeSubscriptionPlanWithBody Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5101,7 +5127,10 @@ type ClientInterface interface {
 
 	// ChangeSubscriptionPlan Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5110,14 +5139,16 @@ type ClientInterface interface {
 
 	// ReactivateSubscription Reactivate a subscription
 	//
-	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 	ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeSubscriptionWithBody Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5126,7 +5157,8 @@ type ClientInterface interface {
 
 	// ResumeSubscription Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5135,7 +5167,25 @@ type ClientInterface interface {
 
 	// SelectSubscriptionPlanWithBody Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5144,7 +5194,25 @@ type ClientInterface interface {
 
 	// SelectSubscriptionPlan Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5153,7 +5221,9 @@ type ClientInterface interface {
 
 	// SuspendSubscriptionWithBody Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5162,7 +5232,9 @@ type ClientInterface interface {
 
 	// SuspendSubscription Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5171,7 +5243,9 @@ type ClientInterface interface {
 
 	// TerminateSubscriptionWithBody Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5180,7 +5254,9 @@ type ClientInterface interface {
 
 	// TerminateSubscription Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5854,7 +5930,8 @@ func (c *Client) GetOrganization(ctx context.Context, id Id, reqEditors ...Reque
 
 // ListPlans List plans with prices
 //
-// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 //
 // Corresponds with GET /v1/plans (the `ListPlans` operationId).
 func (c *Client) ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5871,7 +5948,9 @@ func (c *Client) ListPlans(ctx context.Context, params *ListPlansParams, reqEdit
 
 // ListProducts List products
 //
-// Lists the product catalogue (keyset pagination). Default page size 50.
+// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+// exactly once. The catalogue is the same for every principal.
 //
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5888,7 +5967,8 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 
 // GetProduct Get a product
 //
-// Returns one product with its plans (without prices).
+// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 //
 // Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5977,7 +6057,9 @@ func (c *Client) PutSpendControl(ctx context.Context, product SpendProduct, body
 
 // ListSubscriptions List subscriptions of an organization
 //
-// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+// one); the operator may name any existing organization.
 //
 // Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
 func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5994,7 +6076,15 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 
 // CreateSubscriptionWithBody Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6013,7 +6103,15 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 
 // CreateSubscription Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6032,7 +6130,7 @@ func (c *Client) CreateSubscription(ctx context.Context, params *CreateSubscript
 
 // GetSubscription Get a subscription
 //
-// Returns one subscription.
+// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 //
 // Corresponds with GET /v1/subscriptions/{id} (the `GetSubscription` operationId).
 func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6049,7 +6147,8 @@ func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...Reque
 
 // CancelSubscription Cancel a subscription
 //
-// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6066,7 +6165,10 @@ func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSu
 
 // ChangeSubscriptionPlanWithBody Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6085,7 +6187,10 @@ func (c *Client) ChangeSubscriptionPlanWithBody(ctx context.Context, id Id, para
 
 // ChangeSubscriptionPlan Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6104,7 +6209,8 @@ func (c *Client) ChangeSubscriptionPlan(ctx context.Context, id Id, params *Chan
 
 // ReactivateSubscription Reactivate a subscription
 //
-// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6121,7 +6227,8 @@ func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *Reac
 
 // ResumeSubscriptionWithBody Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6140,7 +6247,8 @@ func (c *Client) ResumeSubscriptionWithBody(ctx context.Context, id Id, params *
 
 // ResumeSubscription Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6159,7 +6267,25 @@ func (c *Client) ResumeSubscription(ctx context.Context, id Id, params *ResumeSu
 
 // SelectSubscriptionPlanWithBody Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6178,7 +6304,25 @@ func (c *Client) SelectSubscriptionPlanWithBody(ctx context.Context, id Id, para
 
 // SelectSubscriptionPlan Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6197,7 +6341,9 @@ func (c *Client) SelectSubscriptionPlan(ctx context.Context, id Id, params *Sele
 
 // SuspendSubscriptionWithBody Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6216,7 +6362,9 @@ func (c *Client) SuspendSubscriptionWithBody(ctx context.Context, id Id, params 
 
 // SuspendSubscription Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6235,7 +6383,9 @@ func (c *Client) SuspendSubscription(ctx context.Context, id Id, params *Suspend
 
 // TerminateSubscriptionWithBody Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6254,7 +6404,9 @@ func (c *Client) TerminateSubscriptionWithBody(ctx context.Context, id Id, param
 
 // TerminateSubscription Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9536,7 +9688,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListPlansWithResponse List plans with prices
 	//
-	// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9545,7 +9698,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListProductsWithResponse List products
 	//
-	// Lists the product catalogue (keyset pagination). Default page size 50.
+	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+	// exactly once. The catalogue is the same for every principal.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9554,7 +9709,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetProductWithResponse Get a product
 	//
-	// Returns one product with its plans (without prices).
+	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9599,7 +9755,9 @@ type ClientWithResponsesInterface interface {
 
 	// ListSubscriptionsWithResponse List subscriptions of an organization
 	//
-	// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+	// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+	// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+	// one); the operator may name any existing organization.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9608,7 +9766,15 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithBodyWithResponse Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9617,7 +9783,15 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSubscriptionWithResponse Create a subscription
 	//
-	// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+	//
+	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9626,7 +9800,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetSubscriptionWithResponse Get a subscription
 	//
-	// Returns one subscription.
+	// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9635,7 +9809,8 @@ type ClientWithResponsesInterface interface {
 
 	// CancelSubscriptionWithResponse Cancel a subscription
 	//
-	// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9644,7 +9819,10 @@ type ClientWithResponsesInterface interface {
 
 	// ChangeSubscriptionPlanWithBodyWithResponse Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9653,7 +9831,10 @@ type ClientWithResponsesInterface interface {
 
 	// ChangeSubscriptionPlanWithResponse Change the plan
 	//
-	// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9662,7 +9843,8 @@ type ClientWithResponsesInterface interface {
 
 	// ReactivateSubscriptionWithResponse Reactivate a subscription
 	//
-	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9671,7 +9853,8 @@ type ClientWithResponsesInterface interface {
 
 	// ResumeSubscriptionWithBodyWithResponse Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9680,7 +9863,8 @@ type ClientWithResponsesInterface interface {
 
 	// ResumeSubscriptionWithResponse Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9689,7 +9873,25 @@ type ClientWithResponsesInterface interface {
 
 	// SelectSubscriptionPlanWithBodyWithResponse Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9698,7 +9900,25 @@ type ClientWithResponsesInterface interface {
 
 	// SelectSubscriptionPlanWithResponse Select a plan
 	//
-	// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+	//
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	//
+	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+	//   when the trial ends, at `renews_at`).
+	// - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+	//   total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+	// - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+	//   advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+	//
+	// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+	// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+	// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9707,7 +9927,9 @@ type ClientWithResponsesInterface interface {
 
 	// SuspendSubscriptionWithBodyWithResponse Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9716,7 +9938,9 @@ type ClientWithResponsesInterface interface {
 
 	// SuspendSubscriptionWithResponse Suspend a subscription
 	//
-	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9725,7 +9949,9 @@ type ClientWithResponsesInterface interface {
 
 	// TerminateSubscriptionWithBodyWithResponse Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9734,7 +9960,9 @@ type ClientWithResponsesInterface interface {
 
 	// TerminateSubscriptionWithResponse Terminate a subscription
 	//
-	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17822,7 +18050,8 @@ func (c *ClientWithResponses) GetOrganizationWithResponse(ctx context.Context, i
 
 // ListPlansWithResponse List plans with prices
 //
-// Lists every plan (optionally of one product) with its price components. Not paginated: `next_cursor` is always null.
+// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
+// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17837,7 +18066,9 @@ func (c *ClientWithResponses) ListPlansWithResponse(ctx context.Context, params 
 
 // ListProductsWithResponse List products
 //
-// Lists the product catalogue (keyset pagination). Default page size 50.
+// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
+// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
+// exactly once. The catalogue is the same for every principal.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17852,7 +18083,8 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 
 // GetProductWithResponse Get a product
 //
-// Returns one product with its plans (without prices).
+// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17927,7 +18159,9 @@ func (c *ClientWithResponses) PutSpendControlWithResponse(ctx context.Context, p
 
 // ListSubscriptionsWithResponse List subscriptions of an organization
 //
-// Lists all subscriptions of one organization. Not paginated: `next_cursor` is always null. An organization principal may only name its own organization (another organization's id is 404); the operator may name any.
+// Lists all subscriptions of one organization in id (creation) order, terminated ones included. Not paginated: `next_cursor`
+// is always null. An organization principal may only name its own organization (another organization's id is 404, like an unknown
+// one); the operator may name any existing organization.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17942,7 +18176,15 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 
 // CreateSubscriptionWithBodyWithResponse Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17957,7 +18199,15 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 
 // CreateSubscriptionWithResponse Create a subscription
 //
-// Subscribes an organization to a product and plan. The subscription starts `active` / `provisioning` / `current`; provisioning completes in the background and the service becomes `active`. An unknown product, a plan of another product, or a plan that is not `active` is 422 `unprocessable`. `requested_configuration` is stored as given. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
+// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
+// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
+//
+// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
+// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
+// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17972,7 +18222,7 @@ func (c *ClientWithResponses) CreateSubscriptionWithResponse(ctx context.Context
 
 // GetSubscriptionWithResponse Get a subscription
 //
-// Returns one subscription.
+// Returns one subscription. Another organization's subscription is 404, exactly like an unknown id.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17987,7 +18237,8 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 
 // CancelSubscriptionWithResponse Cancel a subscription
 //
-// Allowed from commercial `active`, `past_due` or `paused`: commercial status becomes `cancelled` and `renews_at` null. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
+// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18002,7 +18253,10 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 
 // ChangeSubscriptionPlanWithBodyWithResponse Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18017,7 +18271,10 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithBodyWithResponse(ctx con
 
 // ChangeSubscriptionPlanWithResponse Change the plan
 //
-// Moves the subscription to another `active` plan of the same product. Allowed when the commercial status is `active` or `past_due` and the subscription is not terminated; otherwise 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
+// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
+// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18032,7 +18289,8 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithResponse(ctx context.Con
 
 // ReactivateSubscriptionWithResponse Reactivate a subscription
 //
-// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set again. Takes no body. Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
+// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18047,7 +18305,8 @@ func (c *ClientWithResponses) ReactivateSubscriptionWithResponse(ctx context.Con
 
 // ResumeSubscriptionWithBodyWithResponse Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18062,7 +18321,8 @@ func (c *ClientWithResponses) ResumeSubscriptionWithBodyWithResponse(ctx context
 
 // ResumeSubscriptionWithResponse Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18077,7 +18337,25 @@ func (c *ClientWithResponses) ResumeSubscriptionWithResponse(ctx context.Context
 
 // SelectSubscriptionPlanWithBodyWithResponse Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18092,7 +18370,25 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithBodyWithResponse(ctx con
 
 // SelectSubscriptionPlanWithResponse Select a plan
 //
-// Selects an `active` plan of the subscription's product (422 otherwise). A plan that costs nothing now (no setup or recurring fee, or a trial without payment method) activates at once (`activation: active`, `invoice` may be null). Otherwise an invoice for the first period is issued (VAT 15 % for SAR, `due_at` set) and `activation` is `awaiting_payment`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Puts the subscription on an `active` plan of its product (422 `unprocessable` otherwise; selecting the current plan is
+// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
+// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
+//
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+//
+//   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
+//     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
+//     when the trial ends, at `renews_at`).
+//   - **Trial with a payment method** (`awaiting_payment`): the invoice covers the trial days and carries only the setup fee (a zero
+//     total if there is none, to confirm the payment method); the first recurring fee is billed when the trial ends.
+//   - **Otherwise** (`awaiting_payment`): the invoice carries the setup fee plus the recurring fee of the first period, billed in
+//     advance; `billing_period` runs from today to the day before `renews_at` (a one-time plan: today only; it never renews).
+//
+// Active `discount` and `credit` price components of the plan reduce the first invoice by their absolute amount (`discount`, never
+// more than the subtotal). `tax` is VAT on `subtotal - discount`: 15 % for SAR rounded half-up to the minor unit (none for other
+// currencies, whose `tax_document_status` is `not_applicable`); `total = subtotal - discount + tax`. The invoice is `issued` with
+// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
+// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18107,7 +18403,9 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithResponse(ctx context.Con
 
 // SuspendSubscriptionWithBodyWithResponse Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18122,7 +18420,9 @@ func (c *ClientWithResponses) SuspendSubscriptionWithBodyWithResponse(ctx contex
 
 // SuspendSubscriptionWithResponse Suspend a subscription
 //
-// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18137,7 +18437,9 @@ func (c *ClientWithResponses) SuspendSubscriptionWithResponse(ctx context.Contex
 
 // TerminateSubscriptionWithBodyWithResponse Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18152,7 +18454,9 @@ func (c *ClientWithResponses) TerminateSubscriptionWithBodyWithResponse(ctx cont
 
 // TerminateSubscriptionWithResponse Terminate a subscription
 //
-// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set. Final. Takes an optional body with a `reason` (kept in the audit trail). Any other starting state is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
+// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

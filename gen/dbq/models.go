@@ -48,6 +48,28 @@ type AuditEvent struct {
 	After          []byte
 }
 
+type BillingInvoice struct {
+	ID                uuid.UUID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	OrganizationID    uuid.UUID
+	SubscriptionID    uuid.UUID
+	PlanID            uuid.UUID
+	PeriodStart       pgtype.Date
+	PeriodEnd         pgtype.Date
+	Lines             []byte
+	Subtotal          int64
+	Discount          int64
+	Tax               int64
+	Total             int64
+	Currency          string
+	Status            string
+	TaxDocumentStatus string
+	IssuedAt          *time.Time
+	DueAt             *time.Time
+	PaidAt            *time.Time
+}
+
 type ConnectedBusiness struct {
 	ID                              uuid.UUID
 	OrganizationID                  uuid.UUID
@@ -119,6 +141,77 @@ type Organization struct {
 	LifecycleStatus                 string
 }
 
+type Plan struct {
+	ID                         uuid.UUID
+	CreatedAt                  time.Time
+	UpdatedAt                  time.Time
+	ProductID                  uuid.UUID
+	Code                       string
+	Name                       string
+	BillingPeriod              string
+	Currency                   string
+	SetupFee                   *int64
+	RecurringFee               *int64
+	MinimumCommitment          *int64
+	IncludedUsage              []byte
+	OverageRules               []byte
+	TrialDays                  *int32
+	TrialRequiresPaymentMethod *bool
+	TaxPolicyReference         *string
+	Status                     string
+}
+
+type Price struct {
+	ID            uuid.UUID
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	PlanID        uuid.UUID
+	ComponentType string
+	Metric        *string
+	Currency      string
+	TaxTreatment  string
+	Amount        *int64
+	UnitAmount    *int64
+	Tiers         []byte
+	PackageSize   *int64
+	PackageAmount *int64
+	Status        string
+}
+
+type Product struct {
+	ID                       uuid.UUID
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
+	Code                     string
+	NameAr                   string
+	NameEn                   string
+	Description              string
+	Category                 string
+	ServiceClassification    string
+	RegulatoryClassification string
+	Availability             string
+	ProvisioningWorkflow     string
+	TerminationPolicy        string
+	RequiredDocuments        []string
+	RequiredApprovals        []string
+	RequiredCredentials      []string
+	MeteringMetrics          []string
+	BillingModel             string
+}
+
+type ProvisioningJob struct {
+	ID             uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	OrganizationID uuid.UUID
+	SubscriptionID uuid.UUID
+	Status         string
+	Attempts       int32
+	RunAt          time.Time
+	LastError      *string
+	FinishedAt     *time.Time
+}
+
 type ServiceResource struct {
 	ID                  uuid.UUID
 	OrganizationID      uuid.UUID
@@ -141,6 +234,25 @@ type SpendControl struct {
 	Enabled                 bool
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
+}
+
+type Subscription struct {
+	ID                     uuid.UUID
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	OrganizationID         uuid.UUID
+	ProductID              uuid.UUID
+	PlanID                 uuid.UUID
+	CommercialStatus       string
+	ServiceStatus          string
+	BillingStatus          string
+	ProvisioningRequestID  *string
+	RequestedConfiguration []byte
+	StartedAt              time.Time
+	BillingAnchorAt        time.Time
+	RenewsAt               *time.Time
+	SuspendedAt            *time.Time
+	TerminatedAt           *time.Time
 }
 
 type TaxInvoice struct {

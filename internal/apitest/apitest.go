@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -74,8 +75,21 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	}
 	log := &testLog{t: t}
 	t.Cleanup(func() { log.mu.Lock(); log.done = true; log.mu.Unlock() })
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The background workers run as in production, polling often so tests see their effects
+	// (e.g. provisioning complete) promptly.
+	workerCtx, stopWorkers := context.WithCancel(ctx)
+	workersDone := make(chan struct{})
+	go func() {
+		defer close(workersDone)
+		postgres.NewProvisioningWorker(db, logger, 20*time.Millisecond).Run(workerCtx)
+	}()
+	t.Cleanup(func() {
+		stopWorkers()
+		<-workersDone
+	})
 	cfg := httpapi.Config{
-		Logger:      slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:      logger,
 		Development: true,
 		Ready:       db.Ping,
 		Services:    postgres.NewServices(db, box),

@@ -16,4 +16,6 @@ type Services struct {
 	Spend         SpendService
 	TaxInvoices   TaxInvoiceService
 	Addresses     AddressService
+	Catalogue     CatalogueService
+	Subscriptions SubscriptionService
 }

@@ -41,6 +41,21 @@ var implemented = map[string]int{
 	"putSpendControl":   http.StatusUnprocessableEntity, // the example's organization does not exist
 	"listSpendControls": http.StatusOK,
 	"getUsage":          http.StatusOK,
+	// Catalogue (the seeded catalogue is present on an empty database).
+	"listProducts": http.StatusOK,
+	"getProduct":   http.StatusNotFound,
+	"listPlans":    http.StatusOK,
+	// Subscriptions: the example organization and the random ids name nothing.
+	"listSubscriptions":      http.StatusNotFound,
+	"createSubscription":     http.StatusNotFound,
+	"getSubscription":        http.StatusNotFound,
+	"selectSubscriptionPlan": http.StatusNotFound,
+	"changeSubscriptionPlan": http.StatusNotFound,
+	"cancelSubscription":     http.StatusNotFound,
+	"reactivateSubscription": http.StatusNotFound,
+	"suspendSubscription":    http.StatusNotFound,
+	"resumeSubscription":     http.StatusNotFound,
+	"terminateSubscription":  http.StatusNotFound,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

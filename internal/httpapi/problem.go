@@ -30,6 +30,7 @@ var problemKinds = map[string]problemKind{
 	core.ENotFound:          {http.StatusNotFound, "The resource was not found.", false},
 	core.EMethodNotAllowed:  {http.StatusMethodNotAllowed, "The method is not allowed on this resource.", false},
 	core.EConflict:          {http.StatusConflict, "The request conflicts with the current state.", false},
+	core.EInvalidTransition: {http.StatusConflict, "The action is not allowed in the current state.", false},
 	core.EPayloadTooLarge:   {http.StatusRequestEntityTooLarge, "The request body is too large.", false},
 	core.EUnprocessable:     {http.StatusUnprocessableEntity, "The request cannot be processed.", false},
 	core.ERateLimited:       {http.StatusTooManyRequests, "Too many requests.", true},
@@ -40,7 +41,6 @@ var problemKinds = map[string]problemKind{
 	core.EIPNotAllowed:      {http.StatusForbidden, "The client address is not allowed for this API key.", false},
 	core.EOriginNotAllowed:  {http.StatusForbidden, "The origin is not allowed for this API key.", false},
 
-	core.EInvalidTransition:    {http.StatusConflict, "The resource's state does not allow this action.", false},
 	core.EPlatformModeRequired: {http.StatusForbidden, "Only platform organizations may do this.", false},
 
 	core.ESpendLimitReached: {http.StatusTooManyRequests, "The spend control's monthly operation limit is reached.", false},

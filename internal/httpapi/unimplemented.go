@@ -29,74 +29,9 @@ func (s *Server) CreateVerifiedLoginOnboarding(context.Context, api.CreateVerifi
 	return nil, errNotImplemented("createVerifiedLoginOnboarding")
 }
 
-// ListPlans answers 501 until it is implemented.
-func (s *Server) ListPlans(context.Context, api.ListPlansRequestObject) (api.ListPlansResponseObject, error) {
-	return nil, errNotImplemented("listPlans")
-}
-
-// ListProducts answers 501 until it is implemented.
-func (s *Server) ListProducts(context.Context, api.ListProductsRequestObject) (api.ListProductsResponseObject, error) {
-	return nil, errNotImplemented("listProducts")
-}
-
-// GetProduct answers 501 until it is implemented.
-func (s *Server) GetProduct(context.Context, api.GetProductRequestObject) (api.GetProductResponseObject, error) {
-	return nil, errNotImplemented("getProduct")
-}
-
 // ListRequestLogs answers 501 until it is implemented.
 func (s *Server) ListRequestLogs(context.Context, api.ListRequestLogsRequestObject) (api.ListRequestLogsResponseObject, error) {
 	return nil, errNotImplemented("listRequestLogs")
-}
-
-// ListSubscriptions answers 501 until it is implemented.
-func (s *Server) ListSubscriptions(context.Context, api.ListSubscriptionsRequestObject) (api.ListSubscriptionsResponseObject, error) {
-	return nil, errNotImplemented("listSubscriptions")
-}
-
-// CreateSubscription answers 501 until it is implemented.
-func (s *Server) CreateSubscription(context.Context, api.CreateSubscriptionRequestObject) (api.CreateSubscriptionResponseObject, error) {
-	return nil, errNotImplemented("createSubscription")
-}
-
-// GetSubscription answers 501 until it is implemented.
-func (s *Server) GetSubscription(context.Context, api.GetSubscriptionRequestObject) (api.GetSubscriptionResponseObject, error) {
-	return nil, errNotImplemented("getSubscription")
-}
-
-// CancelSubscription answers 501 until it is implemented.
-func (s *Server) CancelSubscription(context.Context, api.CancelSubscriptionRequestObject) (api.CancelSubscriptionResponseObject, error) {
-	return nil, errNotImplemented("cancelSubscription")
-}
-
-// ChangeSubscriptionPlan answers 501 until it is implemented.
-func (s *Server) ChangeSubscriptionPlan(context.Context, api.ChangeSubscriptionPlanRequestObject) (api.ChangeSubscriptionPlanResponseObject, error) {
-	return nil, errNotImplemented("changeSubscriptionPlan")
-}
-
-// ReactivateSubscription answers 501 until it is implemented.
-func (s *Server) ReactivateSubscription(context.Context, api.ReactivateSubscriptionRequestObject) (api.ReactivateSubscriptionResponseObject, error) {
-	return nil, errNotImplemented("reactivateSubscription")
-}
-
-// ResumeSubscription answers 501 until it is implemented.
-func (s *Server) ResumeSubscription(context.Context, api.ResumeSubscriptionRequestObject) (api.ResumeSubscriptionResponseObject, error) {
-	return nil, errNotImplemented("resumeSubscription")
-}
-
-// SelectSubscriptionPlan answers 501 until it is implemented.
-func (s *Server) SelectSubscriptionPlan(context.Context, api.SelectSubscriptionPlanRequestObject) (api.SelectSubscriptionPlanResponseObject, error) {
-	return nil, errNotImplemented("selectSubscriptionPlan")
-}
-
-// SuspendSubscription answers 501 until it is implemented.
-func (s *Server) SuspendSubscription(context.Context, api.SuspendSubscriptionRequestObject) (api.SuspendSubscriptionResponseObject, error) {
-	return nil, errNotImplemented("suspendSubscription")
-}
-
-// TerminateSubscription answers 501 until it is implemented.
-func (s *Server) TerminateSubscription(context.Context, api.TerminateSubscriptionRequestObject) (api.TerminateSubscriptionResponseObject, error) {
-	return nil, errNotImplemented("terminateSubscription")
 }
 
 // ListSupportCases answers 501 until it is implemented.

@@ -155,6 +155,13 @@ func translate(err error) error {
 	return err
 }
 
+// isUniqueViolation reports whether err is a violation of the unique constraint or index
+// named constraint, for services that answer one such conflict more precisely than translate.
+func isUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
+}
+
 // unavailable keeps the cause for the logs while the client sees core.EUnavailable.
 func unavailable(err error) error {
 	return &core.Error{Code: core.EUnavailable, Message: "The database is unavailable; retry later.", Cause: err}

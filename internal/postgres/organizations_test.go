@@ -9,9 +9,20 @@ import (
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/secretbox"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// devBox is the encryption box of development mode, for services that seal data.
+func devBox(t testing.TB) *secretbox.Box {
+	t.Helper()
+	box, err := secretbox.New(secretbox.DevelopmentKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return box
+}
 
 func TestOrganizationService(t *testing.T) {
 	t.Parallel()

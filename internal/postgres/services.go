@@ -18,5 +18,7 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Spend:         NewSpendService(d),
 		TaxInvoices:   NewTaxInvoiceService(d, box),
 		Addresses:     NewAddressService(d),
+		Catalogue:     NewCatalogueService(d),
+		Subscriptions: NewSubscriptionService(d),
 	}
 }

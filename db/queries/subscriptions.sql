@@ -1,0 +1,49 @@
+-- name: SubscriptionInsert :one
+-- created_at and updated_at are started_at: one instant for the whole creation.
+INSERT INTO subscriptions (
+    id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status,
+    billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at
+) VALUES (
+    @id, @started_at, @started_at, @organization_id, @product_id, @plan_id, @commercial_status, @service_status,
+    @billing_status, @provisioning_request_id, @requested_configuration, @started_at, @billing_anchor_at, @renews_at
+)
+RETURNING *;
+
+-- name: SubscriptionGetByID :one
+-- The subscription, within one organization when organization_id is given (organization
+-- principals), or across all of them (the operator).
+SELECT * FROM subscriptions
+WHERE id = @id
+  AND (sqlc.narg('organization_id')::uuid IS NULL OR organization_id = sqlc.narg('organization_id')::uuid);
+
+-- name: SubscriptionGetByIDForUpdate :one
+-- As SubscriptionGetByID, locking the row until the transaction ends so lifecycle actions on
+-- one subscription run one after another.
+SELECT * FROM subscriptions
+WHERE id = @id
+  AND (sqlc.narg('organization_id')::uuid IS NULL OR organization_id = sqlc.narg('organization_id')::uuid)
+FOR UPDATE;
+
+-- name: SubscriptionListByOrganization :many
+SELECT * FROM subscriptions WHERE organization_id = @organization_id ORDER BY id;
+
+-- name: SubscriptionGetLiveByProduct :one
+SELECT * FROM subscriptions
+WHERE organization_id = @organization_id AND product_id = @product_id AND service_status <> 'terminated'
+LIMIT 1;
+
+-- name: SubscriptionUpdateState :one
+-- Stores the state a lifecycle action computed from the locked row; updated_at is the instant
+-- the action took effect (the one of suspended_at or terminated_at, when it sets them).
+UPDATE subscriptions SET
+    plan_id           = @plan_id,
+    commercial_status = @commercial_status,
+    service_status    = @service_status,
+    billing_status    = @billing_status,
+    billing_anchor_at = @billing_anchor_at,
+    renews_at         = @renews_at,
+    suspended_at      = @suspended_at,
+    terminated_at     = @terminated_at,
+    updated_at        = @updated_at
+WHERE organization_id = @organization_id AND id = @id
+RETURNING *;

@@ -1,0 +1,150 @@
+package core_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/internal/core"
+)
+
+// allowed is DESIGN.md §7, written out independently of the implementation's table.
+func allowed(action core.SubscriptionAction, commercial, service string) bool {
+	if service == core.ServiceTerminated {
+		return false
+	}
+	switch action {
+	case core.ActionSelectPlan, core.ActionChangePlan:
+		return commercial == "active" || commercial == "past_due"
+	case core.ActionCancel:
+		return commercial == "active" || commercial == "past_due" || commercial == "paused"
+	case core.ActionReactivate:
+		return commercial == "cancelled"
+	case core.ActionSuspend:
+		return service == "provisioning" || service == "active" || service == "degraded"
+	case core.ActionResume:
+		return service == "suspended"
+	case core.ActionTerminate:
+		return true
+	}
+	panic(action)
+}
+
+var (
+	commercialStatuses = []string{"active", "past_due", "cancelled", "paused"}
+	serviceStatuses    = []string{"provisioning", "active", "degraded", "suspended", "terminated"}
+	actions            = []core.SubscriptionAction{core.ActionSelectPlan, core.ActionChangePlan, core.ActionCancel,
+		core.ActionReactivate, core.ActionSuspend, core.ActionResume, core.ActionTerminate}
+)
+
+func TestSubscription_Apply(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)
+	anchor := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
+	current := &core.Plan{ID: uuid.New(), BillingPeriod: core.BillingPeriodMonthly}
+	next := &core.Plan{ID: uuid.New(), BillingPeriod: core.BillingPeriodAnnual}
+	for _, action := range actions {
+		for _, commercial := range commercialStatuses {
+			for _, service := range serviceStatuses {
+				if service == core.ServiceTerminated && commercial != core.CommercialCancelled {
+					continue // a state the table forbids
+				}
+				name := string(action) + "/" + commercial + "/" + service
+				s := subscriptionIn(commercial, service, current.ID, anchor)
+				plan := current
+				if action == core.ActionSelectPlan || action == core.ActionChangePlan {
+					plan = next
+				}
+				err := s.Apply(action, plan, now)
+				if !allowed(action, commercial, service) {
+					if core.ErrorCode(err) != core.EInvalidTransition {
+						t.Errorf("%s: err %v, want invalid_state_transition", name, err)
+						continue
+					}
+					msg := err.Error()
+					if !strings.Contains(msg, string(action)) || !(strings.Contains(msg, "status is "+commercial) || strings.Contains(msg, "status is "+service)) {
+						t.Errorf("%s: message does not name the action and current state: %s", name, msg)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					continue
+				}
+				checkInvariants(t, name, s)
+				checkEffect(t, name, action, commercial, service, s, plan, now)
+			}
+		}
+	}
+}
+
+func subscriptionIn(commercial, service string, planID uuid.UUID, anchor time.Time) *core.Subscription {
+	s := &core.Subscription{ID: uuid.New(), PlanID: planID, CommercialStatus: commercial, ServiceStatus: service, BillingAnchorAt: anchor}
+	renews := anchor.AddDate(0, 1, 0)
+	if commercial != core.CommercialCancelled {
+		s.RenewsAt = &renews
+	}
+	if service == core.ServiceSuspended {
+		s.SuspendedAt = &anchor
+	}
+	if service == core.ServiceTerminated {
+		s.TerminatedAt = &anchor
+	}
+	return s
+}
+
+// checkInvariants are the CHECK constraints of the subscriptions table.
+func checkInvariants(t *testing.T, name string, s *core.Subscription) {
+	t.Helper()
+	if (s.ServiceStatus == core.ServiceTerminated) != (s.TerminatedAt != nil) {
+		t.Errorf("%s: terminated_at %v with service %s", name, s.TerminatedAt, s.ServiceStatus)
+	}
+	if s.ServiceStatus == core.ServiceTerminated && s.CommercialStatus != core.CommercialCancelled {
+		t.Errorf("%s: terminated but commercial %s", name, s.CommercialStatus)
+	}
+	if (s.ServiceStatus == core.ServiceSuspended) != (s.SuspendedAt != nil) {
+		t.Errorf("%s: suspended_at %v with service %s", name, s.SuspendedAt, s.ServiceStatus)
+	}
+	if s.CommercialStatus == core.CommercialCancelled && s.RenewsAt != nil {
+		t.Errorf("%s: cancelled but renews at %v", name, s.RenewsAt)
+	}
+}
+
+func checkEffect(t *testing.T, name string, action core.SubscriptionAction, commercial, service string, s *core.Subscription, plan *core.Plan, now time.Time) {
+	t.Helper()
+	wantCommercial, wantService := commercial, service
+	switch action {
+	case core.ActionCancel:
+		wantCommercial = core.CommercialCancelled
+	case core.ActionReactivate:
+		wantCommercial = core.CommercialActive
+	case core.ActionSuspend:
+		wantService = core.ServiceSuspended
+	case core.ActionResume:
+		wantService = core.ServiceActive
+	case core.ActionTerminate:
+		wantCommercial, wantService = core.CommercialCancelled, core.ServiceTerminated
+	}
+	if s.CommercialStatus != wantCommercial || s.ServiceStatus != wantService {
+		t.Errorf("%s: now %s/%s, want %s/%s", name, s.CommercialStatus, s.ServiceStatus, wantCommercial, wantService)
+	}
+	if s.PlanID != plan.ID {
+		t.Errorf("%s: plan %s, want %s", name, s.PlanID, plan.ID)
+	}
+	switch action {
+	case core.ActionSuspend:
+		if s.SuspendedAt == nil || !s.SuspendedAt.Equal(now) {
+			t.Errorf("%s: suspended_at %v, want %v", name, s.SuspendedAt, now)
+		}
+	case core.ActionTerminate:
+		if s.TerminatedAt == nil || !s.TerminatedAt.Equal(now) {
+			t.Errorf("%s: terminated_at %v, want %v", name, s.TerminatedAt, now)
+		}
+	case core.ActionReactivate, core.ActionChangePlan, core.ActionSelectPlan:
+		if s.RenewsAt == nil || !s.RenewsAt.After(now) {
+			t.Errorf("%s: renews_at %v, want set after %v", name, s.RenewsAt, now)
+		}
+	}
+}

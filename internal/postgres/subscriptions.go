@@ -1,0 +1,489 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+)
+
+// SubscriptionService implements core.SubscriptionService. Every lifecycle action locks the
+// subscription row (SELECT … FOR UPDATE), applies the domain's transition to what it read,
+// stores the result and appends the audit event in one transaction, so concurrent actions on
+// one subscription run one after another and each sees the state the previous one left.
+type SubscriptionService struct {
+	db  *DB
+	now func() time.Time
+}
+
+var _ core.SubscriptionService = (*SubscriptionService)(nil)
+
+// NewSubscriptionService returns the subscription service over d.
+func NewSubscriptionService(d *DB) *SubscriptionService {
+	return &SubscriptionService{db: d, now: now}
+}
+
+// now is the current time at the precision PostgreSQL stores, so what a response shows is
+// what a later read returns.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// auditActions names the audit event of each lifecycle action.
+var auditActions = map[core.SubscriptionAction]string{
+	core.ActionSelectPlan: "subscription.plan_selected",
+	core.ActionChangePlan: "subscription.plan_changed",
+	core.ActionCancel:     "subscription.cancelled",
+	core.ActionReactivate: "subscription.reactivated",
+	core.ActionSuspend:    "subscription.suspended",
+	core.ActionResume:     "subscription.resumed",
+	core.ActionTerminate:  "subscription.terminated",
+}
+
+// CreateSubscription implements core.SubscriptionService.
+func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.SubscriptionCreate) (*core.Subscription, error) {
+	orgID, err := s.accessibleOrganization(ctx, in.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	config := []byte("{}")
+	if in.RequestedConfiguration != nil {
+		if config, err = json.Marshal(in.RequestedConfiguration); err != nil {
+			return nil, err
+		}
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	jobID, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	var sub *core.Subscription
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
+			return notFoundAs(err, "Organization %s does not exist.", in.OrganizationID)
+		}
+		product, err := productNamed(ctx, q, in.ProductID)
+		if err != nil {
+			return err
+		}
+		plan, err := selectablePlan(ctx, q, product, in.PlanID)
+		if err != nil {
+			return err
+		}
+		live, err := q.SubscriptionGetLiveByProduct(ctx, dbq.SubscriptionGetLiveByProductParams{OrganizationID: orgID, ProductID: product.ID})
+		switch {
+		case err == nil:
+			return core.Errorf(core.EConflict, "Organization %s already has subscription %s to product %s; change its plan or terminate it first.",
+				orgID, live.ID, product.Code)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		t := s.now()
+		anchor := plan.CycleAnchor(t)
+		requestID := "prov_" + jobID.String()
+		row, err := q.SubscriptionInsert(ctx, dbq.SubscriptionInsertParams{
+			ID:                     id,
+			OrganizationID:         orgID,
+			ProductID:              product.ID,
+			PlanID:                 plan.ID,
+			CommercialStatus:       core.CommercialActive,
+			ServiceStatus:          core.ServiceProvisioning,
+			BillingStatus:          core.BillingCurrent,
+			ProvisioningRequestID:  &requestID,
+			RequestedConfiguration: config,
+			StartedAt:              t,
+			BillingAnchorAt:        anchor,
+			RenewsAt:               plan.NextRenewal(anchor, t),
+		})
+		if isUniqueViolation(err, "subscriptions_live_product") {
+			// Another request created the live subscription after our check.
+			return core.Errorf(core.EConflict, "Organization %s already has a live subscription to product %s.", orgID, product.Code)
+		}
+		if err != nil {
+			return err
+		}
+		if err := q.ProvisioningJobInsert(ctx, dbq.ProvisioningJobInsertParams{ID: jobID, OrganizationID: orgID, SubscriptionID: id}); err != nil {
+			return err
+		}
+		if sub, err = subscriptionFromRow(row); err != nil {
+			return err
+		}
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &orgID,
+			Action:         "subscription.created",
+			ResourceType:   "subscription",
+			ResourceID:     id.String(),
+			After:          sub,
+		})
+	})
+	return sub, err
+}
+
+// FindSubscriptionByID implements core.SubscriptionService.
+func (s *SubscriptionService) FindSubscriptionByID(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
+	scope, err := tenantScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	row, err := s.db.queries(ctx).SubscriptionGetByID(ctx, dbq.SubscriptionGetByIDParams{ID: id, OrganizationID: scope})
+	if err != nil {
+		return nil, notFoundAs(err, "Subscription %s does not exist.", id)
+	}
+	return subscriptionFromRow(row)
+}
+
+// ListSubscriptions implements core.SubscriptionService.
+func (s *SubscriptionService) ListSubscriptions(ctx context.Context, organizationID string) ([]*core.Subscription, error) {
+	orgID, err := s.accessibleOrganization(ctx, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	q := s.db.queries(ctx)
+	if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
+		return nil, notFoundAs(err, "Organization %s does not exist.", organizationID)
+	}
+	rows, err := q.SubscriptionListByOrganization(ctx, orgID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	subs := make([]*core.Subscription, len(rows))
+	for i, r := range rows {
+		if subs[i], err = subscriptionFromRow(r); err != nil {
+			return nil, err
+		}
+	}
+	return subs, nil
+}
+
+// SelectPlan implements core.SubscriptionService. Unpaid invoices of earlier selections are
+// voided, so one subscription never has two invoices due.
+func (s *SubscriptionService) SelectPlan(ctx context.Context, id uuid.UUID, planID string) (*core.PlanSelection, error) {
+	sel := &core.PlanSelection{Activation: core.ActivationActive}
+	sub, err := s.act(ctx, id, core.ActionSelectPlan, "", &planID, func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
+		voided, err := q.BillingInvoiceVoidOpen(ctx, dbq.BillingInvoiceVoidOpenParams{OrganizationID: sub.OrganizationID, SubscriptionID: sub.ID})
+		if err != nil {
+			return err
+		}
+		for _, v := range voided {
+			if err := audit(ctx, q, core.AuditEntry{
+				OrganizationID: &sub.OrganizationID,
+				Action:         "billing_invoice.voided",
+				ResourceType:   "billing_invoice",
+				ResourceID:     v.String(),
+				After:          map[string]any{"id": v, "status": core.InvoiceVoid, "reason": "superseded by a new plan selection"},
+			}); err != nil {
+				return err
+			}
+		}
+		draft := core.FirstInvoice(plan, at)
+		if draft == nil {
+			return nil
+		}
+		inv, err := insertInvoice(ctx, q, sub, draft)
+		if err != nil {
+			return err
+		}
+		sel.Invoice, sel.Activation = inv, core.ActivationAwaitingPayment
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &sub.OrganizationID,
+			Action:         "billing_invoice.issued",
+			ResourceType:   "billing_invoice",
+			ResourceID:     inv.ID.String(),
+			After:          inv,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	sel.Subscription = sub
+	return sel, nil
+}
+
+// ChangePlan implements core.SubscriptionService. Changing to the current plan changes
+// nothing and answers the subscription as it is.
+func (s *SubscriptionService) ChangePlan(ctx context.Context, id uuid.UUID, planID string) (*core.Subscription, error) {
+	return s.act(ctx, id, core.ActionChangePlan, "", &planID, nil)
+}
+
+// Cancel implements core.SubscriptionService.
+func (s *SubscriptionService) Cancel(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
+	return s.act(ctx, id, core.ActionCancel, "", nil, nil)
+}
+
+// Reactivate implements core.SubscriptionService.
+func (s *SubscriptionService) Reactivate(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
+	return s.act(ctx, id, core.ActionReactivate, "", nil, nil)
+}
+
+// Suspend implements core.SubscriptionService.
+func (s *SubscriptionService) Suspend(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
+	return s.act(ctx, id, core.ActionSuspend, reason, nil, nil)
+}
+
+// Resume implements core.SubscriptionService.
+func (s *SubscriptionService) Resume(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
+	return s.act(ctx, id, core.ActionResume, reason, nil, nil)
+}
+
+// Terminate implements core.SubscriptionService.
+func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
+	return s.act(ctx, id, core.ActionTerminate, reason, nil, nil)
+}
+
+// act runs one lifecycle action in one transaction: lock the row, check and apply the
+// transition, store it, run then (the action's further effects, e.g. the invoice) and append
+// the audit event. planID is the requested plan of select-plan and change-plan.
+func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, reason string, planID *string,
+	then func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
+	scope, err := tenantScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sub *core.Subscription
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: id, OrganizationID: scope})
+		if err != nil {
+			return notFoundAs(err, "Subscription %s does not exist.", id)
+		}
+		before, err := subscriptionFromRow(row)
+		if err != nil {
+			return err
+		}
+		if err := before.CheckTransition(action); err != nil {
+			return err
+		}
+		var plan *core.Plan
+		switch {
+		case planID != nil:
+			product, err := q.ProductGetByID(ctx, before.ProductID)
+			if err != nil {
+				return err
+			}
+			if plan, err = selectablePlan(ctx, q, productFromRow(product), *planID); err != nil {
+				return err
+			}
+			if action == core.ActionChangePlan && plan.ID == before.PlanID {
+				sub = before
+				return nil
+			}
+		case action == core.ActionReactivate:
+			if plan, err = planWithPrices(ctx, q, before.PlanID); err != nil {
+				return err
+			}
+		}
+		after := *before
+		at := s.now()
+		if err := after.Apply(action, plan, at); err != nil {
+			return err
+		}
+		after.UpdatedAt = at
+		if sub, err = updateSubscription(ctx, q, &after); err != nil {
+			return err
+		}
+		if then != nil {
+			if err := then(q, sub, plan, at); err != nil {
+				return err
+			}
+		}
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &sub.OrganizationID,
+			Action:         auditActions[action],
+			ResourceType:   "subscription",
+			ResourceID:     sub.ID.String(),
+			Before:         before,
+			After:          sub,
+			Reason:         reason,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// updateSubscription stores the state of s computed by a transition, as of s.UpdatedAt.
+func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscription) (*core.Subscription, error) {
+	row, err := q.SubscriptionUpdateState(ctx, dbq.SubscriptionUpdateStateParams{
+		OrganizationID:   s.OrganizationID,
+		ID:               s.ID,
+		PlanID:           s.PlanID,
+		CommercialStatus: s.CommercialStatus,
+		ServiceStatus:    s.ServiceStatus,
+		BillingStatus:    s.BillingStatus,
+		BillingAnchorAt:  s.BillingAnchorAt,
+		RenewsAt:         s.RenewsAt,
+		SuspendedAt:      s.SuspendedAt,
+		TerminatedAt:     s.TerminatedAt,
+		UpdatedAt:        s.UpdatedAt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return subscriptionFromRow(row)
+}
+
+// insertInvoice stores the first invoice draft of sub.
+func insertInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, draft *core.BillingInvoice) (*core.BillingInvoice, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	lines, err := json.Marshal(draft.Lines)
+	if err != nil {
+		return nil, err
+	}
+	row, err := q.BillingInvoiceInsert(ctx, dbq.BillingInvoiceInsertParams{
+		ID:                id,
+		OrganizationID:    sub.OrganizationID,
+		SubscriptionID:    sub.ID,
+		PlanID:            draft.PlanID,
+		PeriodStart:       pgtype.Date{Time: draft.PeriodStart, Valid: true},
+		PeriodEnd:         pgtype.Date{Time: draft.PeriodEnd, Valid: true},
+		Lines:             lines,
+		Subtotal:          draft.Subtotal,
+		Discount:          draft.Discount,
+		Tax:               draft.Tax,
+		Total:             draft.Total,
+		Currency:          draft.Currency,
+		Status:            draft.Status,
+		TaxDocumentStatus: draft.TaxDocumentStatus,
+		IssuedAt:          *draft.IssuedAt,
+		DueAt:             draft.DueAt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return invoiceFromRow(row)
+}
+
+// accessibleOrganization parses an organization id a client named and checks the principal
+// may act for it. Another tenant's id, like a malformed one, names no organization it can see.
+func (s *SubscriptionService) accessibleOrganization(ctx context.Context, organizationID string) (uuid.UUID, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	id, err := uuid.Parse(organizationID)
+	if err != nil || !p.CanAccessOrganization(id) {
+		return uuid.Nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", organizationID)
+	}
+	return id, nil
+}
+
+// tenantScope is the organization filter of the principal's queries: its own organization,
+// or nil (every organization) for the operator.
+func tenantScope(ctx context.Context) (*uuid.UUID, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.IsOperator() {
+		return nil, nil
+	}
+	id := p.OrganizationID
+	return &id, nil
+}
+
+// productNamed finds the product a request body names; a product that does not exist makes
+// the request unprocessable rather than the URL unknown.
+func productNamed(ctx context.Context, q *dbq.Queries, productID string) (*core.Product, error) {
+	id, err := uuid.Parse(productID)
+	if err == nil {
+		row, err := q.ProductGetByID(ctx, id)
+		if err == nil {
+			return productFromRow(row), nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, err
+		}
+	}
+	return nil, unprocessable("/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", productID))
+}
+
+// selectablePlan finds the plan a request body names and checks it is an active plan of
+// product: anything else makes the request unprocessable.
+func selectablePlan(ctx context.Context, q *dbq.Queries, product *core.Product, planID string) (*core.Plan, error) {
+	id, err := uuid.Parse(planID)
+	if err != nil {
+		return nil, unprocessable("/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", planID))
+	}
+	plan, err := planWithPrices(ctx, q, id)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, unprocessable("/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", planID))
+	case err != nil:
+		return nil, err
+	case plan.ProductID != product.ID:
+		return nil, unprocessable("/plan_id", "plan_of_another_product",
+			fmt.Sprintf("Plan %s (%s) belongs to another product, not to product %s (%s).", plan.ID, plan.Code, product.ID, product.Code))
+	case plan.Status != core.PlanStatusActive:
+		return nil, unprocessable("/plan_id", "plan_not_active",
+			fmt.Sprintf("Plan %s (%s) is %s; only active plans can be selected.", plan.ID, plan.Code, plan.Status))
+	}
+	return plan, nil
+}
+
+func unprocessable(pointer, code, message string) error {
+	return &core.Error{Code: core.EUnprocessable, Message: message,
+		Fields: []core.FieldError{{Location: "body", Pointer: pointer, Code: code, Message: message}}}
+}
+
+func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
+	s := &core.Subscription{
+		ID:                    r.ID,
+		CreatedAt:             r.CreatedAt,
+		UpdatedAt:             r.UpdatedAt,
+		OrganizationID:        r.OrganizationID,
+		ProductID:             r.ProductID,
+		PlanID:                r.PlanID,
+		CommercialStatus:      r.CommercialStatus,
+		ServiceStatus:         r.ServiceStatus,
+		BillingStatus:         r.BillingStatus,
+		ProvisioningRequestID: r.ProvisioningRequestID,
+		StartedAt:             r.StartedAt,
+		BillingAnchorAt:       r.BillingAnchorAt,
+		RenewsAt:              r.RenewsAt,
+		SuspendedAt:           r.SuspendedAt,
+		TerminatedAt:          r.TerminatedAt,
+	}
+	if err := json.Unmarshal(r.RequestedConfiguration, &s.RequestedConfiguration); err != nil {
+		return nil, fmt.Errorf("subscription %s: requested_configuration: %w", r.ID, err)
+	}
+	return s, nil
+}
+
+func invoiceFromRow(r dbq.BillingInvoice) (*core.BillingInvoice, error) {
+	inv := &core.BillingInvoice{
+		ID:                r.ID,
+		CreatedAt:         r.CreatedAt,
+		UpdatedAt:         r.UpdatedAt,
+		OrganizationID:    r.OrganizationID,
+		SubscriptionID:    r.SubscriptionID,
+		PlanID:            r.PlanID,
+		PeriodStart:       r.PeriodStart.Time,
+		PeriodEnd:         r.PeriodEnd.Time,
+		Subtotal:          r.Subtotal,
+		Discount:          r.Discount,
+		Tax:               r.Tax,
+		Total:             r.Total,
+		Currency:          r.Currency,
+		Status:            r.Status,
+		TaxDocumentStatus: r.TaxDocumentStatus,
+		IssuedAt:          r.IssuedAt,
+		DueAt:             r.DueAt,
+		PaidAt:            r.PaidAt,
+	}
+	if err := json.Unmarshal(r.Lines, &inv.Lines); err != nil {
+		return nil, fmt.Errorf("billing invoice %s: lines: %w", r.ID, err)
+	}
+	return inv, nil
+}
