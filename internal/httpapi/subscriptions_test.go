@@ -232,7 +232,7 @@ func TestCreateSubscription(t *testing.T) {
 		other, _ := newOrganization(t, env)
 		for name, org := range map[string]string{"Other": other, "Unknown": uuid.NewString(), "NotAUUID": "acme"} {
 			resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/subscriptions", Token: token, Body: subscriptionBody(org, productEinvoice, planEinvoiceSandbox)})
-			assertProblem(t, name, resp, http.StatusNotFound, "not_found")
+			assertProblem(t, name, resp, http.StatusForbidden, "forbidden")
 		}
 		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/subscriptions", Token: apitest.OperatorToken, Body: subscriptionBody(uuid.NewString(), productEinvoice, planEinvoiceSandbox)})
 		assertProblem(t, "operator, unknown organization", resp, http.StatusNotFound, "not_found")
@@ -334,7 +334,7 @@ func TestGetAndListSubscriptions(t *testing.T) {
 			}
 		}
 		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/subscriptions?organization_id=" + org, Token: otherToken})
-		assertProblem(t, "another organization's list", resp, http.StatusNotFound, "not_found")
+		assertProblem(t, "another organization's list", resp, http.StatusForbidden, "forbidden")
 		resp = env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/subscriptions?organization_id=" + uuid.NewString(), Token: apitest.OperatorToken})
 		assertProblem(t, "unknown organization", resp, http.StatusNotFound, "not_found")
 		resp = env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/subscriptions", Token: token})

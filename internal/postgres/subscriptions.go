@@ -48,7 +48,7 @@ var auditActions = map[core.SubscriptionAction]string{
 
 // CreateSubscription implements core.SubscriptionService.
 func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.SubscriptionCreate) (*core.Subscription, error) {
-	orgID, err := s.accessibleOrganization(ctx, in.OrganizationID)
+	orgID, err := s.accessibleOrganization(ctx, in.OrganizationID, "/organization_id")
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (s *SubscriptionService) FindSubscriptionByID(ctx context.Context, id uuid.
 
 // ListSubscriptions implements core.SubscriptionService.
 func (s *SubscriptionService) ListSubscriptions(ctx context.Context, organizationID string) ([]*core.Subscription, error) {
-	orgID, err := s.accessibleOrganization(ctx, organizationID)
+	orgID, err := s.accessibleOrganization(ctx, organizationID, "organization_id")
 	if err != nil {
 		return nil, err
 	}
@@ -365,18 +365,18 @@ func insertInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, 
 	return invoiceFromRow(row)
 }
 
-// accessibleOrganization parses an organization id a client named and checks the principal
-// may act for it. Another tenant's id, like a malformed one, names no organization it can see.
-func (s *SubscriptionService) accessibleOrganization(ctx context.Context, organizationID string) (uuid.UUID, error) {
+// accessibleOrganization resolves an organization id a client named in a body or query: an
+// organization principal may name only its own (EForbidden otherwise, as everywhere).
+func (s *SubscriptionService) accessibleOrganization(ctx context.Context, organizationID, field string) (uuid.UUID, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return uuid.Nil, err
 	}
-	id, err := uuid.Parse(organizationID)
-	if err != nil || !p.CanAccessOrganization(id) {
+	id, err := organizationFor(p, organizationID, field)
+	if core.ErrorCode(err) == core.EUnprocessable {
 		return uuid.Nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", organizationID)
 	}
-	return id, nil
+	return id, err
 }
 
 // tenantScope is the organization filter of the principal's queries: its own organization,

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -11,10 +12,11 @@ import (
 	"github.com/provider/coreapi/internal/core"
 )
 
-// organizationFor resolves an organization id sent in a body or query (pointer names it)
-// to the organization the caller acts for. An organization principal may only name its own:
-// anything else is EForbidden, never a success.
-func organizationFor(p *core.Principal, raw, pointer string) (uuid.UUID, error) {
+// organizationFor resolves an organization id sent in a body or query to the organization
+// the caller acts for. field names it: a JSON pointer ("/organization_id") for a body field,
+// the parameter name for a query parameter. An organization principal may only name its
+// own: anything else is EForbidden, never a success.
+func organizationFor(p *core.Principal, raw, field string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
 	if p.IsOperator() {
 		if err != nil {
@@ -23,9 +25,13 @@ func organizationFor(p *core.Principal, raw, pointer string) (uuid.UUID, error) 
 		return id, nil
 	}
 	if err != nil || id != p.OrganizationID {
+		location := "query"
+		if strings.HasPrefix(field, "/") {
+			location = "body"
+		}
 		return uuid.Nil, &core.Error{Code: core.EForbidden,
 			Message: "The credential may only act for its own organization.",
-			Fields:  []core.FieldError{{Location: "body", Pointer: "/" + pointer, Code: "forbidden", Message: "Not the caller's organization."}}}
+			Fields:  []core.FieldError{{Location: location, Pointer: field, Code: "forbidden", Message: "Not the caller's organization."}}}
 	}
 	return id, nil
 }

@@ -130,7 +130,7 @@ func (s *SpendService) PutSpendControl(ctx context.Context, in core.SpendControl
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := organizationFor(p, in.OrganizationID, "organization_id")
+	orgID, err := organizationFor(p, in.OrganizationID, "/organization_id")
 	if err != nil {
 		return nil, err
 	}
