@@ -7,6 +7,7 @@ package dbq
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -50,6 +51,73 @@ func (q *Queries) AuditEventInsert(ctx context.Context, arg AuditEventInsertPara
 		arg.After,
 	)
 	return err
+}
+
+const auditEventList = `-- name: AuditEventList :many
+SELECT id, occurred_at, organization_id, actor_type, actor_id, actor_key_prefix, action, resource_type, resource_id, request_id, before, after FROM audit_events
+WHERE ($1::uuid IS NULL OR organization_id = $1)
+  AND ($2::text IS NULL OR resource_type = $2)
+  AND ($3::text IS NULL OR resource_id = $3)
+  AND ($4::text IS NULL OR action = $4)
+  AND ($5::timestamptz IS NULL OR occurred_at >= $5)
+  AND ($6::timestamptz IS NULL OR occurred_at < $6)
+  AND ($7::uuid IS NULL OR id < $7)
+ORDER BY id DESC
+LIMIT $8
+`
+
+type AuditEventListParams struct {
+	OrganizationID *uuid.UUID
+	ResourceType   *string
+	ResourceID     *string
+	Action         *string
+	Since          *time.Time
+	Until          *time.Time
+	Before         *uuid.UUID
+	RowLimit       int32
+}
+
+// Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
+func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) ([]AuditEvent, error) {
+	rows, err := q.db.Query(ctx, auditEventList,
+		arg.OrganizationID,
+		arg.ResourceType,
+		arg.ResourceID,
+		arg.Action,
+		arg.Since,
+		arg.Until,
+		arg.Before,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AuditEvent
+	for rows.Next() {
+		var i AuditEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.OccurredAt,
+			&i.OrganizationID,
+			&i.ActorType,
+			&i.ActorID,
+			&i.ActorKeyPrefix,
+			&i.Action,
+			&i.ResourceType,
+			&i.ResourceID,
+			&i.RequestID,
+			&i.Before,
+			&i.After,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const auditEventListByResource = `-- name: AuditEventListByResource :many

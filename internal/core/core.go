@@ -14,6 +14,7 @@ type Services struct {
 	Idempotency   IdempotencyService
 	Businesses    ConnectedBusinessService
 	Spend         SpendService
+	Audit         AuditService
 	TaxInvoices   TaxInvoiceService
 	Addresses     AddressService
 	Catalogue     CatalogueService

@@ -41,6 +41,7 @@ var implemented = map[string]int{
 	"putSpendControl":   http.StatusUnprocessableEntity, // the example's organization does not exist
 	"listSpendControls": http.StatusOK,
 	"getUsage":          http.StatusOK,
+	"listAuditEvents":   http.StatusOK,
 	// Catalogue (the seeded catalogue is present on an empty database).
 	"listProducts": http.StatusOK,
 	"getProduct":   http.StatusNotFound,

@@ -9,11 +9,6 @@ import (
 // The operations below are in the v1 contract but their issues have not landed yet: each
 // answers 501 not_implemented. Implementing one means moving it out of this file.
 
-// ListAuditEvents answers 501 until it is implemented.
-func (s *Server) ListAuditEvents(context.Context, api.ListAuditEventsRequestObject) (api.ListAuditEventsResponseObject, error) {
-	return nil, errNotImplemented("listAuditEvents")
-}
-
 // CreateGrowthEvent answers 501 until it is implemented.
 func (s *Server) CreateGrowthEvent(context.Context, api.CreateGrowthEventRequestObject) (api.CreateGrowthEventResponseObject, error) {
 	return nil, errNotImplemented("createGrowthEvent")

@@ -58,3 +58,54 @@ func nonEmpty(s string) *string {
 	}
 	return &s
 }
+
+// AuditService implements core.AuditService.
+type AuditService struct{ db *DB }
+
+var _ core.AuditService = (*AuditService)(nil)
+
+// NewAuditService returns the audit trail reader over d.
+func NewAuditService(d *DB) *AuditService { return &AuditService{db: d} }
+
+// ListAuditEvents implements core.AuditService.
+func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) ([]core.AuditEvent, *string, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := dbq.AuditEventListParams{
+		ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
+		Since: f.Since, Until: f.Until, RowLimit: int32(f.Limit) + 1,
+	}
+	switch {
+	case f.OrganizationID != nil:
+		id, err := organizationFor(p, *f.OrganizationID, "organization_id")
+		if err != nil {
+			return nil, nil, err
+		}
+		params.OrganizationID = &id
+	case !p.IsOperator():
+		params.OrganizationID = &p.OrganizationID
+	}
+	if f.Cursor != nil {
+		before, err := parseCursor(*f.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		params.Before = &before
+	}
+	rows, err := s.db.queries(ctx).AuditEventList(ctx, params)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	events := make([]core.AuditEvent, len(rows))
+	for i, r := range rows {
+		events[i] = core.AuditEvent{
+			ID: r.ID, OccurredAt: r.OccurredAt, OrganizationID: r.OrganizationID, ActorType: r.ActorType,
+			ActorID: r.ActorID, ActorKeyPrefix: r.ActorKeyPrefix, Action: r.Action, ResourceType: r.ResourceType,
+			ResourceID: r.ResourceID, RequestID: r.RequestID, Before: r.Before, After: r.After,
+		}
+	}
+	events, next := page(events, f.Limit, func(e core.AuditEvent) uuid.UUID { return e.ID })
+	return events, next, nil
+}

@@ -16,6 +16,7 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Idempotency:   NewIdempotencyService(d, box),
 		Businesses:    NewConnectedBusinessService(d),
 		Spend:         NewSpendService(d),
+		Audit:         NewAuditService(d),
 		TaxInvoices:   NewTaxInvoiceService(d, box),
 		Addresses:     NewAddressService(d),
 		Catalogue:     NewCatalogueService(d),
