@@ -30,6 +30,10 @@ func requestHeader(ctx context.Context) http.Header {
 
 type requestInfoKey struct{}
 
+// requestTimeout bounds the work of one request: past it, database calls fail and the
+// client gets 503 unavailable (retryable) rather than waiting on a stuck dependency.
+const requestTimeout = 30 * time.Second
+
 // A client may send its own Request-Id to correlate logs; anything else is replaced.
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
@@ -43,7 +47,9 @@ func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
 			id = "req_" + uuid.Must(uuid.NewV7()).String()
 		}
 		log := base.With("request_id", id)
-		ctx := core.WithRequestID(r.Context(), id)
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		ctx = core.WithRequestID(ctx, id)
 		ctx = context.WithValue(ctx, loggerKey{}, log)
 		info := &requestInfo{header: r.Header}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)

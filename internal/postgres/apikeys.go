@@ -164,28 +164,11 @@ func checkGrantable(p *core.Principal, scopes []string) error {
 
 // ListAPIKeys implements core.APIKeyService.
 func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([]*core.APIKey, *string, error) {
-	p, err := core.PrincipalFrom(ctx)
+	org, after, err := listScope(ctx, f.OrganizationID, f.Cursor)
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.APIKeyListParams{RowLimit: int32(f.Limit) + 1}
-	switch {
-	case f.OrganizationID != nil:
-		id, err := organizationFor(p, *f.OrganizationID, "organization_id")
-		if err != nil {
-			return nil, nil, err
-		}
-		params.OrganizationID = &id
-	case !p.IsOperator():
-		params.OrganizationID = &p.OrganizationID
-	}
-	if f.Cursor != nil {
-		after, err := parseCursor(*f.Cursor)
-		if err != nil {
-			return nil, nil, err
-		}
-		params.After = &after
-	}
+	params := dbq.APIKeyListParams{OrganizationID: org, After: after, RowLimit: int32(f.Limit) + 1}
 	rows, err := s.db.queries(ctx).APIKeyList(ctx, params)
 	if err != nil {
 		return nil, nil, translate(err)

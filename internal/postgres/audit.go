@@ -69,30 +69,13 @@ func NewAuditService(d *DB) *AuditService { return &AuditService{db: d} }
 
 // ListAuditEvents implements core.AuditService.
 func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) ([]core.AuditEvent, *string, error) {
-	p, err := core.PrincipalFrom(ctx)
+	org, before, err := listScope(ctx, f.OrganizationID, f.Cursor)
 	if err != nil {
 		return nil, nil, err
 	}
 	params := dbq.AuditEventListParams{
-		ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
-		Since: f.Since, Until: f.Until, RowLimit: int32(f.Limit) + 1,
-	}
-	switch {
-	case f.OrganizationID != nil:
-		id, err := organizationFor(p, *f.OrganizationID, "organization_id")
-		if err != nil {
-			return nil, nil, err
-		}
-		params.OrganizationID = &id
-	case !p.IsOperator():
-		params.OrganizationID = &p.OrganizationID
-	}
-	if f.Cursor != nil {
-		before, err := parseCursor(*f.Cursor)
-		if err != nil {
-			return nil, nil, err
-		}
-		params.Before = &before
+		OrganizationID: org, ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
+		Since: f.Since, Until: f.Until, Before: before, RowLimit: int32(f.Limit) + 1,
 	}
 	rows, err := s.db.queries(ctx).AuditEventList(ctx, params)
 	if err != nil {

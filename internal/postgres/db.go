@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,6 +34,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// Fail fast when the database is down: requests answer 503 well within their timeout.
+		cfg.ConnConfig.ConnectTimeout = 3 * time.Second
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -132,6 +137,9 @@ func translate(err error) error {
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return core.Errorf(core.ENotFound, "The resource does not exist.")
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return unavailable(err)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

@@ -36,6 +36,35 @@ func organizationFor(p *core.Principal, raw, field string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// listScope is the organization filter of a list query from the caller and an optional
+// organization_id query parameter: the named organization (its own, for an organization
+// principal), else the caller's own, else (the operator naming none) nil for every one.
+// A cursor, when given, is decoded too.
+func listScope(ctx context.Context, organizationID, cursor *string) (org, after *uuid.UUID, err error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case organizationID != nil:
+		id, err := organizationFor(p, *organizationID, "organization_id")
+		if err != nil {
+			return nil, nil, err
+		}
+		org = &id
+	case !p.IsOperator():
+		org = &p.OrganizationID
+	}
+	if cursor != nil {
+		c, err := parseCursor(*cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		after = &c
+	}
+	return org, after, nil
+}
+
 // organizationExists checks, inside a transaction, that the organization an operator named
 // exists (EUnprocessable otherwise).
 func organizationExists(ctx context.Context, q *dbq.Queries, id uuid.UUID) error {
