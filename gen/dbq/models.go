@@ -45,6 +45,30 @@ type AuditEvent struct {
 	After          []byte
 }
 
+type GrowthEvent struct {
+	ID                  uuid.UUID
+	OrganizationID      string
+	ReceivedAt          time.Time
+	OccurredAt          time.Time
+	EventName           string
+	TrafficType         string
+	AnonymousID         *string
+	Product             *string
+	Source              *string
+	Medium              *string
+	Campaign            *string
+	LandingPage         *string
+	PagePath            *string
+	Language            *string
+	DeviceClass         *string
+	UseCase             *string
+	DeveloperLanguage   *string
+	ExperimentID        *string
+	ExperimentVariant   *string
+	ElapsedFromSignupMs *int64
+	Properties          []byte
+}
+
 type OauthToken struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
@@ -71,4 +95,39 @@ type Organization struct {
 	RiskStatus                      string
 	DataResidencyPolicy             string
 	LifecycleStatus                 string
+}
+
+type RequestLog struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	RequestID      string
+	OccurredAt     time.Time
+	PrincipalType  string
+	KeyPrefix      *string
+	Method         string
+	Path           string
+	Route          *string
+	Status         int16
+	LatencyMs      int64
+	ErrorCode      *string
+}
+
+type SupportCase struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	ProductID      *string
+	ResourceID     *string
+	Severity       string
+	Category       string
+	Status         string
+	AssignedTeam   *string
+	OpenedAt       time.Time
+	ResolvedAt     *time.Time
+	Subject        *string
+	Description    *string
+	RequestID      *string
+	Environment    *string
+	Diagnostics    []byte
 }
