@@ -11,4 +11,7 @@ type Services struct {
 	Organizations OrganizationService
 	APIKeys       APIKeyService
 	Credentials   CredentialService
+	SupportCases  SupportCaseService
+	Growth        GrowthService
+	RequestLogs   RequestLogService
 }

@@ -16,6 +16,8 @@ const (
 	ENotFound          = "not_found"
 	EMethodNotAllowed  = "method_not_allowed"
 	EConflict          = "conflict"
+	// EInvalidTransition: the action is not allowed from the resource's current state.
+	EInvalidTransition = "invalid_state_transition"
 	EPayloadTooLarge   = "payload_too_large"
 	EUnprocessable     = "unprocessable"
 	ERateLimited       = "rate_limited"

@@ -28,6 +28,7 @@ var problemKinds = map[string]problemKind{
 	core.ENotFound:          {http.StatusNotFound, "The resource was not found.", false},
 	core.EMethodNotAllowed:  {http.StatusMethodNotAllowed, "The method is not allowed on this resource.", false},
 	core.EConflict:          {http.StatusConflict, "The request conflicts with the current state.", false},
+	core.EInvalidTransition: {http.StatusConflict, "The action is not allowed in the current state.", false},
 	core.EPayloadTooLarge:   {http.StatusRequestEntityTooLarge, "The request body is too large.", false},
 	core.EUnprocessable:     {http.StatusUnprocessableEntity, "The request cannot be processed.", false},
 	core.ERateLimited:       {http.StatusTooManyRequests, "Too many requests.", true},

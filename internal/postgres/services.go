@@ -9,5 +9,8 @@ func NewServices(d *DB) core.Services {
 		Organizations: NewOrganizationService(d),
 		APIKeys:       keys,
 		Credentials:   keys,
+		SupportCases:  NewSupportCaseService(d),
+		Growth:        NewGrowthService(d),
+		RequestLogs:   NewRequestLogService(d),
 	}
 }
