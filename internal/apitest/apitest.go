@@ -41,6 +41,7 @@ type Env struct {
 	doc    *openapi3.T
 	router routers.Router
 	HTTP   *http.Client // validates every response against the document
+	logs   *postgres.RequestLogWriter
 }
 
 // New starts a server in development mode over a fresh database. Options adjust the
@@ -53,11 +54,15 @@ func New(t testing.TB, options ...func(*httpapi.Config)) *Env {
 		t.Fatalf("apitest: %v", err)
 	}
 	t.Cleanup(db.Close)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := postgres.NewRequestLogWriter(db, logger)
+	t.Cleanup(func() { _ = logs.Close(context.Background()) }) // before db.Close: cleanups run last-in first-out
 	cfg := httpapi.Config{
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:      logger,
 		Development: true,
 		Ready:       db.Ping,
 		Services:    postgres.NewServices(db),
+		RequestLogs: logs,
 	}
 	for _, o := range options {
 		o(&cfg)
@@ -78,7 +83,7 @@ func New(t testing.TB, options ...func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: router: %v", err)
 	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, doc: doc, router: router}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, doc: doc, router: router, logs: logs}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }
@@ -154,6 +159,15 @@ func (e *Env) Do(req Request) *Response {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// FlushRequestLogs waits until the request logs of every request answered so far are
+// stored: they are written asynchronously, in batches.
+func (e *Env) FlushRequestLogs() {
+	e.t.Helper()
+	if err := e.logs.Flush(context.Background()); err != nil {
+		e.t.Fatalf("apitest: flush request logs: %v", err)
+	}
 }
 
 // Count returns the number of rows of a query, e.g. "SELECT count(*) FROM organizations".

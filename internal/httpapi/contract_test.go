@@ -27,6 +27,13 @@ var implemented = map[string]int{
 	"getApiKey":          http.StatusNotFound,
 	"revokeApiKey":       http.StatusNotFound,
 	"rotateApiKey":       http.StatusNotFound,
+	"listSupportCases":   http.StatusUnprocessableEntity, // the example organization_id is not an id
+	"createSupportCase":  http.StatusUnprocessableEntity, // the example's product does not exist
+	"getSupportCase":     http.StatusNotFound,
+	"closeSupportCase":   http.StatusNotFound,
+	"createGrowthEvent":  http.StatusAccepted,
+	"getGrowthSummary":   http.StatusOK,
+	"listRequestLogs":    http.StatusOK,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

@@ -44,16 +44,6 @@ func (s *Server) CreateConnectedBusinessCredential(context.Context, api.CreateCo
 	return nil, errNotImplemented("createConnectedBusinessCredential")
 }
 
-// CreateGrowthEvent answers 501 until it is implemented.
-func (s *Server) CreateGrowthEvent(context.Context, api.CreateGrowthEventRequestObject) (api.CreateGrowthEventResponseObject, error) {
-	return nil, errNotImplemented("createGrowthEvent")
-}
-
-// GetGrowthSummary answers 501 until it is implemented.
-func (s *Server) GetGrowthSummary(context.Context, api.GetGrowthSummaryRequestObject) (api.GetGrowthSummaryResponseObject, error) {
-	return nil, errNotImplemented("getGrowthSummary")
-}
-
 // CreateVerifiedLoginOnboarding answers 501 until it is implemented.
 func (s *Server) CreateVerifiedLoginOnboarding(context.Context, api.CreateVerifiedLoginOnboardingRequestObject) (api.CreateVerifiedLoginOnboardingResponseObject, error) {
 	return nil, errNotImplemented("createVerifiedLoginOnboarding")
@@ -72,11 +62,6 @@ func (s *Server) ListProducts(context.Context, api.ListProductsRequestObject) (a
 // GetProduct answers 501 until it is implemented.
 func (s *Server) GetProduct(context.Context, api.GetProductRequestObject) (api.GetProductResponseObject, error) {
 	return nil, errNotImplemented("getProduct")
-}
-
-// ListRequestLogs answers 501 until it is implemented.
-func (s *Server) ListRequestLogs(context.Context, api.ListRequestLogsRequestObject) (api.ListRequestLogsResponseObject, error) {
-	return nil, errNotImplemented("listRequestLogs")
 }
 
 // ListSpendControls answers 501 until it is implemented.
@@ -137,26 +122,6 @@ func (s *Server) SuspendSubscription(context.Context, api.SuspendSubscriptionReq
 // TerminateSubscription answers 501 until it is implemented.
 func (s *Server) TerminateSubscription(context.Context, api.TerminateSubscriptionRequestObject) (api.TerminateSubscriptionResponseObject, error) {
 	return nil, errNotImplemented("terminateSubscription")
-}
-
-// ListSupportCases answers 501 until it is implemented.
-func (s *Server) ListSupportCases(context.Context, api.ListSupportCasesRequestObject) (api.ListSupportCasesResponseObject, error) {
-	return nil, errNotImplemented("listSupportCases")
-}
-
-// CreateSupportCase answers 501 until it is implemented.
-func (s *Server) CreateSupportCase(context.Context, api.CreateSupportCaseRequestObject) (api.CreateSupportCaseResponseObject, error) {
-	return nil, errNotImplemented("createSupportCase")
-}
-
-// GetSupportCase answers 501 until it is implemented.
-func (s *Server) GetSupportCase(context.Context, api.GetSupportCaseRequestObject) (api.GetSupportCaseResponseObject, error) {
-	return nil, errNotImplemented("getSupportCase")
-}
-
-// CloseSupportCase answers 501 until it is implemented.
-func (s *Server) CloseSupportCase(context.Context, api.CloseSupportCaseRequestObject) (api.CloseSupportCaseResponseObject, error) {
-	return nil, errNotImplemented("closeSupportCase")
 }
 
 // GenerateSimplifiedInvoice answers 501 until it is implemented.
