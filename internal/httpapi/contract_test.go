@@ -28,7 +28,7 @@ var implemented = map[string]int{
 	"revokeApiKey":       http.StatusNotFound,
 	"rotateApiKey":       http.StatusNotFound,
 	"listSupportCases":   http.StatusUnprocessableEntity, // the example organization_id is not an id
-	"createSupportCase":  http.StatusUnprocessableEntity, // the example's product does not exist
+	"createSupportCase":  http.StatusUnprocessableEntity, // the example's organization does not exist
 	"getSupportCase":     http.StatusNotFound,
 	"closeSupportCase":   http.StatusNotFound,
 	"createGrowthEvent":  http.StatusAccepted,
