@@ -2217,7 +2217,7 @@ type GrowthEventCreateRequest struct {
 	Properties *map[string]GrowthPropertyValue `json:"properties,omitempty"`
 	Source     *string                         `json:"source,omitempty"`
 
-	// TrafficType Default `public`.
+	// TrafficType Origin of traffic. `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded from the growth summary by default.
 	TrafficType *TrafficType `json:"traffic_type,omitempty"`
 	UseCase     *string      `json:"use_case,omitempty"`
 }
