@@ -28,21 +28,38 @@ WHERE occurred_at >= @since AND occurred_at <= @until
 GROUP BY GROUPING SETS ((event_name), (product), (source));
 
 -- name: GrowthSummaryUniques :one
+-- DISTINCT subqueries rather than count(DISTINCT): they hash, in parallel, instead of
+-- sorting text under the database collation.
 SELECT
-    count(DISTINCT organization_id)::bigint AS organizations,
-    count(DISTINCT anonymous_id)::bigint AS anonymous_visitors
-FROM growth_events
-WHERE occurred_at >= @since AND occurred_at <= @until
-  AND traffic_type = ANY(@traffic_types::text[])
-  AND (sqlc.narg(organization_id)::text IS NULL OR organization_id = sqlc.narg(organization_id));
+    (SELECT count(*) FROM (
+        SELECT DISTINCT e.organization_id FROM growth_events e
+        WHERE e.occurred_at >= @since AND e.occurred_at <= @until
+          AND e.traffic_type = ANY(@traffic_types::text[])
+          AND (sqlc.narg(organization_id)::text IS NULL OR e.organization_id = sqlc.narg(organization_id))
+    ) organizations)::bigint AS organizations,
+    (SELECT count(*) FROM (
+        SELECT DISTINCT v.anonymous_id FROM growth_events v
+        WHERE v.occurred_at >= @since AND v.occurred_at <= @until
+          AND v.traffic_type = ANY(@traffic_types::text[])
+          AND v.anonymous_id IS NOT NULL
+          AND (sqlc.narg(organization_id)::text IS NULL OR v.organization_id = sqlc.narg(organization_id))
+    ) visitors)::bigint AS anonymous_visitors;
 
 -- name: GrowthSummaryFunnel :many
--- Distinct actors per funnel step: the anonymous visitor when known, else the organization
--- (prefixed so an anonymous id can never be mistaken for an organization id).
-SELECT event_name, count(DISTINCT CASE WHEN anonymous_id IS NOT NULL THEN 'a:' || anonymous_id ELSE 'o:' || organization_id END)::bigint AS actors
-FROM growth_events
-WHERE occurred_at >= @since AND occurred_at <= @until
-  AND traffic_type = ANY(@traffic_types::text[])
-  AND event_name = ANY(@funnel_events::text[])
-  AND (sqlc.narg(organization_id)::text IS NULL OR organization_id = sqlc.narg(organization_id))
+-- Distinct actors per funnel step: the anonymous visitor when known, else the organization.
+SELECT event_name, count(*)::bigint AS actors
+FROM (
+    SELECT DISTINCT event_name, anonymous_id, CASE WHEN anonymous_id IS NULL THEN organization_id END AS organization_id
+    FROM growth_events
+    WHERE occurred_at >= @since AND occurred_at <= @until
+      AND traffic_type = ANY(@traffic_types::text[])
+      AND event_name = ANY(@funnel_events::text[])
+      AND (sqlc.narg(organization_id)::text IS NULL OR organization_id = sqlc.narg(organization_id))
+) actors
 GROUP BY event_name;
+
+-- name: GrowthSummaryPlanSettings :exec
+-- For the summary's transaction: plan each query for its actual filters (a cached generic
+-- plan cannot use the per-organization index behind "organization_id IS NULL OR …"), and
+-- give its hash aggregates room for a month of events in memory.
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', '64MB', true);

@@ -101,12 +101,15 @@ func (q *Queries) GrowthSummaryCounts(ctx context.Context, arg GrowthSummaryCoun
 }
 
 const growthSummaryFunnel = `-- name: GrowthSummaryFunnel :many
-SELECT event_name, count(DISTINCT CASE WHEN anonymous_id IS NOT NULL THEN 'a:' || anonymous_id ELSE 'o:' || organization_id END)::bigint AS actors
-FROM growth_events
-WHERE occurred_at >= $1 AND occurred_at <= $2
-  AND traffic_type = ANY($3::text[])
-  AND event_name = ANY($4::text[])
-  AND ($5::text IS NULL OR organization_id = $5)
+SELECT event_name, count(*)::bigint AS actors
+FROM (
+    SELECT DISTINCT event_name, anonymous_id, CASE WHEN anonymous_id IS NULL THEN organization_id END AS organization_id
+    FROM growth_events
+    WHERE occurred_at >= $1 AND occurred_at <= $2
+      AND traffic_type = ANY($3::text[])
+      AND event_name = ANY($4::text[])
+      AND ($5::text IS NULL OR organization_id = $5)
+) actors
 GROUP BY event_name
 `
 
@@ -123,8 +126,7 @@ type GrowthSummaryFunnelRow struct {
 	Actors    int64
 }
 
-// Distinct actors per funnel step: the anonymous visitor when known, else the organization
-// (prefixed so an anonymous id can never be mistaken for an organization id).
+// Distinct actors per funnel step: the anonymous visitor when known, else the organization.
 func (q *Queries) GrowthSummaryFunnel(ctx context.Context, arg GrowthSummaryFunnelParams) ([]GrowthSummaryFunnelRow, error) {
 	rows, err := q.db.Query(ctx, growthSummaryFunnel,
 		arg.Since,
@@ -151,14 +153,33 @@ func (q *Queries) GrowthSummaryFunnel(ctx context.Context, arg GrowthSummaryFunn
 	return items, nil
 }
 
+const growthSummaryPlanSettings = `-- name: GrowthSummaryPlanSettings :exec
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', '64MB', true)
+`
+
+// For the summary's transaction: plan each query for its actual filters (a cached generic
+// plan cannot use the per-organization index behind "organization_id IS NULL OR …"), and
+// give its hash aggregates room for a month of events in memory.
+func (q *Queries) GrowthSummaryPlanSettings(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, growthSummaryPlanSettings)
+	return err
+}
+
 const growthSummaryUniques = `-- name: GrowthSummaryUniques :one
 SELECT
-    count(DISTINCT organization_id)::bigint AS organizations,
-    count(DISTINCT anonymous_id)::bigint AS anonymous_visitors
-FROM growth_events
-WHERE occurred_at >= $1 AND occurred_at <= $2
-  AND traffic_type = ANY($3::text[])
-  AND ($4::text IS NULL OR organization_id = $4)
+    (SELECT count(*) FROM (
+        SELECT DISTINCT e.organization_id FROM growth_events e
+        WHERE e.occurred_at >= $1 AND e.occurred_at <= $2
+          AND e.traffic_type = ANY($3::text[])
+          AND ($4::text IS NULL OR e.organization_id = $4)
+    ) organizations)::bigint AS organizations,
+    (SELECT count(*) FROM (
+        SELECT DISTINCT v.anonymous_id FROM growth_events v
+        WHERE v.occurred_at >= $1 AND v.occurred_at <= $2
+          AND v.traffic_type = ANY($3::text[])
+          AND v.anonymous_id IS NOT NULL
+          AND ($4::text IS NULL OR v.organization_id = $4)
+    ) visitors)::bigint AS anonymous_visitors
 `
 
 type GrowthSummaryUniquesParams struct {
@@ -173,6 +194,8 @@ type GrowthSummaryUniquesRow struct {
 	AnonymousVisitors int64
 }
 
+// DISTINCT subqueries rather than count(DISTINCT): they hash, in parallel, instead of
+// sorting text under the database collation.
 func (q *Queries) GrowthSummaryUniques(ctx context.Context, arg GrowthSummaryUniquesParams) (GrowthSummaryUniquesRow, error) {
 	row := q.db.QueryRow(ctx, growthSummaryUniques,
 		arg.Since,

@@ -128,6 +128,9 @@ func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryF
 	}
 	sum := &core.GrowthSummary{Since: since, Until: until, IncludedTrafficTypes: traffic}
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		if err := q.GrowthSummaryPlanSettings(ctx); err != nil {
+			return err
+		}
 		counts, err := q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
 			Since: since, Until: until, TrafficTypes: traffic, OrganizationID: org,
 		})
