@@ -39,3 +39,7 @@ lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the
 .PHONY: test
 test: ## Run every test against a real PostgreSQL (TEST_DATABASE_URL or a throwaway cluster).
 	$(GO) test -count=1 -race -timeout 10m ./...
+
+.PHONY: bench
+bench: ## Run the benchmarks (BenchmarkGrowthSummary seeds a million events first: a minute or two).
+	$(GO) test -run x -bench . -benchtime 5x ./internal/postgres/

@@ -140,12 +140,24 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		<-workersDone
 	}()
 
+	// Request logs are written in batches; the writer is closed (everything queued written)
+	// after the HTTP server has drained and before the pool closes.
+	requestLogs := postgres.NewRequestLogWriter(db, logger)
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := requestLogs.Close(closeCtx); err != nil {
+			logger.Error("writing the last request logs", "error", err)
+		}
+	}()
+
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
 		Logger:                   logger,
 		Development:              cfg.development,
 		ProductionTrafficEnabled: cfg.production,
 		Ready:                    db.Ping,
 		Services:                 postgres.NewServices(db, cfg.box),
+		RequestLogs:              requestLogs,
 	})
 	if err != nil {
 		return err

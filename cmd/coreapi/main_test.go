@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/provider/coreapi/internal/pgtest"
 )
 
@@ -97,5 +99,17 @@ func TestRunDrainsInFlightRequests(t *testing.T) {
 	}
 	if _, err := http.Get(base + "/healthz"); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("the server still accepts connections after shutdown: %v", err)
+	}
+	// The drained request's log was written on the way out, not lost with the queue.
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var logged int
+	err = conn.QueryRow(context.Background(),
+		"SELECT count(*) FROM request_logs WHERE method = 'POST' AND route = '/v1/organizations' AND status = 201").Scan(&logged)
+	if err != nil || logged != 1 {
+		t.Errorf("request log of the drained request: %d rows, %v", logged, err)
 	}
 }

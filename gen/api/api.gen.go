@@ -2217,7 +2217,7 @@ type GrowthEventCreateRequest struct {
 	Properties *map[string]GrowthPropertyValue `json:"properties,omitempty"`
 	Source     *string                         `json:"source,omitempty"`
 
-	// TrafficType Default `public`.
+	// TrafficType Origin of traffic. `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded from the growth summary by default.
 	TrafficType *TrafficType `json:"traffic_type,omitempty"`
 	UseCase     *string      `json:"use_case,omitempty"`
 }
@@ -3463,11 +3463,11 @@ type SupportCaseCreateRequest struct {
 	Environment    nullable.Nullable[string]   `json:"environment,omitempty"`
 	OrganizationId string                      `json:"organization_id"`
 
-	// ProductId A product id; must exist (422 otherwise).
+	// ProductId The product the case is about, by its code (`einvoice`, `address`, `platform`); anything else is 422.
 	ProductId nullable.Nullable[string] `json:"product_id,omitempty"`
 	RequestId nullable.Nullable[string] `json:"request_id,omitempty"`
 
-	// ResourceId A resource of the caller's organization (422 otherwise).
+	// ResourceId The id (UUID) of a resource of the case's organization, such as one of its API keys; anything else, including another organization's resource, is 422.
 	ResourceId nullable.Nullable[string] `json:"resource_id,omitempty"`
 
 	// Severity Severity of a support case.
@@ -4905,7 +4905,7 @@ type ClientInterface interface {
 
 	// CreateGrowthEventWithBody Record a growth event
 	//
-	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4914,7 +4914,7 @@ type ClientInterface interface {
 
 	// CreateGrowthEvent Record a growth event
 	//
-	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4923,7 +4923,7 @@ type ClientInterface interface {
 
 	// GetGrowthSummary Get the growth summary
 	//
-	// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events; the operator sees all (or one organization with `organization_id`).
+	// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events (another `organization_id` is 403 `forbidden`); the operator sees all, or the events of one organization id with `organization_id`. Funnel steps count distinct actors (the anonymous visitor when the event has one, else its organization); conversions are rounded to four decimals. Every event name is listed in `event_counts`, zero counts included.
 	//
 	// Corresponds with GET /v1/growth/summary (the `GetGrowthSummary` operationId).
 	GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5025,7 +5025,7 @@ type ClientInterface interface {
 
 	// ListRequestLogs List request logs
 	//
-	// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
 	//
 	// Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 	ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5272,7 +5272,7 @@ type ClientInterface interface {
 
 	// CreateSupportCaseWithBody Open a support case
 	//
-	// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5281,7 +5281,7 @@ type ClientInterface interface {
 
 	// CreateSupportCase Open a support case
 	//
-	// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5725,7 +5725,7 @@ func (c *Client) CreateConnectedBusinessCredential(ctx context.Context, id Id, p
 
 // CreateGrowthEventWithBody Record a growth event
 //
-// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5744,7 +5744,7 @@ func (c *Client) CreateGrowthEventWithBody(ctx context.Context, params *CreateGr
 
 // CreateGrowthEvent Record a growth event
 //
-// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5763,7 +5763,7 @@ func (c *Client) CreateGrowthEvent(ctx context.Context, params *CreateGrowthEven
 
 // GetGrowthSummary Get the growth summary
 //
-// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events; the operator sees all (or one organization with `organization_id`).
+// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events (another `organization_id` is 403 `forbidden`); the operator sees all, or the events of one organization id with `organization_id`. Funnel steps count distinct actors (the anonymous visitor when the event has one, else its organization); conversions are rounded to four decimals. Every event name is listed in `event_counts`, zero counts included.
 //
 // Corresponds with GET /v1/growth/summary (the `GetGrowthSummary` operationId).
 func (c *Client) GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5985,7 +5985,7 @@ func (c *Client) GetProduct(ctx context.Context, id Id, reqEditors ...RequestEdi
 
 // ListRequestLogs List request logs
 //
-// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
 //
 // Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 func (c *Client) ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6442,7 +6442,7 @@ func (c *Client) ListSupportCases(ctx context.Context, params *ListSupportCasesP
 
 // CreateSupportCaseWithBody Open a support case
 //
-// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6461,7 +6461,7 @@ func (c *Client) CreateSupportCaseWithBody(ctx context.Context, params *CreateSu
 
 // CreateSupportCase Open a support case
 //
-// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9589,7 +9589,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateGrowthEventWithBodyWithResponse Record a growth event
 	//
-	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9598,7 +9598,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateGrowthEventWithResponse Record a growth event
 	//
-	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9607,7 +9607,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetGrowthSummaryWithResponse Get the growth summary
 	//
-	// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events; the operator sees all (or one organization with `organization_id`).
+	// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events (another `organization_id` is 403 `forbidden`); the operator sees all, or the events of one organization id with `organization_id`. Funnel steps count distinct actors (the anonymous visitor when the event has one, else its organization); conversions are rounded to four decimals. Every event name is listed in `event_counts`, zero counts included.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9719,7 +9719,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListRequestLogsWithResponse List request logs
 	//
-	// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9980,7 +9980,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSupportCaseWithBodyWithResponse Open a support case
 	//
-	// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9989,7 +9989,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSupportCaseWithResponse Open a support case
 	//
-	// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17885,7 +17885,7 @@ func (c *ClientWithResponses) CreateConnectedBusinessCredentialWithResponse(ctx 
 
 // CreateGrowthEventWithBodyWithResponse Record a growth event
 //
-// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17900,7 +17900,7 @@ func (c *ClientWithResponses) CreateGrowthEventWithBodyWithResponse(ctx context.
 
 // CreateGrowthEventWithResponse Record a growth event
 //
-// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Accepts a funnel analytics event for asynchronous ingestion. `occurred_at` defaults to now, `traffic_type` to `public`, `properties` to `{}`; `properties` takes flat values only (strings at most 500 characters). An organization principal may only record events under its own organization id (anything else is 403 `forbidden`); the operator may use any id of 1..200 characters, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in canonical lowercase form. The event is stored before the 202 is sent (concurrent events are written together in one batch), so an accepted event is never lost. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17915,7 +17915,7 @@ func (c *ClientWithResponses) CreateGrowthEventWithResponse(ctx context.Context,
 
 // GetGrowthSummaryWithResponse Get the growth summary
 //
-// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events; the operator sees all (or one organization with `organization_id`).
+// Counts per event name, the signup-to-active funnel with conversion ratios, unique organizations and anonymous visitors, and breakdowns by product and source, from `since` (default 30 days ago) until now. Traffic types `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded unless `include_internal_traffic` is true. An organization principal sees only its own events (another `organization_id` is 403 `forbidden`); the operator sees all, or the events of one organization id with `organization_id`. Funnel steps count distinct actors (the anonymous visitor when the event has one, else its organization); conversions are rounded to four decimals. Every event name is listed in `event_counts`, zero counts included.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18099,7 +18099,7 @@ func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, id Id,
 
 // ListRequestLogsWithResponse List request logs
 //
-// Lists authenticated requests of the caller's organization, newest first. Logs are written asynchronously and may appear a few seconds late. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18486,7 +18486,7 @@ func (c *ClientWithResponses) ListSupportCasesWithResponse(ctx context.Context, 
 
 // CreateSupportCaseWithBodyWithResponse Open a support case
 //
-// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18501,7 +18501,7 @@ func (c *ClientWithResponses) CreateSupportCaseWithBodyWithResponse(ctx context.
 
 // CreateSupportCaseWithResponse Open a support case
 //
-// Opens a case (`open`, `opened_at` now). `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` and `resource_id` must exist and belong to the caller (422 otherwise). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Opens a case (`open`, `opened_at` now) and records it in the audit trail. `assigned_team` is routed from the category: billing -> `billing`; technical, account, other -> `support`; provisioning -> `provider_ops`; any `critical` case -> `provider_ops`. `diagnostics` takes flat values only (objects and arrays are 400). `product_id` must name a product of the catalogue and `resource_id` a resource of the case's organization (422 `unprocessable` otherwise, naming the field). An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing organization (422 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -99,6 +99,30 @@ type EinvoiceSandboxKey struct {
 	Certificate    []byte
 }
 
+type GrowthEvent struct {
+	ID                  uuid.UUID
+	OrganizationID      string
+	ReceivedAt          time.Time
+	OccurredAt          time.Time
+	EventName           string
+	TrafficType         string
+	AnonymousID         *string
+	Product             *string
+	Source              *string
+	Medium              *string
+	Campaign            *string
+	LandingPage         *string
+	PagePath            *string
+	Language            *string
+	DeviceClass         *string
+	UseCase             *string
+	DeveloperLanguage   *string
+	ExperimentID        *string
+	ExperimentVariant   *string
+	ElapsedFromSignupMs *int64
+	Properties          []byte
+}
+
 type IdempotencyKey struct {
 	Scope               string
 	Key                 string
@@ -212,6 +236,21 @@ type ProvisioningJob struct {
 	FinishedAt     *time.Time
 }
 
+type RequestLog struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	RequestID      string
+	OccurredAt     time.Time
+	PrincipalType  string
+	KeyPrefix      *string
+	Method         string
+	Path           string
+	Route          *string
+	Status         int16
+	LatencyMs      int64
+	ErrorCode      *string
+}
+
 type ServiceResource struct {
 	ID                  uuid.UUID
 	OrganizationID      uuid.UUID
@@ -253,6 +292,26 @@ type Subscription struct {
 	RenewsAt               *time.Time
 	SuspendedAt            *time.Time
 	TerminatedAt           *time.Time
+}
+
+type SupportCase struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	ProductID      *string
+	ResourceID     *string
+	Severity       string
+	Category       string
+	Status         string
+	AssignedTeam   *string
+	OpenedAt       time.Time
+	ResolvedAt     *time.Time
+	Subject        *string
+	Description    *string
+	RequestID      *string
+	Environment    *string
+	Diagnostics    []byte
 }
 
 type TaxInvoice struct {

@@ -45,6 +45,7 @@ type Env struct {
 	doc    *openapi3.T
 	router routers.Router
 	HTTP   *http.Client // validates every response against the document
+	logs   *postgres.RequestLogWriter
 }
 
 // New starts a server in development mode over a fresh database. Options adjust the
@@ -88,11 +89,14 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 		stopWorkers()
 		<-workersDone
 	})
+	logs := postgres.NewRequestLogWriter(db, logger)
+	t.Cleanup(func() { _ = logs.Close(context.Background()) }) // before db.Close: cleanups run last-in first-out
 	cfg := httpapi.Config{
 		Logger:      logger,
 		Development: true,
 		Ready:       db.Ping,
 		Services:    postgres.NewServices(db, box),
+		RequestLogs: logs,
 	}
 	for _, o := range options {
 		o(&cfg)
@@ -113,7 +117,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: router: %v", err)
 	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router, logs: logs}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }
@@ -189,6 +193,15 @@ func (e *Env) Do(req Request) *Response {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// FlushRequestLogs waits until the request logs of every request answered so far are
+// stored: they are written asynchronously, in batches.
+func (e *Env) FlushRequestLogs() {
+	e.t.Helper()
+	if err := e.logs.Flush(context.Background()); err != nil {
+		e.t.Fatalf("apitest: flush request logs: %v", err)
+	}
 }
 
 // Count returns the number of rows of a query, e.g. "SELECT count(*) FROM organizations".

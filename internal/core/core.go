@@ -19,4 +19,7 @@ type Services struct {
 	Addresses     AddressService
 	Catalogue     CatalogueService
 	Subscriptions SubscriptionService
+	SupportCases  SupportCaseService
+	Growth        GrowthService
+	RequestLogs   RequestLogService
 }

@@ -111,6 +111,7 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 				writeProblem(w, r, err)
 				return
 			}
+			noteRequest(ctx, func(info *requestInfo) { info.principal = p })
 			if err := c.enforceRestrictions(w, r, p); err != nil {
 				writeProblem(w, r, err)
 				return

@@ -57,6 +57,13 @@ var implemented = map[string]int{
 	"suspendSubscription":    http.StatusNotFound,
 	"resumeSubscription":     http.StatusNotFound,
 	"terminateSubscription":  http.StatusNotFound,
+	"listSupportCases":       http.StatusOK,                  // the example organization_id is not an id
+	"createSupportCase":      http.StatusUnprocessableEntity, // the example's organization does not exist
+	"getSupportCase":         http.StatusNotFound,
+	"closeSupportCase":       http.StatusNotFound,
+	"createGrowthEvent":      http.StatusAccepted,
+	"getGrowthSummary":       http.StatusOK,
+	"listRequestLogs":        http.StatusOK,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

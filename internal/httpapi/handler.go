@@ -27,6 +27,8 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Services the handlers call.
 	Services core.Services
+	// RequestLogs receives a log of every authenticated request; nil records none.
+	RequestLogs RequestLogSink
 }
 
 // LoadDocument parses and validates the embedded OpenAPI document.
@@ -99,7 +101,7 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	root.Mount("/", gate.middleware(idempotent(cfg.Services.Idempotency, apiRouter)))
-	return withRequestContext(cfg.Logger, root), nil
+	return withRequestContext(cfg.Logger, cfg.RequestLogs, root), nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -18,6 +18,17 @@ import (
 type requestInfo struct {
 	route  string      // path template of the operation, once the contract found it
 	header http.Header // the request headers
+	// principal is the authenticated caller, once the contract knows it; errorCode the code
+	// of the problem answered, if any. Both feed the request log.
+	principal *core.Principal
+	errorCode string
+}
+
+// noteRequest records on the request's shared info what the request log needs to know.
+func noteRequest(ctx context.Context, note func(*requestInfo)) {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		note(info)
+	}
 }
 
 // requestHeader returns the headers of the request being served.
@@ -38,8 +49,9 @@ const requestTimeout = 30 * time.Second
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
 // withRequestContext gives each request its id (echoed in the Request-Id header of every
-// response), a logger carrying it, panic recovery, and an access log line.
-func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
+// response), a logger carrying it, panic recovery, an access log line, and a request log
+// for sink once a principal was authenticated.
+func withRequestContext(base *slog.Logger, sink RequestLogSink, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("Request-Id")
@@ -74,6 +86,7 @@ func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
 				slog.Int("status", rec.status),
 				slog.Int64("bytes", rec.bytes),
 				slog.Duration("duration", time.Since(start)))
+			recordRequest(sink, info, r, rec.status, start)
 		}()
 		next.ServeHTTP(rec, r)
 	})

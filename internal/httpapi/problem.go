@@ -87,6 +87,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		kind = problemKinds[core.EInternal]
 	}
+	noteRequest(r.Context(), func(info *requestInfo) { info.errorCode = ce.Code })
 	if kind.status >= 500 && ce.Code != core.ENotImplemented {
 		logger(r.Context()).Error("request failed", "code", ce.Code, "error", err)
 	}

@@ -116,6 +116,12 @@ func withTx(ctx context.Context, tx pgx.Tx) context.Context {
 	return context.WithValue(ctx, txKey{}, tx)
 }
 
+// inTx reports whether ctx carries a transaction that database work joins.
+func inTx(ctx context.Context) bool {
+	_, ok := ctx.Value(txKey{}).(pgx.Tx)
+	return ok
+}
+
 // queries runs statements outside an explicit transaction, or inside the transaction of ctx
 // when there is one.
 func (d *DB) queries(ctx context.Context) *dbq.Queries {

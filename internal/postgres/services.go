@@ -21,5 +21,8 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Addresses:     NewAddressService(d),
 		Catalogue:     NewCatalogueService(d),
 		Subscriptions: NewSubscriptionService(d),
+		SupportCases:  NewSupportCaseService(d),
+		Growth:        NewGrowthService(d),
+		RequestLogs:   NewRequestLogService(d),
 	}
 }

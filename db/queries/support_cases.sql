@@ -1,0 +1,44 @@
+-- name: SupportCaseInsert :one
+INSERT INTO support_cases (
+    id, organization_id, product_id, resource_id, severity, category, status, assigned_team,
+    opened_at, subject, description, request_id, environment, diagnostics
+) VALUES (
+    @id, @organization_id, @product_id, @resource_id, @severity, @category, 'open', @assigned_team,
+    now(), @subject, @description, @request_id, @environment, @diagnostics
+)
+RETURNING *;
+
+-- name: SupportCaseGetByID :one
+SELECT * FROM support_cases WHERE id = @id;
+
+-- name: SupportCaseGetByIDForUpdate :one
+SELECT * FROM support_cases WHERE id = @id FOR UPDATE;
+
+-- name: SupportCaseList :many
+-- Keyset pagination in id (UUIDv7, creation) order within one organization.
+SELECT * FROM support_cases
+WHERE organization_id = @organization_id
+  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status))
+  AND (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: SupportCaseClose :one
+-- resolved_at keeps the time a case was resolved, if it was before being closed.
+UPDATE support_cases
+SET status = 'closed', resolved_at = coalesce(resolved_at, now()), updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: SupportCaseProductKnown :one
+-- A case may name a catalogue product by id or code.
+SELECT EXISTS (SELECT 1 FROM products WHERE id::text = lower(@product::text) OR code = @product::text);
+
+-- name: SupportCaseResourceOwned :one
+-- The resources a case can be about: anything with an id the organization owns.
+SELECT EXISTS (SELECT 1 FROM api_keys WHERE id = @resource_id::uuid AND organization_id = @owner_id::uuid)
+    OR EXISTS (SELECT 1 FROM service_resources WHERE id = @resource_id::uuid AND organization_id = @owner_id::uuid)
+    OR EXISTS (SELECT 1 FROM subscriptions WHERE id = @resource_id::uuid AND organization_id = @owner_id::uuid)
+    OR EXISTS (SELECT 1 FROM billing_invoices WHERE id = @resource_id::uuid AND organization_id = @owner_id::uuid)
+    OR EXISTS (SELECT 1 FROM connected_businesses WHERE id = @resource_id::uuid AND organization_id = @owner_id::uuid)
+    OR EXISTS (SELECT 1 FROM tax_invoices WHERE id = @resource_id::uuid AND organization_id = @owner_id::uuid);

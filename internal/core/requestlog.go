@@ -1,0 +1,67 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// RequestLog is one authenticated request as its caller can later review it.
+type RequestLog struct {
+	ID             uuid.UUID
+	RequestID      string
+	OccurredAt     time.Time // when the request arrived
+	PrincipalType  string    // Principal.ActorType
+	OrganizationID *uuid.UUID
+	KeyPrefix      *string
+	Method         string
+	Path           string
+	Route          *string // the operation's path template
+	Status         int
+	Latency        time.Duration
+	ErrorCode      *string // the problem code of an error response
+}
+
+// NewRequestLog describes a finished request of principal p.
+func NewRequestLog(p *Principal, requestID, method, path, route string, status int, start time.Time, latency time.Duration, errorCode string) RequestLog {
+	l := RequestLog{
+		RequestID: requestID, OccurredAt: start, PrincipalType: p.ActorType(),
+		Method: method, Path: path, Status: status, Latency: latency,
+	}
+	if !p.IsOperator() {
+		id := p.OrganizationID
+		l.OrganizationID = &id
+	}
+	if p.KeyPrefix != "" {
+		l.KeyPrefix = &p.KeyPrefix
+	}
+	if route != "" {
+		l.Route = &route
+	}
+	if errorCode != "" {
+		l.ErrorCode = &errorCode
+	}
+	return l
+}
+
+// RequestLogFilter selects logs for RequestLogService.ListRequestLogs.
+type RequestLogFilter struct {
+	// OrganizationID names the organization whose logs to list, as sent. nil: the caller's
+	// own requests (for the operator, the operator's own).
+	OrganizationID *string
+	StatusClass    *string // "2xx" … "5xx"
+	Method         *string
+	PathPrefix     *string
+	Since, Until   *time.Time
+	Cursor         *string
+	Limit          int
+}
+
+// RequestLogService lists request logs. Recording them is postgres.RequestLogWriter's job,
+// off the request path.
+type RequestLogService interface {
+	// ListRequestLogs returns a page of logs, newest first, and the cursor of the next page.
+	// An organization principal naming another organization gets EForbidden.
+	ListRequestLogs(ctx context.Context, f RequestLogFilter) ([]*RequestLog, *string, error)
+}

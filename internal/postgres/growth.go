@@ -1,0 +1,238 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+)
+
+// Growth events are written by group commit: each request waits for its event to be
+// stored, and whatever arrives while a COPY runs goes into the next one, so a burst costs a
+// few large writes instead of one transaction per event.
+const (
+	growthEventQueue    = 4_096
+	growthEventMaxBatch = 1_000
+)
+
+// GrowthService implements core.GrowthService.
+type GrowthService struct {
+	db      *DB
+	now     func() time.Time
+	batcher *batcher[dbq.GrowthEventInsertBatchParams]
+}
+
+var _ core.GrowthService = (*GrowthService)(nil)
+
+// NewGrowthService returns the growth service over d. Its writer lives as long as the
+// process; events are acknowledged only once stored, so there is nothing to flush.
+func NewGrowthService(d *DB) *GrowthService {
+	return &GrowthService{
+		db:  d,
+		now: time.Now,
+		batcher: newBatcher(growthEventQueue, growthEventMaxBatch, 0,
+			func(ctx context.Context, rows []dbq.GrowthEventInsertBatchParams) error {
+				_, err := dbq.New(d.Pool).GrowthEventInsertBatch(ctx, rows)
+				return translate(err)
+			}),
+	}
+}
+
+// RecordGrowthEvent implements core.GrowthService.
+func (s *GrowthService) RecordGrowthEvent(ctx context.Context, e core.GrowthEvent) error {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return err
+	}
+	orgID, err := growthOrganization(p, e.OrganizationID)
+	if err != nil {
+		return err
+	}
+	if err := storableText(map[string]*string{
+		"/organization_id": &e.OrganizationID, "/anonymous_id": e.AnonymousID, "/source": e.Source,
+		"/medium": e.Medium, "/campaign": e.Campaign, "/landing_page": e.LandingPage,
+		"/page_path": e.PagePath, "/use_case": e.UseCase, "/developer_language": e.DeveloperLanguage,
+		"/experiment_id": e.ExperimentID, "/experiment_variant": e.ExperimentVariant,
+	}, map[string]json.RawMessage{"/properties": e.Properties}); err != nil {
+		return err
+	}
+	row := dbq.GrowthEventInsertBatchParams{
+		ID: uuid.Must(uuid.NewV7()), OrganizationID: orgID, OccurredAt: e.OccurredAt,
+		EventName: e.EventName, TrafficType: or(e.TrafficType, core.DefaultTrafficType),
+		AnonymousID: e.AnonymousID, Product: e.Product, Source: e.Source, Medium: e.Medium,
+		Campaign: e.Campaign, LandingPage: e.LandingPage, PagePath: e.PagePath,
+		Language: e.Language, DeviceClass: e.DeviceClass, UseCase: e.UseCase,
+		DeveloperLanguage: e.DeveloperLanguage, ExperimentID: e.ExperimentID,
+		ExperimentVariant: e.ExperimentVariant, ElapsedFromSignupMs: e.ElapsedFromSignupMs,
+		Properties: e.Properties,
+	}
+	if row.OccurredAt.IsZero() {
+		row.OccurredAt = s.now()
+	}
+	if row.Properties == nil {
+		row.Properties = json.RawMessage(`{}`)
+	}
+	if inTx(ctx) {
+		// An idempotent request (or onboarding) stores the event with its own effects and
+		// its idempotency record, so a retry can never count it twice.
+		_, err := s.db.queries(ctx).GrowthEventInsertBatch(ctx, []dbq.GrowthEventInsertBatchParams{row})
+		return translate(err)
+	}
+	return s.batcher.submit(ctx, row)
+}
+
+// growthOrganization is the organization id an event is stored under. An organization
+// principal may record events only for itself (EForbidden otherwise); the operator may use
+// any id, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in
+// canonical form, so the per-organization summary finds them however they were spelled.
+func growthOrganization(p *core.Principal, raw string) (string, error) {
+	if id, err := uuid.Parse(raw); err == nil {
+		raw = id.String()
+	}
+	if p.IsOperator() {
+		return raw, nil
+	}
+	id, err := organizationFor(p, raw, "organization_id")
+	return id.String(), err
+}
+
+// GrowthSummary implements core.GrowthService.
+func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryFilter) (*core.GrowthSummary, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var org *string
+	switch {
+	case f.OrganizationID != nil:
+		id, err := growthOrganization(p, *f.OrganizationID)
+		if err != nil {
+			return nil, err
+		}
+		org = &id
+	case !p.IsOperator():
+		id := p.OrganizationID.String()
+		org = &id
+	}
+	until := s.now().UTC()
+	since := until.Add(-core.DefaultGrowthWindow)
+	if f.Since != nil {
+		since = f.Since.UTC()
+	}
+	var traffic []string
+	for _, t := range core.TrafficTypes {
+		if f.IncludeInternalTraffic || !core.InternalTrafficTypes[t] {
+			traffic = append(traffic, t)
+		}
+	}
+	sum := &core.GrowthSummary{Since: since, Until: until, IncludedTrafficTypes: traffic}
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		if err := q.GrowthSummaryPlanSettings(ctx); err != nil {
+			return err
+		}
+		counts, err := q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
+			Since: since, Until: until, TrafficTypes: traffic, OrganizationID: org,
+		})
+		if err != nil {
+			return err
+		}
+		uniques, err := q.GrowthSummaryUniques(ctx, dbq.GrowthSummaryUniquesParams{
+			Since: since, Until: until, TrafficTypes: traffic, OrganizationID: org,
+		})
+		if err != nil {
+			return err
+		}
+		funnel, err := q.GrowthSummaryFunnel(ctx, dbq.GrowthSummaryFunnelParams{
+			Since: since, Until: until, TrafficTypes: traffic, FunnelEvents: core.GrowthFunnel, OrganizationID: org,
+		})
+		if err != nil {
+			return err
+		}
+		sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
+		fillCounts(sum, counts)
+		fillFunnel(sum, funnel)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// fillCounts spreads the grouping-set rows over the summary's counts and breakdowns.
+func fillCounts(sum *core.GrowthSummary, rows []dbq.GrowthSummaryCountsRow) {
+	byName := map[string]int64{}
+	for _, r := range rows {
+		switch r.Dimension {
+		case "event_name":
+			byName[r.EventName] = r.Events
+			sum.TotalEvents += r.Events
+		case "product":
+			if r.Product != nil {
+				sum.ByProduct = append(sum.ByProduct, core.GrowthCount{Key: r.Product, Count: r.Events})
+			}
+		case "source":
+			sum.BySource = append(sum.BySource, core.GrowthCount{Key: r.Source, Count: r.Events})
+		}
+	}
+	for _, name := range core.GrowthEventNames {
+		sum.EventCounts = append(sum.EventCounts, core.GrowthCount{Key: &name, Count: byName[name]})
+	}
+	largestFirst(sum.ByProduct)
+	largestFirst(sum.BySource)
+	if len(sum.BySource) > core.MaxGrowthSources {
+		sum.BySource = sum.BySource[:core.MaxGrowthSources]
+	}
+}
+
+// largestFirst orders counts by count, then by key (no key last) so equal counts come out
+// the same way every time.
+func largestFirst(counts []core.GrowthCount) {
+	slices.SortFunc(counts, func(a, b core.GrowthCount) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		switch {
+		case a.Key == nil && b.Key == nil:
+			return 0
+		case a.Key == nil:
+			return 1
+		case b.Key == nil:
+			return -1
+		}
+		return cmp.Compare(*a.Key, *b.Key)
+	})
+}
+
+// fillFunnel lays the distinct actors of each step along the funnel with its conversions.
+func fillFunnel(sum *core.GrowthSummary, rows []dbq.GrowthSummaryFunnelRow) {
+	actors := map[string]int64{}
+	for _, r := range rows {
+		actors[r.EventName] = r.Actors
+	}
+	first := actors[core.GrowthFunnel[0]]
+	for i, name := range core.GrowthFunnel {
+		step := core.GrowthFunnelStep{Position: i + 1, EventName: name, Count: actors[name]}
+		if i > 0 {
+			step.ConversionFromPrevious = ratio(step.Count, actors[core.GrowthFunnel[i-1]])
+		}
+		step.ConversionFromFirst = ratio(step.Count, first)
+		sum.Funnel = append(sum.Funnel, step)
+	}
+}
+
+// ratio is n/d rounded to four decimals, or nil when d is zero.
+func ratio(n, d int64) *float64 {
+	if d == 0 {
+		return nil
+	}
+	r := math.Round(float64(n)/float64(d)*10_000) / 10_000
+	return &r
+}

@@ -1,0 +1,205 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+)
+
+// SupportCaseService implements core.SupportCaseService.
+type SupportCaseService struct{ db *DB }
+
+var _ core.SupportCaseService = (*SupportCaseService)(nil)
+
+// NewSupportCaseService returns the support case service over d.
+func NewSupportCaseService(d *DB) *SupportCaseService { return &SupportCaseService{db: d} }
+
+// CreateSupportCase implements core.SupportCaseService.
+func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.SupportCaseCreate) (*core.SupportCase, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	orgID, err := organizationFor(p, in.OrganizationID, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	if err := storableText(map[string]*string{
+		"/subject": &in.Subject, "/description": &in.Description, "/product_id": in.ProductID,
+		"/resource_id": in.ResourceID, "/request_id": in.RequestID, "/environment": in.Environment,
+	}, map[string]json.RawMessage{"/diagnostics": in.Diagnostics}); err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	diagnostics := in.Diagnostics
+	if diagnostics == nil {
+		diagnostics = json.RawMessage(`{}`)
+	}
+	team := core.SupportTeamFor(in.Category, in.Severity)
+	var created *core.SupportCase
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		if err := organizationExists(ctx, q, orgID); err != nil {
+			return err
+		}
+		if err := checkProduct(ctx, q, in.ProductID); err != nil {
+			return err
+		}
+		if err := checkResource(ctx, q, orgID, in.ResourceID); err != nil {
+			return err
+		}
+		row, err := q.SupportCaseInsert(ctx, dbq.SupportCaseInsertParams{
+			ID: id, OrganizationID: orgID, ProductID: in.ProductID, ResourceID: in.ResourceID,
+			Severity: in.Severity, Category: in.Category, AssignedTeam: &team,
+			Subject: &in.Subject, Description: &in.Description, RequestID: in.RequestID,
+			Environment: in.Environment, Diagnostics: diagnostics,
+		})
+		if err != nil {
+			return err
+		}
+		created = supportCaseFromRow(row)
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &orgID, Action: "support_case.opened", ResourceType: "support_case",
+			ResourceID: id.String(), After: created,
+		})
+	})
+	return created, err
+}
+
+// checkProduct refuses a product_id that names no catalogue product (EUnprocessable).
+func checkProduct(ctx context.Context, q *dbq.Queries, productID *string) error {
+	if productID == nil {
+		return nil
+	}
+	known, err := q.SupportCaseProductKnown(ctx, *productID)
+	if err != nil {
+		return err
+	}
+	if !known {
+		return unprocessableField("/product_id", "Product %q is not in the catalogue; name a product by id or code (einvoice, address, platform).", *productID)
+	}
+	return nil
+}
+
+// checkResource refuses a resource_id that is not the id of a resource of organization
+// orgID (EUnprocessable), exactly as for one that does not exist: its API keys, service
+// resources, subscriptions, billing invoices, connected businesses or tax invoices.
+func checkResource(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, resourceID *string) error {
+	if resourceID == nil {
+		return nil
+	}
+	bad := unprocessableField("/resource_id", "Resource %q does not exist in this organization.", *resourceID)
+	id, err := uuid.Parse(*resourceID)
+	if err != nil {
+		return bad
+	}
+	owned, err := q.SupportCaseResourceOwned(ctx, dbq.SupportCaseResourceOwnedParams{ResourceID: id, OwnerID: orgID})
+	if err != nil {
+		return err
+	}
+	if owned == nil || !*owned {
+		return bad
+	}
+	return nil
+}
+
+func unprocessableField(pointer, format string, args ...any) error {
+	e := core.Errorf(core.EUnprocessable, format, args...)
+	e.Fields = []core.FieldError{{Location: "body", Pointer: pointer, Code: "unprocessable", Message: e.Message}}
+	return e
+}
+
+// ListSupportCases implements core.SupportCaseService.
+func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.SupportCaseFilter) ([]*core.SupportCase, *string, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	orgID, err := organizationFor(p, f.OrganizationID, "organization_id")
+	if err != nil {
+		return nil, nil, err
+	}
+	params := dbq.SupportCaseListParams{OrganizationID: orgID, Status: f.Status, RowLimit: int32(f.Limit) + 1}
+	if f.Cursor != nil {
+		after, err := parseCursor(*f.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		params.After = &after
+	}
+	rows, err := s.db.queries(ctx).SupportCaseList(ctx, params)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	cases := make([]*core.SupportCase, len(rows))
+	for i, r := range rows {
+		cases[i] = supportCaseFromRow(r)
+	}
+	cases, next := page(cases, f.Limit, func(c *core.SupportCase) uuid.UUID { return c.ID })
+	return cases, next, nil
+}
+
+// FindSupportCaseByID implements core.SupportCaseService.
+func (s *SupportCaseService) FindSupportCaseByID(ctx context.Context, id uuid.UUID) (*core.SupportCase, error) {
+	row, err := s.db.queries(ctx).SupportCaseGetByID(ctx, id)
+	if err != nil {
+		return nil, caseNotFound(err, id)
+	}
+	if err := visible(ctx, row.OrganizationID, "Support case", id); err != nil {
+		return nil, err
+	}
+	return supportCaseFromRow(row), nil
+}
+
+// CloseSupportCase implements core.SupportCaseService.
+func (s *SupportCaseService) CloseSupportCase(ctx context.Context, id uuid.UUID) (*core.SupportCase, error) {
+	var closed *core.SupportCase
+	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		row, err := q.SupportCaseGetByIDForUpdate(ctx, id)
+		if err != nil {
+			return caseNotFound(err, id)
+		}
+		if err := visible(ctx, row.OrganizationID, "Support case", id); err != nil {
+			return err
+		}
+		before := supportCaseFromRow(row)
+		if before.Status == core.SupportCaseClosed {
+			return core.Errorf(core.EInvalidTransition, "Support case %s is already closed.", id)
+		}
+		row, err = q.SupportCaseClose(ctx, id)
+		if err != nil {
+			return err
+		}
+		closed = supportCaseFromRow(row)
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &closed.OrganizationID, Action: "support_case.closed", ResourceType: "support_case",
+			ResourceID: id.String(), Before: before, After: closed,
+		})
+	})
+	return closed, err
+}
+
+func caseNotFound(err error, id uuid.UUID) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return core.Errorf(core.ENotFound, "Support case %s does not exist.", id)
+	}
+	return translate(err)
+}
+
+func supportCaseFromRow(r dbq.SupportCase) *core.SupportCase {
+	return &core.SupportCase{
+		ID: r.ID, OrganizationID: r.OrganizationID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		ProductID: r.ProductID, ResourceID: r.ResourceID, Severity: r.Severity, Category: r.Category,
+		Status: r.Status, AssignedTeam: r.AssignedTeam, OpenedAt: r.OpenedAt, ResolvedAt: r.ResolvedAt,
+		Subject: r.Subject, Description: r.Description, RequestID: r.RequestID, Environment: r.Environment,
+		Diagnostics: r.Diagnostics,
+	}
+}
