@@ -147,6 +147,21 @@ type OauthToken struct {
 	ExpiresAt      time.Time
 }
 
+type Onboarding struct {
+	ID              uuid.UUID
+	OrganizationID  uuid.UUID
+	IdentityIssuer  string
+	IdentitySubject string
+	Email           string
+	Status          string
+	CompletedSteps  []string
+	SubscriptionID  uuid.UUID
+	ResourceID      uuid.UUID
+	ApiKeyID        uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
 type Organization struct {
 	ID                              uuid.UUID
 	CreatedAt                       time.Time

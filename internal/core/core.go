@@ -15,6 +15,7 @@ type Services struct {
 	Businesses    ConnectedBusinessService
 	Spend         SpendService
 	Audit         AuditService
+	Onboarding    OnboardingService
 	TaxInvoices   TaxInvoiceService
 	Addresses     AddressService
 	Catalogue     CatalogueService

@@ -42,6 +42,8 @@ var implemented = map[string]int{
 	"listSpendControls": http.StatusOK,
 	"getUsage":          http.StatusOK,
 	"listAuditEvents":   http.StatusOK,
+
+	"createVerifiedLoginOnboarding": http.StatusCreated,
 	// Catalogue (the seeded catalogue is present on an empty database).
 	"listProducts": http.StatusOK,
 	"getProduct":   http.StatusNotFound,

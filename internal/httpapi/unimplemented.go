@@ -9,11 +9,6 @@ import (
 // The operations below are in the v1 contract but their issues have not landed yet: each
 // answers 501 not_implemented. Implementing one means moving it out of this file.
 
-// CreateVerifiedLoginOnboarding answers 501 until it is implemented.
-func (s *Server) CreateVerifiedLoginOnboarding(context.Context, api.CreateVerifiedLoginOnboardingRequestObject) (api.CreateVerifiedLoginOnboardingResponseObject, error) {
-	return nil, errNotImplemented("createVerifiedLoginOnboarding")
-}
-
 // ListWebhookEndpoints answers 501 until it is implemented.
 func (s *Server) ListWebhookEndpoints(context.Context, api.ListWebhookEndpointsRequestObject) (api.ListWebhookEndpointsResponseObject, error) {
 	return nil, errNotImplemented("listWebhookEndpoints")

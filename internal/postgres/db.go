@@ -92,6 +92,12 @@ var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver goose
 // IdempotencyService), fn runs in a savepoint of it instead: its work commits with the
 // outer transaction, or is undone alone when fn fails.
 func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
+	return d.withTxContext(ctx, func(_ context.Context, q *dbq.Queries) error { return fn(q) })
+}
+
+// withTxContext is WithTx for work that calls other services: fn's context carries the
+// transaction, so their work joins it.
+func (d *DB) withTxContext(ctx context.Context, fn func(ctx context.Context, q *dbq.Queries) error) error {
 	var tx pgx.Tx
 	var err error
 	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
@@ -103,7 +109,7 @@ func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
 		return translate(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
-	if err := fn(dbq.New(tx)); err != nil {
+	if err := fn(withTx(ctx, tx), dbq.New(tx)); err != nil {
 		return translate(err)
 	}
 	return translate(tx.Commit(ctx))

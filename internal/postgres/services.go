@@ -9,7 +9,7 @@ import (
 // clear but must be read back.
 func NewServices(d *DB, box *secretbox.Box) core.Services {
 	keys := NewAPIKeyService(d)
-	return core.Services{
+	s := core.Services{
 		Organizations: NewOrganizationService(d),
 		APIKeys:       keys,
 		Credentials:   keys,
@@ -25,4 +25,6 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Growth:        NewGrowthService(d),
 		RequestLogs:   NewRequestLogService(d),
 	}
+	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
+	return s
 }
