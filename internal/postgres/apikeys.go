@@ -185,7 +185,7 @@ func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([
 func (s *APIKeyService) FindAPIKeyByID(ctx context.Context, id uuid.UUID) (*core.APIKey, error) {
 	row, err := s.db.queries(ctx).APIKeyGetByID(ctx, id)
 	if err != nil {
-		return nil, keyNotFound(err, id)
+		return nil, notFoundAs(err, "API key %s does not exist.", id)
 	}
 	if err := visible(ctx, row.OrganizationID, "API key", id); err != nil {
 		return nil, err
@@ -265,19 +265,12 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 func lockAPIKey(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.APIKey, error) {
 	row, err := q.APIKeyGetByIDForUpdate(ctx, id)
 	if err != nil {
-		return nil, keyNotFound(err, id)
+		return nil, notFoundAs(err, "API key %s does not exist.", id)
 	}
 	if err := visible(ctx, row.OrganizationID, "API key", id); err != nil {
 		return nil, err
 	}
 	return apiKeyFromRow(row), nil
-}
-
-func keyNotFound(err error, id uuid.UUID) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return core.Errorf(core.ENotFound, "API key %s does not exist.", id)
-	}
-	return translate(err)
 }
 
 // Authenticate implements core.CredentialService.

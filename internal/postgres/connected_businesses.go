@@ -128,7 +128,7 @@ func (s *ConnectedBusinessService) FindConnectedBusinessByID(ctx context.Context
 	q := s.db.queries(ctx)
 	row, err := q.ConnectedBusinessGetByID(ctx, id)
 	if err != nil {
-		return nil, businessNotFound(err, id)
+		return nil, notFoundAs(err, "Connected business %s does not exist.", id)
 	}
 	if err := visible(ctx, row.OrganizationID, "Connected business", id); err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		row, err := q.ConnectedBusinessGetByIDForUpdate(ctx, id)
 		if err != nil {
-			return businessNotFound(err, id)
+			return notFoundAs(err, "Connected business %s does not exist.", id)
 		}
 		if err := visible(ctx, row.OrganizationID, "Connected business", id); err != nil {
 			return err
@@ -237,7 +237,7 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		// Locked so a concurrent suspension can't slip between the check and the insert.
 		row, err := q.ConnectedBusinessGetByIDForUpdate(ctx, id)
 		if err != nil {
-			return businessNotFound(err, id)
+			return notFoundAs(err, "Connected business %s does not exist.", id)
 		}
 		if err := visible(ctx, row.OrganizationID, "Connected business", id); err != nil {
 			return err
@@ -282,13 +282,6 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		})
 	})
 	return cred, err
-}
-
-func businessNotFound(err error, id uuid.UUID) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return core.Errorf(core.ENotFound, "Connected business %s does not exist.", id)
-	}
-	return translate(err)
 }
 
 func businessFromRow(r dbq.ConnectedBusiness) *core.ConnectedBusiness {

@@ -39,7 +39,7 @@ func (s *OnboardingService) OnboardVerifiedLogin(ctx context.Context, in core.Ve
 		return nil, core.Errorf(core.EForbidden, "Only the operator onboards verified logins.")
 	}
 	if !in.EmailVerified {
-		return nil, unprocessableField("/identity/email_verified", "The identity's e-mail address is not verified; onboarding needs a verified login.")
+		return nil, unprocessablef("/identity/email_verified", "The identity's e-mail address is not verified; onboarding needs a verified login.")
 	}
 	var out *core.Onboarded
 	err = s.db.withTxContext(ctx, func(ctx context.Context, q *dbq.Queries) error {

@@ -64,19 +64,12 @@ func (s *OrganizationService) CreateOrganization(ctx context.Context, in core.Or
 
 // FindOrganizationByID implements core.OrganizationService.
 func (s *OrganizationService) FindOrganizationByID(ctx context.Context, id uuid.UUID) (*core.Organization, error) {
-	p, err := core.PrincipalFrom(ctx)
-	if err != nil {
+	if err := visible(ctx, id, "Organization", id); err != nil {
 		return nil, err
-	}
-	if !p.CanAccessOrganization(id) {
-		return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", id)
 	}
 	row, err := s.db.queries(ctx).OrganizationGetByID(ctx, id)
 	if err != nil {
-		if core.ErrorCode(translate(err)) == core.ENotFound {
-			return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", id)
-		}
-		return nil, translate(err)
+		return nil, notFoundAs(err, "Organization %s does not exist.", id)
 	}
 	return organizationFromRow(row), nil
 }

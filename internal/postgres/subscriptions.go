@@ -437,6 +437,11 @@ func unprocessable(pointer, code, message string) error {
 		Fields: []core.FieldError{{Location: "body", Pointer: pointer, Code: code, Message: message}}}
 }
 
+// unprocessablef is unprocessable with the generic rule code and a formatted message.
+func unprocessablef(pointer, format string, args ...any) error {
+	return unprocessable(pointer, "unprocessable", fmt.Sprintf(format, args...))
+}
+
 func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
 	s := &core.Subscription{
 		ID:                    r.ID,

@@ -84,7 +84,7 @@ func checkProduct(ctx context.Context, q *dbq.Queries, productID *string) error 
 		return err
 	}
 	if !known {
-		return unprocessableField("/product_id", "Product %q is not in the catalogue; name a product by id or code (einvoice, address, platform).", *productID)
+		return unprocessablef("/product_id", "Product %q is not in the catalogue; name a product by id or code (einvoice, address, platform).", *productID)
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func checkResource(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, resourc
 	if resourceID == nil {
 		return nil
 	}
-	bad := unprocessableField("/resource_id", "Resource %q does not exist in this organization.", *resourceID)
+	bad := unprocessablef("/resource_id", "Resource %q does not exist in this organization.", *resourceID)
 	id, err := uuid.Parse(*resourceID)
 	if err != nil {
 		return bad
@@ -111,11 +111,6 @@ func checkResource(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, resourc
 	return nil
 }
 
-func unprocessableField(pointer, format string, args ...any) error {
-	e := core.Errorf(core.EUnprocessable, format, args...)
-	e.Fields = []core.FieldError{{Location: "body", Pointer: pointer, Code: "unprocessable", Message: e.Message}}
-	return e
-}
 
 // ListSupportCases implements core.SupportCaseService.
 func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.SupportCaseFilter) ([]*core.SupportCase, *string, error) {
