@@ -25,6 +25,7 @@ import (
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/secretbox"
@@ -88,11 +89,16 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 		stopWorkers()
 		<-workersDone
 	})
+	m := metrics.New()
+	if err := m.RegisterPool(db.Pool.Stat); err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
 	cfg := httpapi.Config{
 		Logger:      logger,
 		Development: true,
 		Ready:       db.Ping,
 		Services:    postgres.NewServices(db, box),
+		Metrics:     m,
 	}
 	for _, o := range options {
 		o(&cfg)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/metrics"
 )
 
 // requestInfo is shared by the layers of one request: inner layers fill it in for the access
@@ -18,6 +19,13 @@ import (
 type requestInfo struct {
 	route  string      // path template of the operation, once the contract found it
 	header http.Header // the request headers
+}
+
+// setRoute names the route template of the request being served, for logs and metrics.
+func setRoute(ctx context.Context, template string) {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		info.route = template
+	}
 }
 
 // requestHeader returns the headers of the request being served.
@@ -34,8 +42,8 @@ type requestInfoKey struct{}
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
 // withRequestContext gives each request its id (echoed in the Request-Id header of every
-// response), a logger carrying it, panic recovery, and an access log line.
-func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
+// response), a logger carrying it, panic recovery, an access log line and its metrics.
+func withRequestContext(base *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("Request-Id")
@@ -61,13 +69,20 @@ func withRequestContext(base *slog.Logger, next http.Handler) http.Handler {
 					writeProblem(rec, r, core.Errorf(core.EInternal, "An unexpected error occurred; it has been logged."))
 				}
 			}
+			elapsed := time.Since(start)
+			status := rec.status
+			if status == 0 { // the handler wrote nothing: net/http answers 200
+				status = http.StatusOK
+			}
+			m.ObserveRequest(r.Method, info.route, status, elapsed)
+			// The path only, never the query: nothing secret travels in this API's paths.
 			log.LogAttrs(ctx, slog.LevelInfo, "request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", info.route),
-				slog.Int("status", rec.status),
+				slog.Int("status", status),
 				slog.Int64("bytes", rec.bytes),
-				slog.Duration("duration", time.Since(start)))
+				slog.Duration("duration", elapsed))
 		}()
 		next.ServeHTTP(rec, r)
 	})
