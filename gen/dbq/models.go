@@ -123,6 +123,15 @@ type OauthToken struct {
 	ExpiresAt      time.Time
 }
 
+type OperatorToken struct {
+	ID         uuid.UUID
+	Name       string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
 type Organization struct {
 	ID                              uuid.UUID
 	CreatedAt                       time.Time

@@ -77,8 +77,9 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	}
 	auth := &bearerAuthenticator{
 		development: cfg.Development,
-		devScopes:   ScopesOf(doc),
+		allScopes:   ScopesOf(doc),
 		credentials: cfg.Services.Credentials,
+		operators:   cfg.Services.Operators,
 	}
 	gate, err := newContract(doc, auth, cfg.ProductionTrafficEnabled, cfg.Metrics)
 	if err != nil {

@@ -20,5 +20,6 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Addresses:     NewAddressService(d),
 		Catalogue:     NewCatalogueService(d),
 		Subscriptions: NewSubscriptionService(d),
+		Operators:     NewOperatorTokenService(d),
 	}
 }
