@@ -49,10 +49,10 @@ func TestMetrics(t *testing.T) {
 		env.Do(apitest.Request{Method: http.MethodGet, Path: "/no/such/thing"})
 		m := scrape(t, env)
 		for series, want := range map[string]float64{
-			`coreapi_http_requests_total{method="GET",route="/v1/organizations/{id}",status="200"}`:                3,
-			`coreapi_http_requests_total{method="GET",route="/v1/organizations/{id}",status="404"}`:                1,
-			`coreapi_http_requests_total{method="POST",route="/v1/organizations",status="201"}`:                    1,
-			`coreapi_http_requests_total{method="GET",route="unmatched",status="404"}`:                             1,
+			`coreapi_http_requests_total{method="GET",route="/v1/organizations/{id}",status="200"}`:                 3,
+			`coreapi_http_requests_total{method="GET",route="/v1/organizations/{id}",status="404"}`:                 1,
+			`coreapi_http_requests_total{method="POST",route="/v1/organizations",status="201"}`:                     1,
+			`coreapi_http_requests_total{method="GET",route="unmatched",status="404"}`:                              1,
 			`coreapi_http_request_duration_seconds_count{method="GET",route="/v1/organizations/{id}",status="200"}`: 3,
 		} {
 			if got := metricValue(t, m, series); got != want {
