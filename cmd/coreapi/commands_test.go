@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,24 @@ func TestHelp(t *testing.T) {
 			t.Fatalf("exit %d, want 2", code)
 		}
 	})
+}
+
+// TestREADMEDocumentsEnvironment checks that the README lists every variable of the help.
+func TestREADMEDocumentsEnvironment(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?m)^  ([A-Z_]+) `).FindAllStringSubmatch(environmentHelp, -1)
+	if len(names) < 8 {
+		t.Fatalf("found only %d variables in the help", len(names))
+	}
+	for _, m := range names {
+		if !strings.Contains(string(readme), "| `"+m[1]+"` |") {
+			t.Errorf("README.md has no table row for %s", m[1])
+		}
+	}
 }
 
 func TestMigrateAndSeed(t *testing.T) {

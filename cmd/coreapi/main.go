@@ -45,6 +45,8 @@ const environmentHelp = `Environment:
   DATABASE_URL                PostgreSQL connection string (default: empty, a private cluster
                               is started from the local PostgreSQL binaries in PGDATA_DIR)
   PGDATA_DIR                  folder of that private cluster (default .pgdata)
+  PG_BIN                      folder of the PostgreSQL server binaries for that cluster
+                              (default: the newest /usr/lib/postgresql/*/bin, then PATH)
   LISTEN_ADDR                 address to listen on (default 127.0.0.1:8080)
   APP_ENV                     development or production (default development: development
                               bearer tokens dev:operator and dev:org:<id> are accepted)
