@@ -427,6 +427,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		return err
 	}
+	if err := postgres.RegisterProvisioningMetrics(m, db); err != nil {
+		return err
+	}
 
 	// Background workers stop after the HTTP server has drained, so requests in flight can
 	// still enqueue work; a job interrupted by the stop stays pending in PostgreSQL.

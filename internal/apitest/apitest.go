@@ -93,6 +93,9 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
+	if err := postgres.RegisterProvisioningMetrics(m, db); err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
 	cfg := httpapi.Config{
 		Logger:      logger,
 		Development: true,

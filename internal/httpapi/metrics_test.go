@@ -62,7 +62,7 @@ func TestMetrics(t *testing.T) {
 		if strings.Contains(m, org["id"].(string)) {
 			t.Error("an organization id appears in the metrics: labels must be route templates")
 		}
-		for _, name := range []string{"coreapi_db_pool_max_connections", "coreapi_db_pool_acquired_connections", "coreapi_db_pool_acquires_total", "go_goroutines"} {
+		for _, name := range []string{"coreapi_db_pool_max_connections", "coreapi_db_pool_acquired_connections", "coreapi_db_pool_acquires_total", "coreapi_provisioning_jobs_pending", "go_goroutines"} {
 			if !regexp.MustCompile(`(?m)^` + name + ` \d`).MatchString(m) {
 				t.Errorf("no %s sample", name)
 			}
