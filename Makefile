@@ -7,7 +7,7 @@ export GOFLAGS ?= -mod=mod
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-15s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
 run: ## Run the server on 127.0.0.1:8080 (its own PostgreSQL unless DATABASE_URL is set).
@@ -32,13 +32,43 @@ openapi/node_modules: openapi/package.json openapi/package-lock.json
 	@touch $@
 
 .PHONY: lint
-lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the Go code (go vet).
+lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the Go code (go vet, with the browser and e2e tests).
 	cd openapi && npx --no-install spectral lint --fail-severity=warn openapi.yaml
-	$(GO) vet ./...
+	$(GO) vet -tags browser,e2e ./...
 
 .PHONY: test
 test: ## Run every test against a real PostgreSQL (TEST_DATABASE_URL or a throwaway cluster).
 	$(GO) test -count=1 -race -timeout 10m ./...
+
+.PHONY: test-browser
+test-browser: ## Open /docs of a running server in headless Chromium and check it lists every operation.
+	$(GO) test -count=1 -tags browser -run TestReferencePage ./internal/apidocs/
+
+.PHONY: quickstart
+quickstart: ## Run examples/quickstart against the server binary (production mode, its own PostgreSQL).
+	$(GO) test -count=1 -tags e2e -v -run TestQuickstart ./examples/quickstart/
+
+examples/typescript/node_modules: examples/typescript/package.json examples/typescript/package-lock.json
+	cd examples/typescript && npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: check-ts
+check-ts: examples/typescript/node_modules ## Generate TypeScript types from the contract (openapi-typescript) and type-check an openapi-fetch program.
+	cd examples/typescript && npm run --silent check
+
+.PHONY: check-breaking
+check-breaking: ## Refuse changes to openapi.yaml that break the frozen v1.0.0 baseline (oasdiff).
+	$(GO) tool oasdiff breaking --fail-on ERR openapi/baseline/v1.0.0.yaml openapi/openapi.yaml
+
+SWAGGER_UI_FILES := swagger-ui-bundle.js swagger-ui.css LICENSE NOTICE favicon-32x32.png
+
+.PHONY: docs-assets
+docs-assets: ## Refresh the Swagger UI files of /docs from the npm package pinned in internal/apidocs/package.json.
+	cd internal/apidocs && npm ci --no-audit --no-fund
+	cd internal/apidocs && for f in $(SWAGGER_UI_FILES); do cp node_modules/swagger-ui-dist/$$f assets/$$f; done
+	@# The source maps are not vendored: drop the references to them.
+	sed -i 's|//# sourceMappingURL=swagger-ui-bundle.js.map||' internal/apidocs/assets/swagger-ui-bundle.js
+	sed -i 's|/\*# sourceMappingURL=swagger-ui.css.map\*/||' internal/apidocs/assets/swagger-ui.css
 
 .PHONY: bench
 bench: ## Run the benchmarks (BenchmarkGrowthSummary seeds a million events first: a minute or two).

@@ -1,31 +1,36 @@
-// Command coreapi serves the Provider Core API.
+// Command coreapi serves the Provider Core API and administers its database.
 //
-// Configuration comes from the environment:
+//	coreapi [serve]            serve the API and run the background workers (the default)
+//	coreapi migrate            apply pending database migrations and exit
+//	coreapi seed               apply migrations (the catalogue seed is one) and report the catalogue
+//	coreapi operator-token     mint, list or revoke operator tokens
 //
-//	DATABASE_URL   PostgreSQL connection string; when empty, a private cluster is started
-//	               from the local PostgreSQL binaries in PGDATA_DIR and reused next time.
-//	PGDATA_DIR     folder of that private cluster (default .pgdata)
-//	LISTEN_ADDR    address to listen on (default 127.0.0.1:8080)
-//	APP_ENV        development (default: development bearer tokens) or production
-//	PRODUCTION_TRAFFIC_ENABLED  true lets production API keys through (default false: gated)
-//	ENCRYPTION_KEY base64 of 32 bytes: encrypts stored data that shows a secret once;
-//	               required in production, a fixed development key otherwise
-//	LOG_LEVEL      debug, info (default), warn or error
+// `coreapi help` and `coreapi <command> --help` describe each command. Configuration comes
+// from the environment (environmentHelp below, and the README, list every variable with its
+// default).
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/secretbox"
@@ -35,11 +40,206 @@ import (
 // sandbox subscriptions become active within about this long.
 const provisioningPollInterval = 250 * time.Millisecond
 
+// environmentHelp lists every variable the commands read, with its default.
+const environmentHelp = `Environment:
+  DATABASE_URL                PostgreSQL connection string (default: empty, a private cluster
+                              is started from the local PostgreSQL binaries in PGDATA_DIR)
+  PGDATA_DIR                  folder of that private cluster (default .pgdata)
+  PG_BIN                      folder of the PostgreSQL server binaries for that cluster
+                              (default: the newest /usr/lib/postgresql/*/bin, then PATH)
+  LISTEN_ADDR                 address to listen on (default 127.0.0.1:8080)
+  APP_ENV                     development or production (default development: development
+                              bearer tokens dev:operator and dev:org:<id> are accepted)
+  PRODUCTION_TRAFFIC_ENABLED  true lets production API keys through (default false: gated)
+  ENCRYPTION_KEY              base64 of 32 bytes encrypting data stored to be shown again
+                              (required in production; a fixed development key otherwise)
+  LOG_LEVEL                   debug, info, warn or error (default info); JSON logs
+`
+
 func main() {
-	if err := run(context.Background(), os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "coreapi:", err)
-		os.Exit(1)
+	os.Exit(execute(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// command is one sub-command of the binary.
+type command struct {
+	name, summary, usage string
+	// flags declares the command's flags on fs, returning what run needs.
+	flags func(fs *flag.FlagSet) func(ctx context.Context, env environment) error
+}
+
+// environment is what a command reads and writes besides its flags.
+type environment struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
+var commands = []command{
+	{
+		name:    "serve",
+		summary: "serve the API and run the background workers (the default command)",
+		usage: `Applies pending migrations, then serves the API on LISTEN_ADDR until SIGINT or SIGTERM,
+when it stops accepting connections, drains in-flight requests (up to 30 s) and stops the
+background workers. Every process runs the provisioning worker and the idempotency-key
+sweep; any number of processes may share one database. JSON logs go to standard output.
+
+Besides the API it serves GET /healthz (liveness), /readyz (the database answers),
+/metrics (Prometheus), /docs (the API reference), /openapi.yaml and /openapi.json.`,
+		flags: func(fs *flag.FlagSet) func(context.Context, environment) error {
+			return func(ctx context.Context, env environment) error { return serve(ctx, env.getenv, env.stdout) }
+		},
+	},
+	{
+		name:    "migrate",
+		summary: "apply pending database migrations and exit",
+		usage: `Applies every pending migration (goose, embedded in the binary) under a PostgreSQL
+advisory lock, so several processes starting at once apply each migration once. serve
+does the same at start; run migrate first to keep schema changes out of a rolling start.`,
+		flags: func(fs *flag.FlagSet) func(context.Context, environment) error {
+			return func(ctx context.Context, env environment) error {
+				return withDatabase(ctx, env, func(ctx context.Context, db *postgres.DB) error {
+					fmt.Fprintln(env.stdout, "migrations: up to date")
+					return nil
+				})
+			}
+		},
+	},
+	{
+		name:    "seed",
+		summary: "apply migrations, including the catalogue seed, and report the catalogue",
+		usage: `The product catalogue (products einvoice, address and platform with their plans and
+prices, fixed ids 0193a000-0000-7000-8000-…) is seeded by a migration that skips rows
+that already exist, so it is applied exactly once by migrate or serve and applying it
+again changes nothing. seed applies pending migrations, checks that every seeded
+product is present and prints the catalogue.`,
+		flags: func(fs *flag.FlagSet) func(context.Context, environment) error {
+			return func(ctx context.Context, env environment) error {
+				return withDatabase(ctx, env, func(ctx context.Context, db *postgres.DB) error {
+					return reportCatalogue(ctx, postgres.NewCatalogueService(db), env.stdout)
+				})
+			}
+		},
+	},
+	{
+		name:    "operator-token",
+		summary: "mint (default), list or revoke operator tokens",
+		usage: `Mints an operator token: the production credential of the provider's staff (every
+organization, every scope). The token is printed once, alone on standard output; only
+its SHA-256 hash is stored, so it cannot be shown again. Requests send it as
+"Authorization: Bearer op_…", in production and development mode alike.
+
+  coreapi operator-token --name "on-call"     mint one and print it
+  coreapi operator-token --list               list tokens (never the tokens themselves)
+  coreapi operator-token --revoke <id>        stop a token from authenticating`,
+		flags: func(fs *flag.FlagSet) func(context.Context, environment) error {
+			name := fs.String("name", "bootstrap", "name of the new token (1 to 100 characters), for the list")
+			list := fs.Bool("list", false, "list the tokens instead of minting one")
+			revoke := fs.String("revoke", "", "revoke the token with this id instead of minting one")
+			return func(ctx context.Context, env environment) error {
+				return withDatabase(ctx, env, func(ctx context.Context, db *postgres.DB) error {
+					svc := postgres.NewOperatorTokenService(db)
+					switch {
+					case *list:
+						return listOperatorTokens(ctx, svc, env.stdout)
+					case *revoke != "":
+						id, err := uuid.Parse(*revoke)
+						if err != nil {
+							return fmt.Errorf("--revoke: %q is not a token id", *revoke)
+						}
+						tok, err := svc.Revoke(ctx, id)
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(env.stderr, "revoked operator token %s (%s)\n", tok.ID, tok.Name)
+						return nil
+					}
+					tok, token, err := svc.Mint(ctx, *name)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(env.stderr, "minted operator token %s (%s); it is shown once, store it now:\n", tok.ID, tok.Name)
+					fmt.Fprintln(env.stdout, token)
+					return nil
+				})
+			}
+		},
+	},
+}
+
+// execute runs the command named by args and returns the process exit code: 0, 1 for a
+// failure, 2 for a usage error.
+func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	env := environment{getenv: getenv, stdout: stdout, stderr: stderr}
+	name := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	} else if len(args) > 0 && isHelp(args[0]) {
+		// `coreapi --help` describes the binary; `coreapi serve --help` the command.
+		name = "help"
 	}
+	if name == "help" {
+		printUsage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		fs := flag.NewFlagSet("coreapi "+c.name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.Usage = func() {
+			fmt.Fprintf(fs.Output(), "Usage: coreapi %s [flags]\n\n%s\n\n", c.name, c.usage)
+			if hasFlags(fs) {
+				fmt.Fprintln(fs.Output(), "Flags:")
+				fs.PrintDefaults()
+				fmt.Fprintln(fs.Output())
+			}
+			fmt.Fprint(fs.Output(), environmentHelp)
+		}
+		run := c.flags(fs)
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.Usage()
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "coreapi %s: unexpected argument %q\n", c.name, fs.Arg(0))
+			return 2
+		}
+		if err := run(ctx, env); err != nil {
+			fmt.Fprintf(stderr, "coreapi %s: %v\n", c.name, err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "coreapi: unknown command %q\n\n", name)
+	printUsage(stderr)
+	return 2
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: coreapi [command] [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The Provider Core API server. Commands:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `"coreapi <command> --help" describes a command.`)
+	fmt.Fprintln(w)
+	fmt.Fprint(w, environmentHelp)
 }
 
 type config struct {
@@ -52,11 +252,24 @@ type config struct {
 	logLevel    slog.Level
 }
 
-func loadConfig(getenv func(string) string) (config, error) {
+// loadDatabaseConfig reads what every command needs: where the database is, and the logs.
+func loadDatabaseConfig(getenv func(string) string) (config, error) {
 	cfg := config{
 		databaseURL: getenv("DATABASE_URL"),
 		pgdataDir:   valueOr(getenv("PGDATA_DIR"), ".pgdata"),
 		listenAddr:  valueOr(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(valueOr(getenv("LOG_LEVEL"), "info"))); err != nil {
+		return cfg, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	return cfg, nil
+}
+
+// loadConfig reads the whole configuration of serve.
+func loadConfig(getenv func(string) string) (config, error) {
+	cfg, err := loadDatabaseConfig(getenv)
+	if err != nil {
+		return cfg, err
 	}
 	switch env := valueOr(getenv("APP_ENV"), "development"); env {
 	case "development":
@@ -73,25 +286,125 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	key := secretbox.DevelopmentKey()
 	if v := getenv("ENCRYPTION_KEY"); v != "" {
-		var err error
 		if key, err = secretbox.ParseKey(v); err != nil {
 			return cfg, fmt.Errorf("ENCRYPTION_KEY: %w", err)
 		}
 	} else if !cfg.development {
 		return cfg, errors.New("ENCRYPTION_KEY is required in production (base64 of 32 random bytes)")
 	}
-	var err error
 	if cfg.box, err = secretbox.New(key); err != nil {
 		return cfg, fmt.Errorf("ENCRYPTION_KEY: %w", err)
-	}
-	if err := cfg.logLevel.UnmarshalText([]byte(valueOr(getenv("LOG_LEVEL"), "info"))); err != nil {
-		return cfg, fmt.Errorf("LOG_LEVEL: %w", err)
 	}
 	return cfg, nil
 }
 
-// run starts the server and blocks until SIGINT or SIGTERM, then drains in-flight requests.
-func run(ctx context.Context, getenv func(string) string, stdout *os.File) error {
+// openDatabase returns the DSN of DATABASE_URL, or starts the private cluster, and applies
+// pending migrations. close stops a cluster this call started.
+func openDatabase(ctx context.Context, cfg config, logger *slog.Logger) (dsn string, close func(), err error) {
+	dsn, close = cfg.databaseURL, func() {}
+	if dsn == "" {
+		cluster, err := pgcluster.Start(ctx, cfg.pgdataDir, pgcluster.Options{})
+		if err != nil {
+			return "", nil, err
+		}
+		dsn = cluster.DSN("postgres")
+		logger.Info("using the private PostgreSQL cluster", "dir", cluster.Dir, "dsn", dsn, "reused", cluster.Reused())
+		if !cluster.Reused() {
+			close = func() {
+				stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := cluster.Stop(stopCtx); err != nil {
+					logger.Error("stopping PostgreSQL", "error", err)
+				}
+			}
+		}
+	}
+	if err := postgres.Migrate(ctx, dsn, logger); err != nil {
+		close()
+		return "", nil, fmt.Errorf("migrate: %w", err)
+	}
+	return dsn, close, nil
+}
+
+// withDatabase runs an administrative command over the migrated database, logging (JSON) to
+// standard error so standard output carries only the command's result.
+func withDatabase(ctx context.Context, env environment, fn func(context.Context, *postgres.DB) error) error {
+	cfg, err := loadDatabaseConfig(env.getenv)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	dsn, closeDB, err := openDatabase(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	db, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return fn(ctx, db)
+}
+
+// seededProducts are the products the catalogue migration seeds.
+var seededProducts = []string{"einvoice", "address", "platform"}
+
+func reportCatalogue(ctx context.Context, svc core.CatalogueService, w io.Writer) error {
+	page, err := svc.ListProducts(ctx, core.ProductFilter{Limit: core.MaxPageLimit})
+	if err != nil {
+		return err
+	}
+	plans, err := svc.ListPlans(ctx, core.PlanFilter{})
+	if err != nil {
+		return err
+	}
+	found := map[string]bool{}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PRODUCT\tID\tAVAILABILITY\tPLANS")
+	for _, p := range page.Items {
+		found[p.Code] = true
+		var names []string
+		for _, pl := range plans {
+			if pl.ProductID == p.ID {
+				names = append(names, pl.Code+" ("+pl.Status+")")
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Code, p.ID, p.Availability, strings.Join(names, ", "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, code := range seededProducts {
+		if !found[code] {
+			return fmt.Errorf("the seeded product %q is missing from the catalogue", code)
+		}
+	}
+	fmt.Fprintf(w, "catalogue: %d products, %d plans\n", len(page.Items), len(plans))
+	return nil
+}
+
+func listOperatorTokens(ctx context.Context, svc core.OperatorTokenService, w io.Writer) error {
+	tokens, err := svc.List(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tCREATED\tLAST USED\tREVOKED")
+	when := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	for _, t := range tokens {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, when(&t.CreatedAt), when(t.LastUsedAt), when(t.RevokedAt))
+	}
+	return tw.Flush()
+}
+
+// serve starts the server and blocks until SIGINT or SIGTERM, then drains in-flight requests.
+func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return err
@@ -100,32 +413,23 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	dsn := cfg.databaseURL
-	if dsn == "" {
-		cluster, err := pgcluster.Start(ctx, cfg.pgdataDir, pgcluster.Options{})
-		if err != nil {
-			return err
-		}
-		dsn = cluster.DSN("postgres")
-		logger.Info("using the private PostgreSQL cluster", "dir", cluster.Dir, "dsn", dsn, "reused", cluster.Reused())
-		if !cluster.Reused() {
-			defer func() {
-				stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := cluster.Stop(stopCtx); err != nil {
-					logger.Error("stopping PostgreSQL", "error", err)
-				}
-			}()
-		}
+	dsn, closeDB, err := openDatabase(ctx, cfg, logger)
+	if err != nil {
+		return err
 	}
-	if err := postgres.Migrate(ctx, dsn, logger); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
+	defer closeDB()
 	db, err := postgres.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	m := metrics.New()
+	if err := m.RegisterPool(db.Pool.Stat); err != nil {
+		return err
+	}
+	if err := postgres.RegisterProvisioningMetrics(m, db); err != nil {
+		return err
+	}
 
 	// Background workers stop after the HTTP server has drained, so requests in flight can
 	// still enqueue work; a job interrupted by the stop stays pending in PostgreSQL.
@@ -158,6 +462,7 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		Ready:                    db.Ping,
 		Services:                 postgres.NewServices(db, cfg.box),
 		RequestLogs:              requestLogs,
+		Metrics:                  m,
 	})
 	if err != nil {
 		return err

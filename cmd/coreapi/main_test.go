@@ -33,7 +33,7 @@ func TestRunDrainsInFlightRequests(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, func(k string) string { return env[k] }, os.Stdout) }()
+	go func() { done <- serve(ctx, func(k string) string { return env[k] }, os.Stdout) }()
 
 	base := "http://" + addr
 	deadline := time.Now().Add(30 * time.Second)

@@ -27,3 +27,7 @@ UPDATE provisioning_jobs SET
     finished_at = CASE WHEN attempts + 1 >= @max_attempts::int THEN now() END,
     updated_at  = now()
 WHERE id = @id AND status = 'pending';
+
+-- name: ProvisioningJobCountPending :one
+-- The depth of the queue, for the metrics (served by the partial index of pending jobs).
+SELECT count(*) FROM provisioning_jobs WHERE status = 'pending';

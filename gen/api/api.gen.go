@@ -5071,8 +5071,9 @@ type ClientInterface interface {
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
-	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+	// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
@@ -5088,8 +5089,9 @@ type ClientInterface interface {
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
-	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+	// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
@@ -6081,8 +6083,9 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
-// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
@@ -6108,8 +6111,9 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
-// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
@@ -9771,8 +9775,9 @@ type ClientWithResponsesInterface interface {
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
-	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+	// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
@@ -9788,8 +9793,9 @@ type ClientWithResponsesInterface interface {
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
-	// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-	// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+	// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+	// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
@@ -18181,8 +18187,9 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
-// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
@@ -18204,8 +18211,9 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
-// An unknown product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`, `retired`) is 422
-// `unprocessable` naming the offending field. An organization has at most one live (not terminated) subscription per product: a
+// An unknown product, a `deprecated` product, a plan of another product, or a plan that is not `active` (`draft`, `deprecated`,
+// `retired`) is 422 `unprocessable` naming the offending field. Deprecation never affects existing subscriptions: they keep their
+// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //

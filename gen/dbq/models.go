@@ -162,6 +162,15 @@ type Onboarding struct {
 	UpdatedAt       time.Time
 }
 
+type OperatorToken struct {
+	ID         uuid.UUID
+	Name       string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
 type Organization struct {
 	ID                              uuid.UUID
 	CreatedAt                       time.Time

@@ -50,6 +50,18 @@ func (q *Queries) ProvisioningJobComplete(ctx context.Context, id uuid.UUID) err
 	return err
 }
 
+const provisioningJobCountPending = `-- name: ProvisioningJobCountPending :one
+SELECT count(*) FROM provisioning_jobs WHERE status = 'pending'
+`
+
+// The depth of the queue, for the metrics (served by the partial index of pending jobs).
+func (q *Queries) ProvisioningJobCountPending(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, provisioningJobCountPending)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const provisioningJobInsert = `-- name: ProvisioningJobInsert :exec
 INSERT INTO provisioning_jobs (id, organization_id, subscription_id, status)
 VALUES ($1, $2, $3, 'pending')

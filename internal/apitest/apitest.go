@@ -25,6 +25,7 @@ import (
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/secretbox"
@@ -91,12 +92,20 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	})
 	logs := postgres.NewRequestLogWriter(db, logger)
 	t.Cleanup(func() { _ = logs.Close(context.Background()) }) // before db.Close: cleanups run last-in first-out
+	m := metrics.New()
+	if err := m.RegisterPool(db.Pool.Stat); err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	if err := postgres.RegisterProvisioningMetrics(m, db); err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
 	cfg := httpapi.Config{
 		Logger:      logger,
 		Development: true,
 		Ready:       db.Ping,
 		Services:    postgres.NewServices(db, box),
 		RequestLogs: logs,
+		Metrics:     m,
 	}
 	for _, o := range options {
 		o(&cfg)

@@ -21,6 +21,10 @@ const (
 	PlanStatusRetired    = "retired"
 )
 
+// ProductDeprecated is the availability of a product that existing subscriptions keep but
+// no new subscription may name.
+const ProductDeprecated = "deprecated"
+
 // Plan billing periods.
 const (
 	BillingPeriodMonthly   = "monthly"

@@ -23,4 +23,5 @@ type Services struct {
 	SupportCases  SupportCaseService
 	Growth        GrowthService
 	RequestLogs   RequestLogService
+	Operators     OperatorTokenService
 }

@@ -189,7 +189,7 @@ type SubscriptionService interface {
 	// CreateSubscription subscribes an organization to an active plan of a product. The
 	// subscription starts commercial active, service provisioning, billing current; a durable
 	// job provisions it. Returns ENotFound for an unknown (or another tenant's) organization,
-	// EUnprocessable for an unknown product or a plan that is not an active plan of it, and
+	// EUnprocessable for an unknown or deprecated product or a plan that is not an active plan of it, and
 	// EConflict when the organization already has a live subscription to the product.
 	CreateSubscription(ctx context.Context, in SubscriptionCreate) (*Subscription, error)
 	// FindSubscriptionByID returns the subscription or ENotFound.

@@ -26,13 +26,15 @@ func bearer(r *http.Request) (string, bool) {
 	return token, token != ""
 }
 
-// bearerAuthenticator accepts API keys and OAuth access tokens, and in development mode the
+// bearerAuthenticator accepts API keys, OAuth access tokens and operator tokens (minted by
+// `coreapi operator-token`; the operator with every scope), and in development mode the
 // development tokens of DESIGN.md §3: `dev:operator` is the operator and
 // `dev:org:<organization id>` that organization, both with every scope.
 type bearerAuthenticator struct {
 	development bool
-	devScopes   map[string]bool
+	allScopes   map[string]bool
 	credentials core.CredentialService
+	operators   core.OperatorTokenService
 }
 
 var errNoCredential = core.Errorf(core.EUnauthenticated, "An `Authorization: Bearer <token>` header is required.")
@@ -49,6 +51,13 @@ func (a *bearerAuthenticator) Authenticate(ctx context.Context, r *http.Request)
 		}
 		return nil, core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
 	}
+	if strings.HasPrefix(token, core.OperatorTokenPrefix) && a.operators != nil {
+		op, err := a.operators.Authenticate(ctx, token)
+		if err != nil {
+			return nil, err
+		}
+		return &core.Principal{Kind: core.PrincipalOperator, Subject: "operator_token:" + op.ID.String(), Scopes: a.allScopes}, nil
+	}
 	return a.credentials.Authenticate(ctx, token)
 }
 
@@ -57,7 +66,7 @@ func (a *bearerAuthenticator) developmentPrincipal(token string) *core.Principal
 		return nil
 	}
 	if token == "dev:operator" {
-		return &core.Principal{Kind: core.PrincipalOperator, Subject: token, Scopes: a.devScopes}
+		return &core.Principal{Kind: core.PrincipalOperator, Subject: token, Scopes: a.allScopes}
 	}
 	rest, ok := strings.CutPrefix(token, "dev:org:")
 	if !ok || len(rest) != 36 {
@@ -67,5 +76,5 @@ func (a *bearerAuthenticator) developmentPrincipal(token string) *core.Principal
 	if err != nil {
 		return nil
 	}
-	return &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: id, Subject: token, Scopes: a.devScopes}
+	return &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: id, Subject: token, Scopes: a.allScopes}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/metrics"
 )
 
 // maxBodyBytes bounds every request body.
@@ -29,6 +31,62 @@ type operation struct {
 	// copy without security: the gate checks credentials and scopes itself, before reading
 	// the body, which kin-openapi's security check would read (and buffer) once more.
 	route *routers.Route
+	// deprecation holds the headers of an operation the document marks deprecated.
+	deprecation *deprecationHeaders
+}
+
+// deprecationHeaders tell clients that an operation is deprecated (RFC 9745 Deprecation)
+// and, when the document gives one, when it stops working (RFC 8594 Sunset).
+type deprecationHeaders struct {
+	deprecation string // "@<unix seconds>" from x-deprecated-at, or "true" without a date
+	sunset      string // an HTTP-date from x-sunset, or "" when none is announced
+}
+
+// deprecationOf derives the headers of op from the document: `deprecated: true`, with the
+// optional extensions `x-deprecated-at` (when it was deprecated) and `x-sunset` (when it
+// will be removed), each a date (2006-01-02) or a date-time (RFC 3339).
+func deprecationOf(op *openapi3.Operation) (*deprecationHeaders, error) {
+	if !op.Deprecated {
+		return nil, nil
+	}
+	h := &deprecationHeaders{deprecation: "true"}
+	if v, ok := op.Extensions["x-deprecated-at"]; ok {
+		t, err := documentDate(v)
+		if err != nil {
+			return nil, fmt.Errorf("x-deprecated-at: %w", err)
+		}
+		h.deprecation = fmt.Sprintf("@%d", t.Unix())
+	}
+	if v, ok := op.Extensions["x-sunset"]; ok {
+		t, err := documentDate(v)
+		if err != nil {
+			return nil, fmt.Errorf("x-sunset: %w", err)
+		}
+		h.sunset = t.UTC().Format(http.TimeFormat)
+	}
+	return h, nil
+}
+
+func documentDate(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("%v is not a date string", v)
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a date (2006-01-02) nor an RFC 3339 date-time", s)
+	}
+	return t, nil
+}
+
+func (h *deprecationHeaders) set(header http.Header) {
+	header.Set("Deprecation", h.deprecation)
+	if h.sunset != "" {
+		header.Set("Sunset", h.sunset)
+	}
 }
 
 // contract enforces openapi.yaml on every request before any handler runs: it finds the
@@ -46,9 +104,10 @@ type contract struct {
 	// productionEnabled lets production keys through; while false, production traffic is
 	// gated (403 production_gated).
 	productionEnabled bool
+	metrics           *metrics.Metrics
 }
 
-func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool) *contract {
+func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool, m *metrics.Metrics) (*contract, error) {
 	c := &contract{
 		doc:               doc,
 		finder:            chi.NewMux(),
@@ -57,6 +116,7 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool) *c
 		auth:              auth,
 		limits:            newRateLimits(),
 		productionEnabled: productionEnabled,
+		metrics:           m,
 	}
 	c.options = &openapi3filter.Options{
 		MultiError:                        true,
@@ -73,16 +133,21 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool) *c
 			}
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
+			deprecation, err := deprecationOf(op)
+			if err != nil {
+				return nil, fmt.Errorf("httpapi: %s %s: %w", method, path, err)
+			}
 			c.routes[method+" "+path] = &operation{
 				security:    security,
 				oauthErrors: op.Extensions["x-error-format"] == "oauth2",
 				route:       &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured},
+				deprecation: deprecation,
 			}
 			c.methods[path] = append(c.methods[path], method)
 		}
 		sort.Strings(c.methods[path])
 	}
-	return c
+	return c, nil
 }
 
 func (c *contract) middleware(next http.Handler) http.Handler {
@@ -100,8 +165,11 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 			return
 		}
 		ctx := r.Context()
-		if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
-			info.route = template
+		setRoute(ctx, template)
+		if op.deprecation != nil {
+			// On every answer of the operation, errors included: a client learns of the
+			// deprecation whatever it sends.
+			op.deprecation.set(w.Header())
 		}
 
 		if len(op.security) > 0 {

@@ -11,7 +11,9 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/provider/coreapi/gen/api"
+	"github.com/provider/coreapi/internal/apidocs"
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/openapi"
 )
 
@@ -29,6 +31,9 @@ type Config struct {
 	Services core.Services
 	// RequestLogs receives a log of every authenticated request; nil records none.
 	RequestLogs RequestLogSink
+	// Metrics records the traffic and is served at /metrics; nil: a new set just for this
+	// handler.
+	Metrics *metrics.Metrics
 }
 
 // LoadDocument parses and validates the embedded OpenAPI document.
@@ -58,19 +63,30 @@ func ScopesOf(doc *openapi3.T) map[string]bool {
 	return scopes
 }
 
-// NewHandler returns the whole HTTP API: health endpoints, then every operation of the
-// document behind the contract gate and the strict handlers.
+// NewHandler returns the whole HTTP API: health, metrics and reference endpoints, then every
+// operation of the document behind the contract gate and the strict handlers.
 func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	doc, err := LoadDocument(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	reference, err := apidocs.New(openapi.Document)
+	if err != nil {
+		return nil, err
+	}
 	auth := &bearerAuthenticator{
 		development: cfg.Development,
-		devScopes:   ScopesOf(doc),
+		allScopes:   ScopesOf(doc),
 		credentials: cfg.Services.Credentials,
+		operators:   cfg.Services.Operators,
 	}
-	gate := newContract(doc, auth, cfg.ProductionTrafficEnabled)
+	gate, err := newContract(doc, auth, cfg.ProductionTrafficEnabled, cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
 
 	strict := api.NewStrictHandlerWithOptions(&Server{cfg: cfg}, nil, api.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -88,11 +104,23 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 		},
 	})
 
+	// Endpoints outside the contract: no credential, no validation, not in the document.
 	root := chi.NewRouter()
-	root.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	outside := func(pattern string, h http.HandlerFunc) {
+		root.Get(pattern, func(w http.ResponseWriter, r *http.Request) {
+			setRoute(r.Context(), pattern)
+			h(w, r)
+		})
+	}
+	outside("/docs", reference.ServeIndex)
+	outside("/docs/assets/*", reference.ServeAsset)
+	outside("/openapi.yaml", reference.ServeYAML)
+	outside("/openapi.json", reference.ServeJSON)
+	outside("/metrics", cfg.Metrics.Handler().ServeHTTP)
+	outside("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	root.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+	outside("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := cfg.Ready(r.Context()); err != nil {
 			logger(r.Context()).Warn("not ready", "error", err)
 			writeProblem(w, r, core.Errorf(core.EUnavailable, "The database is not reachable."))
@@ -100,8 +128,8 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	root.Mount("/", gate.middleware(idempotent(cfg.Services.Idempotency, apiRouter)))
-	return withRequestContext(cfg.Logger, cfg.RequestLogs, root), nil
+	root.Mount("/", gate.middleware(idempotent(cfg.Services.Idempotency, cfg.Metrics, apiRouter)))
+	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, root), nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -11,13 +11,14 @@ import (
 	"net/url"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/metrics"
 )
 
 // idempotent makes every POST sent with an Idempotency-Key run at most once per principal
 // and key (DESIGN.md §5): the first completed response is stored with the request's effect
 // and replayed, with `Idempotent-Replayed: true`, to every retry. It runs after the contract
 // gate, so the key (1..255 characters), the credential and the body are already valid.
-func idempotent(svc core.IdempotencyService, next http.Handler) http.Handler {
+func idempotent(svc core.IdempotencyService, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		if r.Method != http.MethodPost || key == "" || svc == nil {
@@ -42,6 +43,7 @@ func idempotent(svc core.IdempotencyService, next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		if replayed {
+			m.IdempotencyReplayed()
 			h.Set("Idempotent-Replayed", "true")
 		} else {
 			for k, v := range first.header {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/metrics"
 )
 
 // requestInfo is shared by the layers of one request: inner layers fill it in for the access
@@ -28,6 +29,13 @@ type requestInfo struct {
 func noteRequest(ctx context.Context, note func(*requestInfo)) {
 	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
 		note(info)
+	}
+}
+
+// setRoute names the route template of the request being served, for logs and metrics.
+func setRoute(ctx context.Context, template string) {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		info.route = template
 	}
 }
 
@@ -49,9 +57,9 @@ const requestTimeout = 30 * time.Second
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
 // withRequestContext gives each request its id (echoed in the Request-Id header of every
-// response), a logger carrying it, panic recovery, an access log line, and a request log
-// for sink once a principal was authenticated.
-func withRequestContext(base *slog.Logger, sink RequestLogSink, next http.Handler) http.Handler {
+// response), a logger carrying it, panic recovery, an access log line and its metrics, and a
+// request log for sink once a principal was authenticated.
+func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSink, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("Request-Id")
@@ -79,14 +87,21 @@ func withRequestContext(base *slog.Logger, sink RequestLogSink, next http.Handle
 					writeProblem(rec, r, core.Errorf(core.EInternal, "An unexpected error occurred; it has been logged."))
 				}
 			}
+			elapsed := time.Since(start)
+			status := rec.status
+			if status == 0 { // the handler wrote nothing: net/http answers 200
+				status = http.StatusOK
+			}
+			m.ObserveRequest(r.Method, info.route, status, elapsed)
+			// The path only, never the query: nothing secret travels in this API's paths.
 			log.LogAttrs(ctx, slog.LevelInfo, "request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", info.route),
-				slog.Int("status", rec.status),
+				slog.Int("status", status),
 				slog.Int64("bytes", rec.bytes),
-				slog.Duration("duration", time.Since(start)))
-			recordRequest(sink, info, r, rec.status, start)
+				slog.Duration("duration", elapsed))
+			recordRequest(sink, info, r, status, start)
 		}()
 		next.ServeHTTP(rec, r)
 	})

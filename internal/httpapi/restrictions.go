@@ -31,7 +31,11 @@ func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p
 	if origin := r.Header.Get("Origin"); origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
 		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
 	}
-	return c.limits.take(w, p.APIKeyID.String(), rs.RateLimitPolicy)
+	if err := c.limits.take(w, p.APIKeyID.String(), rs.RateLimitPolicy); err != nil {
+		c.metrics.RateLimited(rs.RateLimitPolicy)
+		return err
+	}
+	return nil
 }
 
 // addressAllowed matches the peer address of the connection. Forwarded-for headers are not

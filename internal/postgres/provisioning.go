@@ -11,6 +11,7 @@ import (
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/metrics"
 )
 
 // Retry policy of a provisioning job whose attempt failed: exponential backoff from one
@@ -133,5 +134,20 @@ func provision(ctx context.Context, q *dbq.Queries, job dbq.ProvisioningJob) err
 		ResourceID:     sub.ID.String(),
 		Before:         before,
 		After:          sub,
+	})
+}
+
+// RegisterProvisioningMetrics exposes the depth of the provisioning queue as the gauge
+// coreapi_provisioning_jobs_pending, read from PostgreSQL at every scrape (-1 when the
+// database does not answer in time).
+func RegisterProvisioningMetrics(m *metrics.Metrics, d *DB) error {
+	return m.GaugeFunc("provisioning_jobs_pending", "Provisioning jobs waiting to run or be retried, across every process.", func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := dbq.New(d.Pool).ProvisioningJobCountPending(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
 	})
 }

@@ -24,6 +24,7 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		SupportCases:  NewSupportCaseService(d),
 		Growth:        NewGrowthService(d),
 		RequestLogs:   NewRequestLogService(d),
+		Operators:     NewOperatorTokenService(d),
 	}
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
 	return s

@@ -75,6 +75,11 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if err != nil {
 			return err
 		}
+		if product.Availability == core.ProductDeprecated {
+			// Deprecated products keep their subscriptions but take no new ones.
+			return unprocessable("/product_id", "product_deprecated",
+				fmt.Sprintf("Product %s (%s) is deprecated; it takes no new subscriptions.", product.ID, product.Code))
+		}
 		plan, err := selectablePlan(ctx, q, product, in.PlanID)
 		if err != nil {
 			return err

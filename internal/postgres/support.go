@@ -111,7 +111,6 @@ func checkResource(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, resourc
 	return nil
 }
 
-
 // ListSupportCases implements core.SupportCaseService.
 func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.SupportCaseFilter) ([]*core.SupportCase, *string, error) {
 	p, err := core.PrincipalFrom(ctx)
