@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,11 +30,19 @@ import (
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/secretbox"
+	"github.com/provider/coreapi/internal/webhook"
 )
 
 // provisioningPollInterval is how often a process looks for due provisioning jobs: new
 // sandbox subscriptions become active within about this long.
 const provisioningPollInterval = 250 * time.Millisecond
+
+// Webhook delivery: how often a process looks for due deliveries (a new event reaches its
+// endpoints within about this long), and how long finished events are kept.
+const (
+	webhookPollInterval = 500 * time.Millisecond
+	webhookRetention    = 30 * 24 * time.Hour
+)
 
 func main() {
 	if err := run(context.Background(), os.Getenv, os.Stdout); err != nil {
@@ -129,15 +138,14 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 
 	// Background workers stop after the HTTP server has drained, so requests in flight can
 	// still enqueue work; a job interrupted by the stop stays pending in PostgreSQL.
+	hooks := webhook.DefaultPolicy(cfg.development)
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	workersDone := make(chan struct{})
-	go func() {
-		defer close(workersDone)
-		postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx)
-	}()
+	var workers sync.WaitGroup
+	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx) })
+	workers.Go(func() { postgres.NewWebhookWorker(db, cfg.box, hooks, logger, webhookPollInterval).Run(workerCtx) })
 	defer func() {
 		stopWorkers()
-		<-workersDone
+		workers.Wait()
 	}()
 
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
@@ -145,7 +153,7 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		Development:              cfg.development,
 		ProductionTrafficEnabled: cfg.production,
 		Ready:                    db.Ping,
-		Services:                 postgres.NewServices(db, cfg.box),
+		Services:                 postgres.NewServices(db, cfg.box, hooks),
 	})
 	if err != nil {
 		return err
@@ -166,6 +174,7 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 	logger.Info("serving", "addr", ln.Addr().String(), "development", cfg.development)
 
 	go every(ctx, 10*time.Minute, func() { postgres.SweepIdempotencyKeys(ctx, db, logger) })
+	go every(ctx, time.Hour, func() { postgres.SweepWebhookEvents(ctx, db, webhookRetention, logger) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -18,4 +18,5 @@ type Services struct {
 	Addresses     AddressService
 	Catalogue     CatalogueService
 	Subscriptions SubscriptionService
+	Webhooks      WebhookService
 }

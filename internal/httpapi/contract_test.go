@@ -56,6 +56,12 @@ var implemented = map[string]int{
 	"suspendSubscription":    http.StatusNotFound,
 	"resumeSubscription":     http.StatusNotFound,
 	"terminateSubscription":  http.StatusNotFound,
+	// Webhooks: the example organization and the random ids name nothing.
+	"createWebhookEndpoint":   http.StatusNotFound,
+	"listWebhookEndpoints":    http.StatusOK,
+	"getWebhookEndpoint":      http.StatusNotFound,
+	"deleteWebhookEndpoint":   http.StatusNotFound,
+	"sendWebhookEndpointTest": http.StatusNotFound,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

@@ -53,28 +53,3 @@ func (s *Server) GetSupportCase(context.Context, api.GetSupportCaseRequestObject
 func (s *Server) CloseSupportCase(context.Context, api.CloseSupportCaseRequestObject) (api.CloseSupportCaseResponseObject, error) {
 	return nil, errNotImplemented("closeSupportCase")
 }
-
-// ListWebhookEndpoints answers 501 until it is implemented.
-func (s *Server) ListWebhookEndpoints(context.Context, api.ListWebhookEndpointsRequestObject) (api.ListWebhookEndpointsResponseObject, error) {
-	return nil, errNotImplemented("listWebhookEndpoints")
-}
-
-// CreateWebhookEndpoint answers 501 until it is implemented.
-func (s *Server) CreateWebhookEndpoint(context.Context, api.CreateWebhookEndpointRequestObject) (api.CreateWebhookEndpointResponseObject, error) {
-	return nil, errNotImplemented("createWebhookEndpoint")
-}
-
-// DeleteWebhookEndpoint answers 501 until it is implemented.
-func (s *Server) DeleteWebhookEndpoint(context.Context, api.DeleteWebhookEndpointRequestObject) (api.DeleteWebhookEndpointResponseObject, error) {
-	return nil, errNotImplemented("deleteWebhookEndpoint")
-}
-
-// GetWebhookEndpoint answers 501 until it is implemented.
-func (s *Server) GetWebhookEndpoint(context.Context, api.GetWebhookEndpointRequestObject) (api.GetWebhookEndpointResponseObject, error) {
-	return nil, errNotImplemented("getWebhookEndpoint")
-}
-
-// SendWebhookEndpointTest answers 501 until it is implemented.
-func (s *Server) SendWebhookEndpointTest(context.Context, api.SendWebhookEndpointTestRequestObject) (api.SendWebhookEndpointTestResponseObject, error) {
-	return nil, errNotImplemented("sendWebhookEndpointTest")
-}

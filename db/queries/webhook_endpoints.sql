@@ -1,0 +1,44 @@
+-- name: WebhookEndpointInsert :one
+INSERT INTO webhook_endpoints (id, organization_id, url, description, enabled_events, secret, status)
+VALUES (@id, @organization_id, @url, @description, @enabled_events, @secret, 'enabled')
+RETURNING *;
+
+-- name: WebhookEndpointGetByID :one
+SELECT * FROM webhook_endpoints WHERE id = @id;
+
+-- name: WebhookEndpointList :many
+-- Keyset pagination in id (UUIDv7, creation) order; a NULL filter means "any".
+SELECT * FROM webhook_endpoints
+WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id))
+  AND (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: WebhookEndpointDelete :one
+DELETE FROM webhook_endpoints WHERE id = @id RETURNING *;
+
+-- name: WebhookEndpointListSubscribed :many
+-- The enabled endpoints of an organization that receive events of @event_type.
+SELECT id FROM webhook_endpoints
+WHERE organization_id = @organization_id AND status = 'enabled' AND @event_type::text = ANY (enabled_events)
+ORDER BY id;
+
+-- name: WebhookEndpointMarkSucceeded :exec
+UPDATE webhook_endpoints SET failing_since = NULL
+WHERE organization_id = @organization_id AND id = @id AND failing_since IS NOT NULL;
+
+-- name: WebhookEndpointMarkFailed :one
+-- Starts the endpoint's run of failures at @attempted_at unless one is already running, and
+-- returns when the run began.
+UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, @attempted_at::timestamptz)
+WHERE organization_id = @organization_id AND id = @id
+RETURNING failing_since;
+
+-- name: WebhookEndpointDisable :one
+-- Disables the endpoint after delivery @delivery_id failed its last attempt, when no attempt to
+-- the endpoint has succeeded since that delivery's first attempt (its run of failures began no
+-- later); returns no row otherwise.
+UPDATE webhook_endpoints e SET status = 'disabled', disabled_reason = @disabled_reason, updated_at = now()
+WHERE e.organization_id = @organization_id AND e.id = @id AND e.status = 'enabled'
+  AND e.failing_since <= (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = @delivery_id::uuid)
+RETURNING *;
