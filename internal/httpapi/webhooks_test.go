@@ -251,7 +251,9 @@ func TestCreateWebhookEndpoint_Bounds(t *testing.T) {
 		b, _ := json.Marshal(m)
 		return string(b)
 	}
-	longURL := func(n int) string { return "https://hooks.example.com/" + strings.Repeat("a", n-len("https://hooks.example.com/")) }
+	longURL := func(n int) string {
+		return "https://hooks.example.com/" + strings.Repeat("a", n-len("https://hooks.example.com/"))
+	}
 	tests := []struct {
 		name    string
 		changes map[string]any

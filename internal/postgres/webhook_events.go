@@ -24,27 +24,27 @@ type webhookEventRule struct {
 // commits (the outbox). Actions not listed publish nothing. Where the names differ:
 // provisioning completing activates the subscription, and selecting a plan changes it.
 var webhookEvents = map[string]webhookEventRule{
-	"subscription.created":          {core.EventSubscriptionCreated, subscriptionEvent},
-	"subscription.provisioned":      {core.EventSubscriptionActivated, subscriptionEvent},
-	"subscription.plan_selected":    {core.EventSubscriptionPlanChanged, subscriptionEvent},
-	"subscription.plan_changed":     {core.EventSubscriptionPlanChanged, subscriptionEvent},
-	"subscription.cancelled":        {core.EventSubscriptionCancelled, subscriptionEvent},
-	"subscription.reactivated":      {core.EventSubscriptionReactivated, subscriptionEvent},
-	"subscription.suspended":        {core.EventSubscriptionSuspended, subscriptionEvent},
-	"subscription.resumed":          {core.EventSubscriptionResumed, subscriptionEvent},
-	"subscription.terminated":       {core.EventSubscriptionTerminated, subscriptionEvent},
-	"billing_invoice.issued":        {core.EventBillingInvoiceIssued, billingInvoiceEvent},
-	"connected_business.created":    {core.EventConnectedBusinessCreated, connectedBusinessEvent},
-	"connected_business.updated":    {core.EventConnectedBusinessUpdated, connectedBusinessEvent},
-	"api_key.created":               {core.EventAPIKeyCreated, apiKeyEvent},
-	"api_key.revoked":               {core.EventAPIKeyRevoked, apiKeyEvent},
-	"api_key.rotated":               {core.EventAPIKeyRotated, rotatedAPIKeyEvent},
-	"support_case.opened":           {core.EventSupportCaseOpened, supportCaseEvent},
-	"support_case.closed":           {core.EventSupportCaseClosed, supportCaseEvent},
-	"spend_control.warning_reached": {core.EventSpendControlWarningReached, spendControlEvent},
+	"subscription.created":          {core.WebhookEventSubscriptionCreated, subscriptionEvent},
+	"subscription.provisioned":      {core.WebhookEventSubscriptionActivated, subscriptionEvent},
+	"subscription.plan_selected":    {core.WebhookEventSubscriptionPlanChanged, subscriptionEvent},
+	"subscription.plan_changed":     {core.WebhookEventSubscriptionPlanChanged, subscriptionEvent},
+	"subscription.cancelled":        {core.WebhookEventSubscriptionCancelled, subscriptionEvent},
+	"subscription.reactivated":      {core.WebhookEventSubscriptionReactivated, subscriptionEvent},
+	"subscription.suspended":        {core.WebhookEventSubscriptionSuspended, subscriptionEvent},
+	"subscription.resumed":          {core.WebhookEventSubscriptionResumed, subscriptionEvent},
+	"subscription.terminated":       {core.WebhookEventSubscriptionTerminated, subscriptionEvent},
+	"billing_invoice.issued":        {core.WebhookEventBillingInvoiceIssued, billingInvoiceEvent},
+	"connected_business.created":    {core.WebhookEventConnectedBusinessCreated, connectedBusinessEvent},
+	"connected_business.updated":    {core.WebhookEventConnectedBusinessUpdated, connectedBusinessEvent},
+	"api_key.created":               {core.WebhookEventAPIKeyCreated, apiKeyEvent},
+	"api_key.revoked":               {core.WebhookEventAPIKeyRevoked, apiKeyEvent},
+	"api_key.rotated":               {core.WebhookEventAPIKeyRotated, rotatedAPIKeyEvent},
+	"support_case.opened":           {core.WebhookEventSupportCaseOpened, supportCaseEvent},
+	"support_case.closed":           {core.WebhookEventSupportCaseClosed, supportCaseEvent},
+	"spend_control.warning_reached": {core.WebhookEventSpendControlWarningReached, spendControlEvent},
 	"spend_control.hard_limit_reached": {
-		core.EventSpendControlHardLimitReached, spendControlEvent},
-	"tax_invoice.generated": {core.EventTaxInvoiceGenerated, taxInvoiceEvent},
+		core.WebhookEventSpendControlHardLimitReached, spendControlEvent},
+	"tax_invoice.generated": {core.WebhookEventTaxInvoiceGenerated, taxInvoiceEvent},
 }
 
 // publishWebhookEvent stores the webhook event of audit entry e, if its action has one, and
@@ -145,10 +145,10 @@ func subscriptionEvent(after any) (any, error) {
 
 // billingInvoiceEventData is the document's BillingInvoice.
 type billingInvoiceEventData struct {
-	ID             uuid.UUID  `json:"id"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	OrganizationID uuid.UUID  `json:"organization_id"`
+	ID             uuid.UUID `json:"id"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	OrganizationID uuid.UUID `json:"organization_id"`
 	BillingPeriod  struct {
 		Start string `json:"start"`
 		End   string `json:"end"`

@@ -154,7 +154,7 @@ func (s *WebhookService) SendWebhookTest(ctx context.Context, id uuid.UUID) (*co
 		if row.Status != core.WebhookEndpointEnabled {
 			return core.Errorf(core.EInvalidTransition, "Webhook endpoint %s is disabled; register a new endpoint to receive events again.", id)
 		}
-		eventID, err := insertWebhookEvent(ctx, q, row.OrganizationID, core.EventWebhookEndpointTest,
+		eventID, err := insertWebhookEvent(ctx, q, row.OrganizationID, core.WebhookEventWebhookEndpointTest,
 			webhookTestEventData{WebhookEndpointID: id, Message: testEventMessage})
 		if err != nil {
 			return err
@@ -162,7 +162,7 @@ func (s *WebhookService) SendWebhookTest(ctx context.Context, id uuid.UUID) (*co
 		if err := insertWebhookDelivery(ctx, q, row.OrganizationID, eventID, id); err != nil {
 			return err
 		}
-		test = &core.WebhookTest{EventID: eventID, EndpointID: id, Type: core.EventWebhookEndpointTest}
+		test = &core.WebhookTest{EventID: eventID, EndpointID: id, Type: core.WebhookEventWebhookEndpointTest}
 		return nil
 	})
 	if err != nil {

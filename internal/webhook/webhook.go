@@ -79,7 +79,7 @@ var blocked = []netip.Prefix{
 
 // PublicAddress reports whether a production delivery may connect to addr.
 func PublicAddress(addr netip.Addr) bool {
-	addr = addr.Unmap()
+	addr = addr.Unmap().WithZone("") // a zoned address matches no prefix; its zone is not the point
 	for _, p := range blocked {
 		if p.Contains(addr) {
 			return false

@@ -19,6 +19,7 @@ func TestPublicAddress(t *testing.T) {
 		"172.32.0.1": true, "192.168.0.1": false, "169.254.169.254": false, "100.64.1.1": false, "0.0.0.0": false,
 		"255.255.255.255": false, "224.0.0.1": false, "::1": false, "::": false, "fe80::1": false, "fd12::1": false,
 		"::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false, "::ffff:93.184.216.34": true, "64:ff9b::a00:1": false,
+		"fe80::1%eth0": false,
 	}
 	for addr, want := range tests {
 		if got := PublicAddress(netip.MustParseAddr(addr)); got != want {
@@ -43,6 +44,7 @@ func TestPolicy_CheckURL(t *testing.T) {
 		{"https://a.b.localhost/x", false, true},
 		{"https://[::1]:8443/x", false, true},
 		{"https://169.254.169.254/", false, true},
+		{"https://[fe80::1%25eth0]/", false, true},
 		{"ftp://93.184.216.34/x", false, false},
 		{"https://user:pw@93.184.216.34/x", false, false},
 		{"/relative", false, false},

@@ -44,7 +44,9 @@ func TestVerify(t *testing.T) {
 		{name: "MissingSignature", secret: secret, body: body, now: now, edit: func(h map[string][]string) { delete(h, "Webhook-Signature") }, want: signature.ErrMissingHeaders},
 		{name: "BadSecret", secret: "whsec_!!", body: body, now: now, want: signature.ErrSecret},
 		{name: "OneOfSeveral", secret: secret, body: body, now: now,
-			edit: func(h map[string][]string) { h["Webhook-Signature"] = []string{"v1,AAAA v2,zzz " + h["Webhook-Signature"][0]} }},
+			edit: func(h map[string][]string) {
+				h["Webhook-Signature"] = []string{"v1,AAAA v2,zzz " + h["Webhook-Signature"][0]}
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
