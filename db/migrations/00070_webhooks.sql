@@ -1,8 +1,8 @@
 -- +goose Up
 -- Webhook endpoints of organizations. The signing secret is sealed with the service's
--- encryption key (it must be read back to sign), never stored in clear. failing_since is when
--- the current run of failed attempts began (null after a success): it decides when an endpoint
--- is disabled for sustained failure.
+-- encryption key (it must be read back to sign), never stored in clear. last_success_at is when
+-- the latest successful attempt to the endpoint ended: it decides when an endpoint is disabled
+-- for sustained failure.
 CREATE TABLE webhook_endpoints (
     id              uuid        PRIMARY KEY,
     organization_id uuid        NOT NULL REFERENCES organizations (id),
@@ -14,7 +14,7 @@ CREATE TABLE webhook_endpoints (
     secret          bytea       NOT NULL,
     status          text        NOT NULL CHECK (status IN ('enabled', 'disabled')),
     disabled_reason text,
-    failing_since   timestamptz,
+    last_success_at timestamptz,
     CHECK ((status = 'disabled') = (disabled_reason IS NOT NULL))
 );
 

@@ -24,21 +24,16 @@ WHERE organization_id = @organization_id AND status = 'enabled' AND @event_type:
 ORDER BY id;
 
 -- name: WebhookEndpointMarkSucceeded :exec
-UPDATE webhook_endpoints SET failing_since = NULL
-WHERE organization_id = @organization_id AND id = @id AND failing_since IS NOT NULL;
-
--- name: WebhookEndpointMarkFailed :one
--- Starts the endpoint's run of failures at @attempted_at unless one is already running, and
--- returns when the run began.
-UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, @attempted_at::timestamptz)
-WHERE organization_id = @organization_id AND id = @id
-RETURNING failing_since;
+-- Records a successful attempt that ended at @succeeded_at (attempts end in any order).
+UPDATE webhook_endpoints SET last_success_at = greatest(last_success_at, @succeeded_at::timestamptz)
+WHERE organization_id = @organization_id AND id = @id;
 
 -- name: WebhookEndpointDisable :one
 -- Disables the endpoint after delivery @delivery_id failed its last attempt, when no attempt to
--- the endpoint has succeeded since that delivery's first attempt (its run of failures began no
--- later); returns no row otherwise.
+-- the endpoint has succeeded since that delivery's first attempt began; returns no row
+-- otherwise (or when it is disabled already).
 UPDATE webhook_endpoints e SET status = 'disabled', disabled_reason = @disabled_reason, updated_at = now()
 WHERE e.organization_id = @organization_id AND e.id = @id AND e.status = 'enabled'
-  AND e.failing_since <= (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = @delivery_id::uuid)
+  AND (e.last_success_at IS NULL
+       OR e.last_success_at < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = @delivery_id::uuid))
 RETURNING *;

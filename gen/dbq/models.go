@@ -330,7 +330,7 @@ type WebhookEndpoint struct {
 	Secret         []byte
 	Status         string
 	DisabledReason *string
-	FailingSince   *time.Time
+	LastSuccessAt  *time.Time
 }
 
 type WebhookEvent struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const webhookEndpointDelete = `-- name: WebhookEndpointDelete :one
-DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, failing_since
+DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
 `
 
 func (q *Queries) WebhookEndpointDelete(ctx context.Context, id uuid.UUID) (WebhookEndpoint, error) {
@@ -30,7 +30,7 @@ func (q *Queries) WebhookEndpointDelete(ctx context.Context, id uuid.UUID) (Webh
 		&i.Secret,
 		&i.Status,
 		&i.DisabledReason,
-		&i.FailingSince,
+		&i.LastSuccessAt,
 	)
 	return i, err
 }
@@ -38,8 +38,9 @@ func (q *Queries) WebhookEndpointDelete(ctx context.Context, id uuid.UUID) (Webh
 const webhookEndpointDisable = `-- name: WebhookEndpointDisable :one
 UPDATE webhook_endpoints e SET status = 'disabled', disabled_reason = $1, updated_at = now()
 WHERE e.organization_id = $2 AND e.id = $3 AND e.status = 'enabled'
-  AND e.failing_since <= (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = $4::uuid)
-RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, failing_since
+  AND (e.last_success_at IS NULL
+       OR e.last_success_at < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = $4::uuid))
+RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
 `
 
 type WebhookEndpointDisableParams struct {
@@ -50,8 +51,8 @@ type WebhookEndpointDisableParams struct {
 }
 
 // Disables the endpoint after delivery @delivery_id failed its last attempt, when no attempt to
-// the endpoint has succeeded since that delivery's first attempt (its run of failures began no
-// later); returns no row otherwise.
+// the endpoint has succeeded since that delivery's first attempt began; returns no row
+// otherwise (or when it is disabled already).
 func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpointDisableParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointDisable,
 		arg.DisabledReason,
@@ -71,13 +72,13 @@ func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpoin
 		&i.Secret,
 		&i.Status,
 		&i.DisabledReason,
-		&i.FailingSince,
+		&i.LastSuccessAt,
 	)
 	return i, err
 }
 
 const webhookEndpointGetByID = `-- name: WebhookEndpointGetByID :one
-SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, failing_since FROM webhook_endpoints WHERE id = $1
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints WHERE id = $1
 `
 
 func (q *Queries) WebhookEndpointGetByID(ctx context.Context, id uuid.UUID) (WebhookEndpoint, error) {
@@ -94,7 +95,7 @@ func (q *Queries) WebhookEndpointGetByID(ctx context.Context, id uuid.UUID) (Web
 		&i.Secret,
 		&i.Status,
 		&i.DisabledReason,
-		&i.FailingSince,
+		&i.LastSuccessAt,
 	)
 	return i, err
 }
@@ -102,7 +103,7 @@ func (q *Queries) WebhookEndpointGetByID(ctx context.Context, id uuid.UUID) (Web
 const webhookEndpointInsert = `-- name: WebhookEndpointInsert :one
 INSERT INTO webhook_endpoints (id, organization_id, url, description, enabled_events, secret, status)
 VALUES ($1, $2, $3, $4, $5, $6, 'enabled')
-RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, failing_since
+RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
 `
 
 type WebhookEndpointInsertParams struct {
@@ -135,13 +136,13 @@ func (q *Queries) WebhookEndpointInsert(ctx context.Context, arg WebhookEndpoint
 		&i.Secret,
 		&i.Status,
 		&i.DisabledReason,
-		&i.FailingSince,
+		&i.LastSuccessAt,
 	)
 	return i, err
 }
 
 const webhookEndpointList = `-- name: WebhookEndpointList :many
-SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, failing_since FROM webhook_endpoints
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints
 WHERE ($1::uuid IS NULL OR organization_id = $1)
   AND ($2::uuid IS NULL OR id > $2)
 ORDER BY id
@@ -175,7 +176,7 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 			&i.Secret,
 			&i.Status,
 			&i.DisabledReason,
-			&i.FailingSince,
+			&i.LastSuccessAt,
 		); err != nil {
 			return nil, err
 		}
@@ -219,38 +220,19 @@ func (q *Queries) WebhookEndpointListSubscribed(ctx context.Context, arg Webhook
 	return items, nil
 }
 
-const webhookEndpointMarkFailed = `-- name: WebhookEndpointMarkFailed :one
-UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1::timestamptz)
-WHERE organization_id = $2 AND id = $3
-RETURNING failing_since
-`
-
-type WebhookEndpointMarkFailedParams struct {
-	AttemptedAt    time.Time
-	OrganizationID uuid.UUID
-	ID             uuid.UUID
-}
-
-// Starts the endpoint's run of failures at @attempted_at unless one is already running, and
-// returns when the run began.
-func (q *Queries) WebhookEndpointMarkFailed(ctx context.Context, arg WebhookEndpointMarkFailedParams) (*time.Time, error) {
-	row := q.db.QueryRow(ctx, webhookEndpointMarkFailed, arg.AttemptedAt, arg.OrganizationID, arg.ID)
-	var failing_since *time.Time
-	err := row.Scan(&failing_since)
-	return failing_since, err
-}
-
 const webhookEndpointMarkSucceeded = `-- name: WebhookEndpointMarkSucceeded :exec
-UPDATE webhook_endpoints SET failing_since = NULL
-WHERE organization_id = $1 AND id = $2 AND failing_since IS NOT NULL
+UPDATE webhook_endpoints SET last_success_at = greatest(last_success_at, $1::timestamptz)
+WHERE organization_id = $2 AND id = $3
 `
 
 type WebhookEndpointMarkSucceededParams struct {
+	SucceededAt    time.Time
 	OrganizationID uuid.UUID
 	ID             uuid.UUID
 }
 
+// Records a successful attempt that ended at @succeeded_at (attempts end in any order).
 func (q *Queries) WebhookEndpointMarkSucceeded(ctx context.Context, arg WebhookEndpointMarkSucceededParams) error {
-	_, err := q.db.Exec(ctx, webhookEndpointMarkSucceeded, arg.OrganizationID, arg.ID)
+	_, err := q.db.Exec(ctx, webhookEndpointMarkSucceeded, arg.SucceededAt, arg.OrganizationID, arg.ID)
 	return err
 }

@@ -112,7 +112,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	workerCtx, stopWorkers := context.WithCancel(ctx)
 	var workers sync.WaitGroup
 	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, 20*time.Millisecond).Run(workerCtx) })
-	workers.Go(func() { postgres.NewWebhookWorker(db, box, hooks, logger, 20*time.Millisecond).Run(workerCtx) })
+	workers.Go(func() { postgres.NewWebhookWorker(db, box, hooks, logger, 50*time.Millisecond).Run(workerCtx) })
 	var stopOnce sync.Once
 	stop := func() { stopOnce.Do(func() { stopWorkers(); workers.Wait() }) }
 	t.Cleanup(stop)

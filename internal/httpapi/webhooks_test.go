@@ -20,12 +20,12 @@ import (
 )
 
 // receiver is a webhook endpoint on a loopback port that records what it receives and answers
-// status(n) to the n-th delivery (1-based).
+// status(n, d) to the n-th delivery d (1-based); status may block to order events in a test.
 type receiver struct {
 	URL    string
 	mu     sync.Mutex
 	got    []received
-	status func(n int) int
+	status func(n int, d received) int
 }
 
 type received struct {
@@ -33,18 +33,19 @@ type received struct {
 	Body   []byte
 }
 
-func newReceiver(t testing.TB, status func(n int) int) *receiver {
+func newReceiver(t testing.TB, status func(n int, d received) int) *receiver {
 	t.Helper()
 	r := &receiver{status: status}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
+		d := received{Header: req.Header.Clone(), Body: body}
 		r.mu.Lock()
-		r.got = append(r.got, received{Header: req.Header.Clone(), Body: body})
+		r.got = append(r.got, d)
 		n := len(r.got)
 		r.mu.Unlock()
 		code := http.StatusNoContent
 		if r.status != nil {
-			code = r.status(n)
+			code = r.status(n, d)
 		}
 		w.WriteHeader(code)
 	}))
@@ -54,8 +55,8 @@ func newReceiver(t testing.TB, status func(n int) int) *receiver {
 }
 
 // failingFirst answers 500 to the first n deliveries and 200 afterwards.
-func failingFirst(n int) func(int) int {
-	return func(i int) int {
+func failingFirst(n int) func(int, received) int {
+	return func(i int, _ received) int {
 		if i <= n {
 			return http.StatusInternalServerError
 		}
@@ -416,7 +417,7 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 	})
 	t.Run("DisabledAfterSustainedFailure", func(t *testing.T) {
-		recv := newReceiver(t, func(int) int { return http.StatusBadGateway })
+		recv := newReceiver(t, func(int, received) int { return http.StatusBadGateway })
 		e := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))
 		id := e["id"].(string)
 		sendTest(t, env, token, id)
@@ -441,28 +442,31 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 	})
 	t.Run("OneSuccessKeepsTheEndpoint", func(t *testing.T) {
-		// The second event succeeds while the first still fails: the first fails for good,
-		// but the endpoint has answered since, so it stays enabled.
-		var mu sync.Mutex
-		good := map[string]bool{}
-		var recv *receiver
-		recv = newReceiver(t, func(n int) int {
-			mu.Lock()
-			defer mu.Unlock()
-			last := recv.deliveries()[n-1]
-			if good[last.Header.Get("webhook-id")] {
-				return http.StatusOK
+		// The first event always fails; the second is sent, and succeeds, while the first's
+		// first attempt waits for an answer. The first fails for good, but the endpoint has
+		// answered since its first attempt, so it stays enabled.
+		secondDone := make(chan struct{})
+		var first, second string
+		var once sync.Once
+		recv := newReceiver(t, func(n int, d received) int {
+			if n == 1 {
+				select {
+				case <-secondDone:
+				case <-time.After(10 * time.Second):
+				}
+				return http.StatusServiceUnavailable
 			}
-			return http.StatusServiceUnavailable
+			if d.Header.Get("webhook-id") == first {
+				return http.StatusServiceUnavailable
+			}
+			once.Do(func() { close(secondDone) })
+			return http.StatusOK
 		})
 		e := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))
 		id := e["id"].(string)
-		first := sendTest(t, env, token, id)["event_id"].(string)
+		first = sendTest(t, env, token, id)["event_id"].(string)
 		recv.waitFor(t, 1)
-		mu.Lock()
-		second := sendTest(t, env, token, id)["event_id"].(string)
-		good[second] = true
-		mu.Unlock()
+		second = sendTest(t, env, token, id)["event_id"].(string)
 		waitForCount(t, env, 1, "SELECT count(*) FROM webhook_deliveries WHERE event_id = $1 AND status = 'succeeded'", second)
 		waitForCount(t, env, 1, "SELECT count(*) FROM webhook_deliveries WHERE event_id = $1 AND status = 'failed'", first)
 		if n := env.Count("SELECT count(*) FROM webhook_endpoints WHERE id = $1 AND status = 'enabled'", id); n != 1 {
@@ -470,7 +474,16 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 	})
 	t.Run("DeletingTheEndpointStopsItsDeliveries", func(t *testing.T) {
-		recv := newReceiver(t, func(int) int { return http.StatusInternalServerError })
+		// The first attempt is answered (500) only after the endpoint is deleted: nothing
+		// follows it.
+		deleted := make(chan struct{})
+		recv := newReceiver(t, func(int, received) int {
+			select {
+			case <-deleted:
+			case <-time.After(10 * time.Second):
+			}
+			return http.StatusInternalServerError
+		})
 		e := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))
 		id := e["id"].(string)
 		sendTest(t, env, token, id)
@@ -478,14 +491,16 @@ func TestWebhookDelivery(t *testing.T) {
 		if resp := env.Do(apitest.Request{Method: http.MethodDelete, Path: "/v1/webhook-endpoints/" + id, Token: token}); resp.Status != http.StatusNoContent {
 			t.Fatalf("delete: %d", resp.Status)
 		}
+		close(deleted)
 		if n := env.Count("SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1", id); n != 0 {
 			t.Errorf("%d deliveries left", n)
 		}
-		time.Sleep(100 * time.Millisecond) // an attempt in flight at the deletion may still land
-		n := len(recv.deliveries())
 		time.Sleep(500 * time.Millisecond) // several retry delays
-		if m := len(recv.deliveries()); m != n || n >= apitest.WebhookPolicy.MaxAttempts {
-			t.Errorf("deliveries went on after the deletion: %d, then %d", n, m)
+		if n := len(recv.deliveries()); n != 1 {
+			t.Errorf("%d attempts, want the one in flight at the deletion only", n)
+		}
+		if n := env.Count("SELECT count(*) FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1", id); n != 0 {
+			t.Errorf("%d attempts recorded for a deleted endpoint", n)
 		}
 	})
 	t.Run("OnlySubscribedEvents", func(t *testing.T) {

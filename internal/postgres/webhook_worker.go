@@ -26,17 +26,18 @@ const (
 	deliveryAbandoned = "abandoned"
 )
 
-// webhookClaimBatch is how many deliveries a worker claims and sends at once.
-const webhookClaimBatch = 16
+// webhookConcurrency is how many attempts a worker makes at once: a slow endpoint holds one
+// slot for at most the policy's timeout while the others go on.
+const webhookConcurrency = 32
 
 // WebhookWorker delivers queued webhook events. Deliveries are written with their events (the
 // outbox, see publishWebhookEvent); a worker claims due ones with FOR UPDATE SKIP LOCKED and
 // leases each for one attempt, sends it signed, and records the attempt. A delivery is retried
-// with the policy's backoff until a 2xx answer or MaxAttempts; an endpoint whose delivery
-// fails its last attempt with no success to that endpoint since the delivery's first attempt
-// (about a day of failure) is disabled. A crash between sending and recording leaves the lease
-// to expire and the attempt to be made again: delivery is at least once, and receivers
-// de-duplicate on webhook-id, the event id.
+// with the policy's backoff until a 2xx answer or MaxAttempts; when its last attempt fails and
+// no attempt to its endpoint has succeeded since its first one (about a day of failure), the
+// endpoint is disabled. A crash between sending and recording leaves the lease to expire and
+// the attempt to be made again: delivery is at least once, and receivers de-duplicate on
+// webhook-id, the event id.
 type WebhookWorker struct {
 	db       *DB
 	box      *secretbox.Box
@@ -51,13 +52,16 @@ func NewWebhookWorker(d *DB, box *secretbox.Box, policy webhook.Policy, logger *
 	return &WebhookWorker{db: d, box: box, sender: webhook.NewSender(policy), logger: logger, interval: interval}
 }
 
-// Run delivers due deliveries until ctx is done. Attempts in flight when ctx ends finish
-// (each is bounded by the policy's timeout) and are recorded.
+// Run delivers due deliveries until ctx is done, then waits for the attempts in flight: each
+// finishes (bounded by the policy's timeout) and is recorded.
 func (w *WebhookWorker) Run(ctx context.Context) {
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	slots := make(chan struct{}, webhookConcurrency)
 	ticker := time.NewTicker(w.interval)
 	defer ticker.Stop()
 	for {
-		if _, err := w.WorkDue(ctx); err != nil && ctx.Err() == nil {
+		if err := w.start(ctx, slots, &inflight); err != nil && ctx.Err() == nil {
 			w.logger.Error("webhooks: claiming deliveries", "error", err)
 		}
 		select {
@@ -68,34 +72,36 @@ func (w *WebhookWorker) Run(ctx context.Context) {
 	}
 }
 
-// WorkDue makes every attempt that is due now and returns how many it made.
-func (w *WebhookWorker) WorkDue(ctx context.Context) (int, error) {
-	policy := w.sender.Policy()
-	lease := policy.Timeout + 30*time.Second
-	n := 0
+// start claims as many due deliveries as there are free slots and starts their attempts.
+// Only Run's goroutine takes slots, so the free ones stay free until taken here.
+func (w *WebhookWorker) start(ctx context.Context, slots chan struct{}, inflight *sync.WaitGroup) error {
+	lease := w.sender.Policy().Timeout + 30*time.Second
 	for ctx.Err() == nil {
+		free := cap(slots) - len(slots)
+		if free == 0 {
+			return nil
+		}
 		claimed, err := w.db.queries(ctx).WebhookDeliveryClaim(ctx, dbq.WebhookDeliveryClaimParams{
-			Batch: webhookClaimBatch, LeaseSeconds: lease.Seconds(),
+			Batch: int32(free), LeaseSeconds: lease.Seconds(),
 		})
 		if err != nil {
-			return n, translate(err)
+			return translate(err)
 		}
-		if len(claimed) == 0 {
-			return n, nil
-		}
-		var wg sync.WaitGroup
 		for _, d := range claimed {
-			wg.Go(func() {
+			slots <- struct{}{}
+			inflight.Go(func() {
+				defer func() { <-slots }()
 				// The attempt is finished and recorded even when ctx ends meanwhile.
 				if err := w.attempt(context.WithoutCancel(ctx), d); err != nil {
 					w.logger.Error("webhooks: attempt", "delivery_id", d.ID, "event_id", d.EventID, "error", err)
 				}
 			})
 		}
-		wg.Wait()
-		n += len(claimed)
+		if len(claimed) < free {
+			return nil
+		}
 	}
-	return n, nil
+	return nil
 }
 
 // attempt makes the attempt of delivery d that its claim counted, and records it.
@@ -168,21 +174,16 @@ func (w *WebhookWorker) record(ctx context.Context, q *dbq.Queries, d dbq.Webhoo
 	}); err != nil {
 		return err
 	}
-	endpoint := dbq.WebhookEndpointMarkSucceededParams{OrganizationID: d.OrganizationID, ID: d.EndpointID}
 	if a.Succeeded {
-		return q.WebhookEndpointMarkSucceeded(ctx, endpoint)
+		return q.WebhookEndpointMarkSucceeded(ctx, dbq.WebhookEndpointMarkSucceededParams{
+			OrganizationID: d.OrganizationID, ID: d.EndpointID, SucceededAt: a.At.Add(a.Latency),
+		})
 	}
-	since, err := q.WebhookEndpointMarkFailed(ctx, dbq.WebhookEndpointMarkFailedParams{
-		OrganizationID: d.OrganizationID, ID: d.EndpointID, AttemptedAt: a.At,
-	})
-	if errors.Is(err, pgx.ErrNoRows) || since == nil {
-		return nil // the endpoint is being deleted
+	if params.Status != deliveryFailed {
+		return nil
 	}
-	if err != nil || params.Status != deliveryFailed {
-		return err
-	}
-	reason := fmt.Sprintf("Every delivery attempt failed since %s: event %s was attempted %d times over about a day without a 2xx answer (last: %s).",
-		since.UTC().Format(time.RFC3339), d.EventID, d.Attempts, a.Error)
+	reason := fmt.Sprintf("Event %s failed all %d delivery attempts over about a day, and no delivery to the endpoint succeeded meanwhile (last: %s).",
+		d.EventID, d.Attempts, a.Error)
 	disabled, err := q.WebhookEndpointDisable(ctx, dbq.WebhookEndpointDisableParams{
 		OrganizationID: d.OrganizationID, ID: d.EndpointID, DeliveryID: d.ID, DisabledReason: &reason,
 	})
