@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -34,6 +35,7 @@ import (
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/secretbox"
+	"github.com/provider/coreapi/internal/webhook"
 )
 
 // provisioningPollInterval is how often a process looks for due provisioning jobs: new
@@ -55,6 +57,13 @@ const environmentHelp = `Environment:
                               (required in production; a fixed development key otherwise)
   LOG_LEVEL                   debug, info, warn or error (default info); JSON logs
 `
+
+// Webhook delivery: how often a process looks for due deliveries (a new event reaches its
+// endpoints within about this long), and how long finished events are kept.
+const (
+	webhookPollInterval = 500 * time.Millisecond
+	webhookRetention    = 30 * 24 * time.Hour
+)
 
 func main() {
 	os.Exit(execute(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
@@ -433,15 +442,14 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 
 	// Background workers stop after the HTTP server has drained, so requests in flight can
 	// still enqueue work; a job interrupted by the stop stays pending in PostgreSQL.
+	hooks := webhook.DefaultPolicy(cfg.development)
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
-	workersDone := make(chan struct{})
-	go func() {
-		defer close(workersDone)
-		postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx)
-	}()
+	var workers sync.WaitGroup
+	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx) })
+	workers.Go(func() { postgres.NewWebhookWorker(db, cfg.box, hooks, logger, webhookPollInterval).Run(workerCtx) })
 	defer func() {
 		stopWorkers()
-		<-workersDone
+		workers.Wait()
 	}()
 
 	// Request logs are written in batches; the writer is closed (everything queued written)
@@ -460,7 +468,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		Development:              cfg.development,
 		ProductionTrafficEnabled: cfg.production,
 		Ready:                    db.Ping,
-		Services:                 postgres.NewServices(db, cfg.box),
+		Services:                 postgres.NewServices(db, cfg.box, hooks),
 		RequestLogs:              requestLogs,
 		Metrics:                  m,
 	})
@@ -483,6 +491,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	logger.Info("serving", "addr", ln.Addr().String(), "development", cfg.development)
 
 	go every(ctx, 10*time.Minute, func() { postgres.SweepIdempotencyKeys(ctx, db, logger) })
+	go every(ctx, time.Hour, func() { postgres.SweepWebhookEvents(ctx, db, webhookRetention, logger) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -3775,16 +3775,23 @@ type WebhookEvent struct {
 
 	// Type Kind of webhook event, and the schema of its `data`:
 	//
-	// | type | data |
-	// |---|---|
-	// | `subscription.*` | `Subscription` |
-	// | `billing_invoice.issued` | `BillingInvoice` |
-	// | `connected_business.created`, `connected_business.updated` | `ConnectedBusiness` |
-	// | `api_key.created`, `api_key.revoked`, `api_key.rotated` | `ApiKey` (never a secret) |
-	// | `support_case.opened`, `support_case.closed` | `SupportCase` |
-	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | `SpendControlStatus` |
-	// | `tax_invoice.generated` | `TaxInvoiceEventData` |
-	// | `webhook_endpoint.test` | `WebhookTestEventData` (always delivered by `sendWebhookEndpointTest`, whatever `enabled_events` says) |
+	// | type | emitted when | data |
+	// |---|---|---|
+	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
+	// | `subscription.activated` | provisioning completes (service becomes `active`) | `Subscription` |
+	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
+	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed) | `ConnectedBusiness` |
+	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
+	// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
+	// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
+	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` | `SupportCase` |
+	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
+	//
+	// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
 	Type WebhookEventType `json:"type"`
 }
 
@@ -3795,16 +3802,23 @@ type WebhookEventData struct {
 
 // WebhookEventType Kind of webhook event, and the schema of its `data`:
 //
-// | type | data |
-// |---|---|
-// | `subscription.*` | `Subscription` |
-// | `billing_invoice.issued` | `BillingInvoice` |
-// | `connected_business.created`, `connected_business.updated` | `ConnectedBusiness` |
-// | `api_key.created`, `api_key.revoked`, `api_key.rotated` | `ApiKey` (never a secret) |
-// | `support_case.opened`, `support_case.closed` | `SupportCase` |
-// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | `SpendControlStatus` |
-// | `tax_invoice.generated` | `TaxInvoiceEventData` |
-// | `webhook_endpoint.test` | `WebhookTestEventData` (always delivered by `sendWebhookEndpointTest`, whatever `enabled_events` says) |
+// | type | emitted when | data |
+// |---|---|---|
+// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
+// | `subscription.activated` | provisioning completes (service becomes `active`) | `Subscription` |
+// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
+// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
+// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed) | `ConnectedBusiness` |
+// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
+// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
+// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
+// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` | `SupportCase` |
+// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
+//
+// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
 type WebhookEventType string
 
 // WebhookTestEventData Data of `webhook_endpoint.test`.
@@ -3823,16 +3837,23 @@ type WebhookTestResult struct {
 
 	// Type Kind of webhook event, and the schema of its `data`:
 	//
-	// | type | data |
-	// |---|---|
-	// | `subscription.*` | `Subscription` |
-	// | `billing_invoice.issued` | `BillingInvoice` |
-	// | `connected_business.created`, `connected_business.updated` | `ConnectedBusiness` |
-	// | `api_key.created`, `api_key.revoked`, `api_key.rotated` | `ApiKey` (never a secret) |
-	// | `support_case.opened`, `support_case.closed` | `SupportCase` |
-	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | `SpendControlStatus` |
-	// | `tax_invoice.generated` | `TaxInvoiceEventData` |
-	// | `webhook_endpoint.test` | `WebhookTestEventData` (always delivered by `sendWebhookEndpointTest`, whatever `enabled_events` says) |
+	// | type | emitted when | data |
+	// |---|---|---|
+	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
+	// | `subscription.activated` | provisioning completes (service becomes `active`) | `Subscription` |
+	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
+	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed) | `ConnectedBusiness` |
+	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
+	// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
+	// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
+	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` | `SupportCase` |
+	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
+	//
+	// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
 	Type              WebhookEventType   `json:"type"`
 	WebhookEndpointId openapi_types.UUID `json:"webhook_endpoint_id"`
 }
@@ -5353,7 +5374,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpointWithBody Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5362,7 +5383,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpoint Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6615,7 +6636,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 
 // CreateWebhookEndpointWithBody Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6634,7 +6655,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 
 // CreateWebhookEndpoint Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10075,7 +10096,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10084,7 +10105,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithResponse Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18637,7 +18658,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 
 // CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18652,7 +18673,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 
 // CreateWebhookEndpointWithResponse Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once. URLs must be https outside development mode; private, loopback and link-local targets are refused outside development mode (400; checked again at delivery, after DNS). Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -375,3 +375,51 @@ type UsageEvent struct {
 	Product        string
 	OccurredAt     time.Time
 }
+
+type WebhookDelivery struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	EventID        uuid.UUID
+	EndpointID     uuid.UUID
+	Status         string
+	Attempts       int32
+	NextAttemptAt  time.Time
+	LastError      *string
+	CompletedAt    *time.Time
+}
+
+type WebhookDeliveryAttempt struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	DeliveryID     uuid.UUID
+	Attempt        int32
+	AttemptedAt    time.Time
+	Succeeded      bool
+	StatusCode     *int32
+	LatencyMs      int32
+	Error          *string
+}
+
+type WebhookEndpoint struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Url            string
+	Description    *string
+	EnabledEvents  []string
+	Secret         []byte
+	Status         string
+	DisabledReason *string
+	LastSuccessAt  *time.Time
+}
+
+type WebhookEvent struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	Type           string
+	Data           []byte
+}

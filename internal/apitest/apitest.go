@@ -29,6 +29,7 @@ import (
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/secretbox"
+	"github.com/provider/coreapi/internal/webhook"
 )
 
 // OperatorToken is the development bearer of the operator.
@@ -46,8 +47,25 @@ type Env struct {
 	doc    *openapi3.T
 	router routers.Router
 	HTTP   *http.Client // validates every response against the document
-	logs   *postgres.RequestLogWriter
+
+	stopWorkers func()
+	logs        *postgres.RequestLogWriter
 }
+
+// WebhookPolicy is the webhook delivery policy of test servers (Development follows the
+// configuration): a schedule of milliseconds instead of a day, so retries, failures and
+// disabling happen within a test.
+var WebhookPolicy = webhook.Policy{
+	Timeout:     5 * time.Second,
+	MaxAttempts: 4,
+	RetryBase:   40 * time.Millisecond,
+	RetryCap:    200 * time.Millisecond,
+}
+
+// StopWorkers stops the server's background workers (provisioning, webhook delivery) and
+// waits for them, as a process being stopped would: what they have not done stays queued in
+// the database for a Sibling to do. The HTTP server keeps serving.
+func (e *Env) StopWorkers() { e.stopWorkers() }
 
 // New starts a server in development mode over a fresh database. Options adjust the
 // configuration before the server starts.
@@ -78,18 +96,6 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	log := &testLog{t: t}
 	t.Cleanup(func() { log.mu.Lock(); log.done = true; log.mu.Unlock() })
 	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// The background workers run as in production, polling often so tests see their effects
-	// (e.g. provisioning complete) promptly.
-	workerCtx, stopWorkers := context.WithCancel(ctx)
-	workersDone := make(chan struct{})
-	go func() {
-		defer close(workersDone)
-		postgres.NewProvisioningWorker(db, logger, 20*time.Millisecond).Run(workerCtx)
-	}()
-	t.Cleanup(func() {
-		stopWorkers()
-		<-workersDone
-	})
 	logs := postgres.NewRequestLogWriter(db, logger)
 	t.Cleanup(func() { _ = logs.Close(context.Background()) }) // before db.Close: cleanups run last-in first-out
 	m := metrics.New()
@@ -103,13 +109,26 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 		Logger:      logger,
 		Development: true,
 		Ready:       db.Ping,
-		Services:    postgres.NewServices(db, box),
 		RequestLogs: logs,
 		Metrics:     m,
 	}
 	for _, o := range options {
 		o(&cfg)
 	}
+	hooks := WebhookPolicy
+	hooks.Development = cfg.Development
+	if cfg.Services.Organizations == nil {
+		cfg.Services = postgres.NewServices(db, box, hooks)
+	}
+	// The background workers run as in production, polling often so tests see their effects
+	// (e.g. provisioning complete, webhooks delivered) promptly.
+	workerCtx, stopWorkers := context.WithCancel(ctx)
+	var workers sync.WaitGroup
+	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, 20*time.Millisecond).Run(workerCtx) })
+	workers.Go(func() { postgres.NewWebhookWorker(db, box, hooks, logger, 50*time.Millisecond).Run(workerCtx) })
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { stopWorkers(); workers.Wait() }) }
+	t.Cleanup(stop)
 	handler, err := httpapi.NewHandler(ctx, cfg)
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
@@ -126,7 +145,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: router: %v", err)
 	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router, logs: logs}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router, stopWorkers: stop, logs: logs}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }
@@ -202,15 +221,6 @@ func (e *Env) Do(req Request) *Response {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
-}
-
-// FlushRequestLogs waits until the request logs of every request answered so far are
-// stored: they are written asynchronously, in batches.
-func (e *Env) FlushRequestLogs() {
-	e.t.Helper()
-	if err := e.logs.Flush(context.Background()); err != nil {
-		e.t.Fatalf("apitest: flush request logs: %v", err)
-	}
 }
 
 // Count returns the number of rows of a query, e.g. "SELECT count(*) FROM organizations".
@@ -315,4 +325,13 @@ func (l *testLog) Write(p []byte) (int, error) {
 		l.t.Logf("server: %s", bytes.TrimSpace(p))
 	}
 	return len(p), nil
+}
+
+// FlushRequestLogs waits until the request logs of every request answered so far are
+// stored: they are written asynchronously, in batches.
+func (e *Env) FlushRequestLogs() {
+	e.t.Helper()
+	if err := e.logs.Flush(context.Background()); err != nil {
+		e.t.Fatalf("apitest: flush request logs: %v", err)
+	}
 }

@@ -24,4 +24,5 @@ type Services struct {
 	Growth        GrowthService
 	RequestLogs   RequestLogService
 	Operators     OperatorTokenService
+	Webhooks      WebhookService
 }

@@ -66,6 +66,12 @@ var implemented = map[string]int{
 	"createGrowthEvent":      http.StatusAccepted,
 	"getGrowthSummary":       http.StatusOK,
 	"listRequestLogs":        http.StatusOK,
+	// Webhooks: the example organization and the random ids name nothing.
+	"createWebhookEndpoint":   http.StatusNotFound,
+	"listWebhookEndpoints":    http.StatusOK,
+	"getWebhookEndpoint":      http.StatusNotFound,
+	"deleteWebhookEndpoint":   http.StatusNotFound,
+	"sendWebhookEndpointTest": http.StatusNotFound,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

@@ -138,7 +138,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// errNotImplemented answers operations whose issue has not landed yet.
-func errNotImplemented(operation string) error {
-	return core.Errorf(core.ENotImplemented, "%s is part of the v1 contract but is not implemented yet.", operation)
-}

@@ -256,7 +256,7 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		return audit(ctx, q, core.AuditEntry{
 			OrganizationID: &old.OrganizationID, Action: "api_key.rotated", ResourceType: "api_key",
 			ResourceID: id.String(), Before: old,
-			After: map[string]any{"old": apiKeyFromRow(replaced), "replacement": created.APIKey},
+			After: apiKeyRotation{Old: apiKeyFromRow(replaced), Replacement: created.APIKey},
 		})
 	})
 	return created, err

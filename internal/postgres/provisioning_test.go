@@ -13,6 +13,7 @@ import (
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/webhook"
 )
 
 const (
@@ -38,7 +39,7 @@ func TestProvisioningWorker(t *testing.T) {
 		t.Cleanup(db.Close)
 		f := fixture{
 			db:       db,
-			services: postgres.NewServices(db, devBox(t)),
+			services: postgres.NewServices(db, devBox(t), webhook.DefaultPolicy(true)),
 			ctx:      core.WithPrincipal(context.Background(), &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"}),
 		}
 		f.newSub = func(t *testing.T) *core.Subscription {

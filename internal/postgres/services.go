@@ -3,11 +3,13 @@ package postgres
 import (
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/secretbox"
+	"github.com/provider/coreapi/internal/webhook"
 )
 
 // NewServices returns every core service over d; box encrypts what must not be stored in
-// clear but must be read back.
-func NewServices(d *DB, box *secretbox.Box) core.Services {
+// clear but must be read back, and hooks is the webhook policy (which endpoint URLs may be
+// registered).
+func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services {
 	keys := NewAPIKeyService(d)
 	s := core.Services{
 		Organizations: NewOrganizationService(d),
@@ -25,6 +27,7 @@ func NewServices(d *DB, box *secretbox.Box) core.Services {
 		Growth:        NewGrowthService(d),
 		RequestLogs:   NewRequestLogService(d),
 		Operators:     NewOperatorTokenService(d),
+		Webhooks:      NewWebhookService(d, box, hooks),
 	}
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
 	return s

@@ -130,9 +130,10 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 			Action:         "tax_invoice.generated",
 			ResourceType:   "tax_invoice",
 			ResourceID:     id.String(),
-			After: map[string]any{
-				"id": id, "number": identity.Number, "uuid": invoiceUUID, "egs_unit_id": egs, "icv": identity.ICV,
-				"invoice_hash": inv.Hash, "valid": inv.Valid(), "payable_amount": inv.Totals.Payable, "currency": einvoice.Currency,
+			After: taxInvoiceAudit{
+				ID: id, OrganizationID: orgID, Number: identity.Number, UUID: invoiceUUID, EGSUnitID: egs, ICV: identity.ICV,
+				InvoiceHash: inv.Hash, Valid: inv.Valid(), Status: row.Status, InvoiceType: row.InvoiceType,
+				PayableAmount: inv.Totals.Payable, Currency: einvoice.Currency, CreatedAt: row.CreatedAt,
 			},
 		}); err != nil {
 			return err

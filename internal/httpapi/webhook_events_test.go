@@ -1,0 +1,254 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/provider/coreapi/internal/apitest"
+	"github.com/provider/coreapi/internal/httpapi"
+)
+
+// eventDataSchemas is the table of the document's WebhookEventType description: the schema
+// of the data of each event type.
+var eventDataSchemas = map[string]string{
+	"subscription.created":             "Subscription",
+	"subscription.activated":           "Subscription",
+	"subscription.plan_changed":        "Subscription",
+	"subscription.cancelled":           "Subscription",
+	"subscription.reactivated":         "Subscription",
+	"subscription.suspended":           "Subscription",
+	"subscription.resumed":             "Subscription",
+	"subscription.terminated":          "Subscription",
+	"billing_invoice.issued":           "BillingInvoice",
+	"connected_business.created":       "ConnectedBusiness",
+	"connected_business.updated":       "ConnectedBusiness",
+	"api_key.created":                  "ApiKey",
+	"api_key.revoked":                  "ApiKey",
+	"api_key.rotated":                  "ApiKey",
+	"support_case.opened":              "SupportCase",
+	"support_case.closed":              "SupportCase",
+	"spend_control.warning_reached":    "SpendControlStatus",
+	"spend_control.hard_limit_reached": "SpendControlStatus",
+	"tax_invoice.generated":            "TaxInvoiceEventData",
+	"webhook_endpoint.test":            "WebhookTestEventData",
+}
+
+var (
+	eventDocOnce sync.Once
+	eventDoc     *openapi3.T
+	eventDocErr  error
+)
+
+func schema(t testing.TB, name string) *openapi3.Schema {
+	t.Helper()
+	eventDocOnce.Do(func() { eventDoc, eventDocErr = httpapi.LoadDocument(context.Background()) })
+	if eventDocErr != nil {
+		t.Fatal(eventDocErr)
+	}
+	ref := eventDoc.Components.Schemas[name]
+	if ref == nil {
+		t.Fatalf("no schema %s in the document", name)
+	}
+	return ref.Value
+}
+
+// validateEvent checks a delivery body against the document's WebhookEvent, and its data
+// against the schema its type names.
+func validateEvent(t testing.TB, body []byte) {
+	t.Helper()
+	var ev map[string]any
+	if err := json.Unmarshal(body, &ev); err != nil {
+		t.Fatalf("event body: %v", err)
+	}
+	if err := schema(t, "WebhookEvent").VisitJSON(ev); err != nil {
+		t.Errorf("delivery does not match WebhookEvent: %v\n%s", err, body)
+	}
+	typ, _ := ev["type"].(string)
+	validateEventData(t, typ, ev["data"])
+}
+
+func validateEventData(t testing.TB, typ string, data any) {
+	t.Helper()
+	name, ok := eventDataSchemas[typ]
+	if !ok {
+		t.Errorf("event type %q is not in the document's table", typ)
+		return
+	}
+	if err := schema(t, name).VisitJSON(data); err != nil {
+		b, _ := json.Marshal(data)
+		t.Errorf("%s data does not match %s: %v\n%s", typ, name, err, b)
+	}
+}
+
+// TestWebhookEvents_MatchTheDocument triggers every event type reachable through the API and
+// checks that each stored event, and each delivery of it, is exactly what the document says.
+func TestWebhookEvents_MatchTheDocument(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	p := newPlatform(t, env) // a reseller, so connected businesses are allowed
+	org, token := p.orgID, p.token
+	recv := newReceiver(t, nil)
+	all := allEventTypes(t)
+	endpoint := createEndpoint(t, env, token, endpointBody(org, recv.URL, all...))
+	do := func(method, path, body string, want int) map[string]any {
+		t.Helper()
+		resp := env.Do(apitest.Request{Method: method, Path: path, Token: token, Body: body})
+		if resp.Status != want {
+			t.Fatalf("%s %s: %d %s", method, path, resp.Status, resp.Body)
+		}
+		if len(resp.Body) == 0 || resp.Body[0] != '{' {
+			return nil
+		}
+		return resp.JSON(t)
+	}
+
+	// Subscriptions: created, activated (provisioning completes), plan changed (select-plan
+	// issuing an invoice, change-plan), suspended, resumed, cancelled, reactivated, terminated.
+	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	waitForService(t, env, token, sub.ID, "active")
+	subPath := "/v1/subscriptions/" + sub.ID + "/"
+	do(http.MethodPost, subPath+"select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
+	do(http.MethodPost, subPath+"change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthAnnual), http.StatusOK)
+	for _, action := range []string{"suspend", "resume", "cancel", "reactivate", "terminate"} {
+		do(http.MethodPost, subPath+action, "", http.StatusOK)
+	}
+	// Connected businesses.
+	cb := p.create(t, businessBody("events-1", nil))
+	do(http.MethodPatch, "/v1/connected-businesses/"+cb["id"].(string), `{"display_name":"Renamed merchant"}`, http.StatusOK)
+	// API keys: created, rotated (which creates the replacement), revoked.
+	key := do(http.MethodPost, "/v1/api-keys", fmt.Sprintf(`{"organization_id":%q,"name":"events","environment":"sandbox","scopes":["organizations:read"]}`, org), http.StatusCreated)
+	replacement := do(http.MethodPost, "/v1/api-keys/"+key["id"].(string)+"/rotate", `{"grace_period_seconds":60}`, http.StatusCreated)
+	do(http.MethodPost, "/v1/api-keys/"+replacement["id"].(string)+"/revoke", "", http.StatusOK)
+	// Spend controls: the first of two allowed operations reaches the 50 % warning, the
+	// second the hard limit.
+	do(http.MethodPut, "/v1/spend-controls/address", fmt.Sprintf(`{"organization_id":%q,"warning_threshold_percent":50,"monthly_budget_minor_units":null,
+		"hard_operation_limit":2,"notification_recipients":[],"enabled":true}`, org), http.StatusOK)
+	for range 2 {
+		do(http.MethodPost, "/v1/address/resolve-short", `{"short_address":"RRMA1234","language":"en"}`, http.StatusOK)
+	}
+	// A tax invoice, and a test event.
+	generateInvoice(t, env, token, invoiceBody(t, org, nil))
+	sendTest(t, env, token, endpoint["id"].(string))
+
+	// Support cases: opened and closed.
+	opened := do(http.MethodPost, "/v1/support-cases", fmt.Sprintf(`{"organization_id":%q,"subject":"Events","description":"Every event must match the document.",
+		"severity":"low","category":"other","diagnostics":{"sdk":"go","retries":2,"verbose":false,"proxy":null}}`, org), http.StatusCreated)
+	do(http.MethodPost, "/v1/support-cases/"+opened["id"].(string)+"/close", "", http.StatusOK)
+	unreachable := map[string]bool{}
+
+	// Every stored event matches the document.
+	rows, err := env.Pool.Query(context.Background(), "SELECT id::text, type, data FROM webhook_events WHERE organization_id = $1 ORDER BY id", org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string][]map[string]any{}
+	var storedIDs []string
+	for rows.Next() {
+		var id, typ string
+		var data map[string]any
+		if err := rows.Scan(&id, &typ, &data); err != nil {
+			t.Fatal(err)
+		}
+		validateEventData(t, typ, data)
+		stored[typ] = append(stored[typ], data)
+		storedIDs = append(storedIDs, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for _, typ := range all {
+		if len(stored[typ]) == 0 && !unreachable[typ] {
+			missing = append(missing, typ)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("no event of types %v", missing)
+	}
+	counts := map[string]int{}
+	for typ, evs := range stored {
+		counts[typ] = len(evs)
+	}
+	want := map[string]int{
+		"subscription.created": 1, "subscription.activated": 1, "subscription.plan_changed": 2, "subscription.suspended": 1,
+		"subscription.resumed": 1, "subscription.cancelled": 1, "subscription.reactivated": 1, "subscription.terminated": 1,
+		"billing_invoice.issued": 1, "connected_business.created": 1, "connected_business.updated": 1,
+		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
+		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
+		"support_case.opened": 1, "support_case.closed": 1,
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("events per type %v, want %v", counts, want)
+	}
+	// Spot checks of the contents.
+	if d := stored["subscription.activated"]; len(d) == 1 && (d[0]["id"] != sub.ID || d[0]["service_status"] != "active") {
+		t.Errorf("subscription.activated: %v", d[0])
+	}
+	if d := stored["subscription.terminated"]; len(d) == 1 && d[0]["service_status"] != "terminated" {
+		t.Errorf("subscription.terminated: %v", d[0])
+	}
+	if d := stored["api_key.rotated"]; len(d) == 1 && (d[0]["id"] != key["id"] || d[0]["expires_at"] == nil || d[0]["status"] != "active") {
+		t.Errorf("api_key.rotated is not about the rotated key in its grace period: %v", d[0])
+	}
+	if d := stored["api_key.revoked"]; len(d) == 1 && (d[0]["id"] != replacement["id"] || d[0]["status"] != "revoked") {
+		t.Errorf("api_key.revoked: %v", d[0])
+	}
+	if d := stored["spend_control.warning_reached"]; len(d) == 1 && (d[0]["warning_reached"] != true || d[0]["current_operations"] != 1.0) {
+		t.Errorf("spend_control.warning_reached: %v", d[0])
+	}
+	if d := stored["spend_control.hard_limit_reached"]; len(d) == 1 && (d[0]["hard_limit_reached"] != true || d[0]["current_operations"] != 2.0) {
+		t.Errorf("spend_control.hard_limit_reached: %v", d[0])
+	}
+	if d := stored["connected_business.updated"]; len(d) == 1 && d[0]["display_name"] != "Renamed merchant" {
+		t.Errorf("connected_business.updated: %v", d[0])
+	}
+
+	// Every stored event is delivered to the endpoint subscribed to all types, signed and
+	// matching the document.
+	got := recv.waitFor(t, len(storedIDs))
+	var delivered []string
+	for _, d := range got {
+		ev := d.event(t, endpoint["secret"].(string))
+		validateEvent(t, d.Body)
+		if ev["organization_id"] != org {
+			t.Errorf("event of organization %v", ev["organization_id"])
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, ev["created_at"].(string)); err != nil || time.Since(ts) > time.Minute {
+			t.Errorf("created_at %v", ev["created_at"])
+		}
+		delivered = append(delivered, ev["id"].(string))
+	}
+	sort.Strings(delivered)
+	if fmt.Sprint(delivered) != fmt.Sprint(storedIDs) {
+		t.Errorf("delivered %d events, stored %d", len(delivered), len(storedIDs))
+	}
+}
+
+// TestWebhookEvents_RolledBackChangesPublishNothing: an event commits with its change only.
+func TestWebhookEvents_RolledBackChangesPublishNothing(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	recv := newReceiver(t, nil)
+	createEndpoint(t, env, token, endpointBody(org, recv.URL, "subscription.created"))
+	createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	// A second live subscription to the product is refused after the checks have run.
+	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/subscriptions", Token: token, Body: subscriptionBody(org, productEinvoice, planEinvoiceSandbox)})
+	assertProblem(t, "second subscription", resp, http.StatusConflict, "conflict")
+	if n := env.Count("SELECT count(*) FROM webhook_events WHERE organization_id = $1 AND type = 'subscription.created'", org); n != 1 {
+		t.Errorf("%d subscription.created events, want 1", n)
+	}
+	recv.waitFor(t, 1)
+	time.Sleep(100 * time.Millisecond)
+	if n := len(recv.deliveries()); n != 1 {
+		t.Errorf("%d deliveries, want 1", n)
+	}
+}

@@ -1,0 +1,130 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPublicAddress(t *testing.T) {
+	t.Parallel()
+	tests := map[string]bool{
+		"93.184.216.34": true, "8.8.8.8": true, "2606:2800:220:1:248:1893:25c8:1946": true,
+		"127.0.0.1": false, "127.255.0.9": false, "10.1.2.3": false, "172.16.0.1": false, "172.31.255.255": false,
+		"172.32.0.1": true, "192.168.0.1": false, "169.254.169.254": false, "100.64.1.1": false, "0.0.0.0": false,
+		"255.255.255.255": false, "224.0.0.1": false, "::1": false, "::": false, "fe80::1": false, "fd12::1": false,
+		"::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false, "::ffff:93.184.216.34": true, "64:ff9b::a00:1": false,
+		"fe80::1%eth0": false,
+	}
+	for addr, want := range tests {
+		if got := PublicAddress(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("PublicAddress(%s) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+func TestPolicy_CheckURL(t *testing.T) {
+	t.Parallel()
+	prod, dev := DefaultPolicy(false), DefaultPolicy(true)
+	tests := []struct {
+		url       string
+		prod, dev bool // allowed
+	}{
+		{"https://93.184.216.34/hooks", true, true},
+		{"https://hooks.invalid/never-resolves", true, true},
+		{"http://93.184.216.34/hooks", false, true},
+		{"https://127.0.0.1/x", false, true},
+		{"http://127.0.0.1:8080/x", false, true},
+		{"https://localhost/x", false, true},
+		{"https://a.b.localhost/x", false, true},
+		{"https://[::1]:8443/x", false, true},
+		{"https://169.254.169.254/", false, true},
+		{"https://[fe80::1%25eth0]/", false, true},
+		{"ftp://93.184.216.34/x", false, false},
+		{"https://user:pw@93.184.216.34/x", false, false},
+		{"/relative", false, false},
+		{"https://", false, false},
+	}
+	for _, tc := range tests {
+		for _, c := range []struct {
+			p     Policy
+			allow bool
+		}{{prod, tc.prod}, {dev, tc.dev}} {
+			err := c.p.CheckURL(context.Background(), tc.url)
+			if (err == nil) != c.allow || (err != nil && !errors.Is(err, ErrRefusedTarget)) {
+				t.Errorf("development=%v CheckURL(%q) = %v, want allowed %v", c.p.Development, tc.url, err, c.allow)
+			}
+		}
+	}
+}
+
+// TestSender_RefusesPrivateAddressesAtConnect checks the guard that runs after DNS: a name
+// that resolves to loopback (as a rebinding name would at delivery time) is refused by the
+// dialer itself, whatever the URL check said.
+func TestSender_RefusesPrivateAddressesAtConnect(t *testing.T) {
+	t.Parallel()
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits++ }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
+
+	s := NewSender(Policy{Timeout: 2 * time.Second, MaxAttempts: 1})
+	for _, u := range []string{"http://localhost" + port + "/x", srv.URL + "/x"} {
+		_, err := s.client.Post(u, "application/json", strings.NewReader("{}"))
+		if !errors.Is(err, ErrRefusedTarget) {
+			t.Errorf("POST %s in production: %v, want ErrRefusedTarget", u, err)
+		}
+	}
+	a := s.Send(context.Background(), Delivery{URL: srv.URL, Secret: "whsec_AAAA", EventID: "e", Body: []byte("{}")})
+	if a.Succeeded || a.StatusCode != 0 || !strings.Contains(a.Error, "refused") {
+		t.Errorf("Send to loopback in production: %+v", a)
+	}
+	if hits != 0 {
+		t.Errorf("the loopback server was reached %d times", hits)
+	}
+
+	dev := NewSender(Policy{Development: true, Timeout: 2 * time.Second, MaxAttempts: 1})
+	if a := dev.Send(context.Background(), Delivery{URL: srv.URL, Secret: "whsec_AAAA", EventID: "e", Body: []byte("{}")}); !a.Succeeded || a.StatusCode != 200 {
+		t.Errorf("Send to loopback in development: %+v", a)
+	}
+}
+
+func TestSender_DoesNotFollowRedirectsAndTimesOut(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
+	mux.HandleFunc("/ok", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("/slow", func(http.ResponseWriter, *http.Request) { time.Sleep(time.Second) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	s := NewSender(Policy{Development: true, Timeout: 200 * time.Millisecond, MaxAttempts: 1})
+	if a := s.Send(context.Background(), Delivery{URL: srv.URL + "/redirect", Secret: "whsec_AAAA", EventID: "e", Body: []byte("{}")}); a.Succeeded || a.StatusCode != http.StatusFound {
+		t.Errorf("redirect: %+v", a)
+	}
+	a := s.Send(context.Background(), Delivery{URL: srv.URL + "/slow", Secret: "whsec_AAAA", EventID: "e", Body: []byte("{}")})
+	if a.Succeeded || a.StatusCode != 0 || a.Error == "" || a.Latency > 900*time.Millisecond {
+		t.Errorf("slow receiver: %+v", a)
+	}
+}
+
+func TestPolicy_Backoff(t *testing.T) {
+	t.Parallel()
+	p := DefaultPolicy(false)
+	var total time.Duration
+	for attempt := 1; attempt < p.MaxAttempts; attempt++ {
+		d := p.Backoff(attempt)
+		nominal := min(p.RetryBase<<(attempt-1), p.RetryCap)
+		if d < nominal*3/4 || d > nominal*5/4 {
+			t.Errorf("Backoff(%d) = %v, want %v ±25%%", attempt, d, nominal)
+		}
+		total += nominal
+	}
+	if total < 20*time.Hour || total > 28*time.Hour {
+		t.Errorf("the retries span %v, want about a day", total)
+	}
+}
