@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/mail"
 	"regexp"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -80,5 +82,47 @@ func strictJSONBodyDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef,
 		return nil, &openapi3filter.ParseError{Kind: openapi3filter.KindInvalidFormat,
 			Reason: fmt.Sprintf("unexpected data after the JSON value at byte %d", dec.InputOffset())}
 	}
+	if pointers := nulStrings(v, "", nil); len(pointers) > 0 {
+		return nil, &unstorableText{pointers: pointers}
+	}
 	return v, nil
+}
+
+// unstorableText names the body strings (values or keys) that hold a NUL character: JSON
+// allows one (as \u0000) but PostgreSQL stores none in text or jsonb, so the gate refuses
+// it for every operation alike instead of each service tripping over it (a 500).
+type unstorableText struct{ pointers []string }
+
+func (e *unstorableText) Error() string { return "the body holds text with a NUL character" }
+
+// nulText is the message of every field refused for a NUL character.
+const nulText = "Text may not contain the NUL character (U+0000)."
+
+// nulStrings appends the JSON pointer of every string of v, key or value, holding a NUL.
+func nulStrings(v any, pointer string, out []string) []string {
+	switch v := v.(type) {
+	case string:
+		if strings.ContainsRune(v, 0) {
+			out = append(out, pointer)
+		}
+	case []any:
+		for i, e := range v {
+			out = nulStrings(e, fmt.Sprintf("%s/%d", pointer, i), out)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := pointer + "/" + escapePointer([]string{k})[0]
+			if strings.ContainsRune(k, 0) {
+				out = append(out, p)
+				continue
+			}
+			out = nulStrings(v[k], p, out)
+		}
+	}
+	return out
 }
