@@ -242,6 +242,14 @@ func requestProblem(err error) error {
 			}
 			continue
 		}
+		var null *nullNotAllowed
+		if errors.As(re.Err, &null) {
+			for _, p := range null.pointers {
+				fields = append(fields, core.FieldError{Location: "body", Pointer: p, Code: "nullable",
+					Message: fmt.Sprintf("Field %s may not be null; leave it out for its default.", p)})
+			}
+			continue
+		}
 		var parseErr *openapi3filter.ParseError
 		if re.RequestBody != nil && errors.As(re.Err, &parseErr) {
 			return &core.Error{Code: core.EMalformedJSON, Message: "The request body could not be parsed as JSON: " + parseErr.Reason + "."}

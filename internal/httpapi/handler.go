@@ -100,7 +100,11 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	root.Mount("/", gate.middleware(idempotent(cfg.Services.Idempotency, apiRouter)))
+	gated := gate.middleware(idempotent(cfg.Services.Idempotency, apiRouter))
+	root.Mount("/", gated)
+	// Methods chi does not know (PROPFIND, BREW, ...) reach the gate too, which answers
+	// 405 with Allow like for any other method an operation lacks.
+	root.MethodNotAllowed(gated.ServeHTTP)
 	return withRequestContext(cfg.Logger, cfg.RequestLogs, root), nil
 }
 
