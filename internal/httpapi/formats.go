@@ -159,6 +159,7 @@ func admitsNull(s *openapi3.Schema) bool {
 	}
 	return false
 }
+
 // unstorableText names the body strings (values or keys) that hold a NUL character: JSON
 // allows one (as \u0000) but PostgreSQL stores none in text or jsonb, so the gate refuses
 // it for every operation alike instead of each service tripping over it (a 500).

@@ -175,8 +175,8 @@ func (f *opFuzzer) orgID() string {
 // request is one generated request: parameters by name and a JSON body (nil: none).
 type request struct {
 	path, query, header map[string]string
-	body               any
-	rawBody            string // sent instead of body when set
+	body                any
+	rawBody             string // sent instead of body when set
 }
 
 func (f *opFuzzer) params() openapi3.Parameters {

@@ -186,4 +186,3 @@ func TestThreeProcessesOneDatabase(t *testing.T) {
 		t.Logf("provisioning figures: %d subscriptions over 3 processes, each provisioned exactly once", subs)
 	})
 }
-
