@@ -35,10 +35,25 @@ openapi/node_modules: openapi/package.json openapi/package-lock.json
 lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the Go code (go vet).
 	cd openapi && npx --no-install spectral lint --fail-severity=warn openapi.yaml
 	$(GO) vet ./...
+	$(GO) vet -tags 'reliability webhooks' ./internal/reliability/
 
 .PHONY: test
 test: ## Run every test against a real PostgreSQL (TEST_DATABASE_URL or a throwaway cluster).
 	$(GO) test -count=1 -race -timeout 10m ./...
+
+# How long each fuzz target runs in test-reliability.
+FUZZTIME ?= 30s
+
+.PHONY: test-reliability
+test-reliability: ## Faults, crashes, three processes, slow clients and secrets against the real binary, then the fuzz targets (~4 min; docs/reliability.md).
+	$(GO) test -tags reliability -count=1 -timeout 10m ./internal/reliability/
+	$(GO) test -run '^$$' -fuzz '^FuzzContractGate$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzStrictJSONBodyDecoder$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzInvoice$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
+
+.PHONY: test-reliability-webhooks
+test-reliability-webhooks: ## The webhook-delivery reliability test (needs the webhook outbox of issue 7).
+	$(GO) test -tags 'reliability webhooks' -count=1 -timeout 10m -run Webhook ./internal/reliability/
 
 .PHONY: bench
 bench: ## Run the benchmarks (BenchmarkGrowthSummary seeds a million events first: a minute or two).
