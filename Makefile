@@ -35,6 +35,7 @@ openapi/node_modules: openapi/package.json openapi/package-lock.json
 lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the Go code (go vet, with the browser and e2e tests).
 	cd openapi && npx --no-install spectral lint --fail-severity=warn openapi.yaml
 	$(GO) vet -tags browser,e2e ./...
+	$(GO) vet -tags reliability ./internal/reliability/
 
 .PHONY: test
 test: ## Run every test against a real PostgreSQL (TEST_DATABASE_URL or a throwaway cluster).
@@ -69,6 +70,17 @@ docs-assets: ## Refresh the Swagger UI files of /docs from the npm package pinne
 	@# The source maps are not vendored: drop the references to them.
 	sed -i 's|//# sourceMappingURL=swagger-ui-bundle.js.map||' internal/apidocs/assets/swagger-ui-bundle.js
 	sed -i 's|/\*# sourceMappingURL=swagger-ui.css.map\*/||' internal/apidocs/assets/swagger-ui.css
+
+# How long each fuzz target runs in test-reliability.
+FUZZTIME ?= 30s
+
+.PHONY: test-reliability
+test-reliability: ## Faults, crashes, three processes, slow clients and secrets against the real binary, then the fuzz targets (~4 min; docs/reliability.md).
+	$(GO) test -tags reliability -count=1 -timeout 10m ./internal/reliability/
+	$(GO) test -run '^$$' -fuzz '^FuzzContractGate$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzStrictJSONBodyDecoder$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzInvoice$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
+
 
 .PHONY: bench
 bench: ## Run the benchmarks (BenchmarkGrowthSummary seeds a million events first: a minute or two).

@@ -2,7 +2,9 @@ package core
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -27,7 +29,7 @@ type RequestLog struct {
 func NewRequestLog(p *Principal, requestID, method, path, route string, status int, start time.Time, latency time.Duration, errorCode string) RequestLog {
 	l := RequestLog{
 		RequestID: requestID, OccurredAt: start, PrincipalType: p.ActorType(),
-		Method: method, Path: path, Status: status, Latency: latency,
+		Method: method, Path: storable(path), Status: status, Latency: latency,
 	}
 	if !p.IsOperator() {
 		id := p.OrganizationID
@@ -64,4 +66,13 @@ type RequestLogService interface {
 	// ListRequestLogs returns a page of logs, newest first, and the cursor of the next page.
 	// An organization principal naming another organization gets EForbidden.
 	ListRequestLogs(ctx context.Context, f RequestLogFilter) ([]*RequestLog, *string, error)
+}
+
+// storable makes a client-chosen path storable as text: a percent-encoded NUL or invalid
+// UTF-8 byte would otherwise fail the whole batch of logs it is written with.
+func storable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -199,6 +200,10 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 		for i, k := range rctx.URLParams.Keys {
 			params[k] = rctx.URLParams.Values[i]
 		}
+		if err := storableParameters(r, params, op.route.Operation.Parameters); err != nil {
+			writeProblem(w, r, err)
+			return
+		}
 		err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
 			Request:    r,
 			PathParams: params,
@@ -215,6 +220,44 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// storableParameters refuses path, query and header parameters that are not valid UTF-8
+// or hold a NUL character: no parameter of the contract can mean either, and PostgreSQL
+// stores neither (a query naming one would fail as a 500).
+func storableParameters(r *http.Request, path map[string]string, declared openapi3.Parameters) error {
+	var fields []core.FieldError
+	bad := func(in, name, v string) {
+		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			fields = append(fields, core.FieldError{Location: in, Pointer: name, Code: "format",
+				Message: fmt.Sprintf("%s parameter %q must be valid UTF-8 without NUL characters.", in, name)})
+		}
+	}
+	for name, v := range path {
+		bad("path", name, v)
+	}
+	query := r.URL.Query()
+	names := make([]string, 0, len(query))
+	for name := range query {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, v := range query[name] {
+			bad("query", name, v)
+		}
+	}
+	for _, p := range declared {
+		if p.Value != nil && p.Value.In == "header" {
+			for _, v := range r.Header.Values(p.Value.Name) {
+				bad("header", p.Value.Name, v)
+			}
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return &core.Error{Code: core.EValidation, Message: fields[0].Message, Fields: fields}
 }
 
 // checkScopes passes when the principal holds every scope of at least one of the
@@ -259,6 +302,21 @@ func requestProblem(err error) error {
 		var re *openapi3filter.RequestError
 		if !errors.As(e, &re) {
 			return e // not an input problem: internal
+		}
+		var nul *unstorableText
+		if errors.As(re.Err, &nul) {
+			for _, p := range nul.pointers {
+				fields = append(fields, core.FieldError{Location: "body", Pointer: p, Code: "format", Message: nulText})
+			}
+			continue
+		}
+		var null *nullNotAllowed
+		if errors.As(re.Err, &null) {
+			for _, p := range null.pointers {
+				fields = append(fields, core.FieldError{Location: "body", Pointer: p, Code: "nullable",
+					Message: fmt.Sprintf("Field %s may not be null; leave it out for its default.", p)})
+			}
+			continue
 		}
 		var parseErr *openapi3filter.ParseError
 		if re.RequestBody != nil && errors.As(re.Err, &parseErr) {

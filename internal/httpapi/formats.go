@@ -8,7 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"regexp"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -45,6 +48,13 @@ func ConfigureValidation() {
 			}
 			return nil
 		})
+		openapi3.DefineStringFormatCallback("uri", func(s string) error {
+			u, err := url.Parse(s)
+			if err != nil || u.Scheme == "" || u.Host == "" {
+				return errors.New("not an absolute URI")
+			}
+			return nil
+		})
 		openapi3.DefineStringFormatCallback("email", func(s string) error {
 			a, err := mail.ParseAddress(s)
 			if err != nil || a.Address != s || a.Name != "" {
@@ -57,7 +67,7 @@ func ConfigureValidation() {
 
 // strictJSONBodyDecoder decodes exactly one JSON value of valid UTF-8. The default decoder
 // stops after the first value, so `{...}}` would pass, and Go replaces invalid UTF-8 silently.
-func strictJSONBodyDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+func strictJSONBodyDecoder(body io.Reader, _ http.Header, schema *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return nil, err
@@ -80,5 +90,119 @@ func strictJSONBodyDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef,
 		return nil, &openapi3filter.ParseError{Kind: openapi3filter.KindInvalidFormat,
 			Reason: fmt.Sprintf("unexpected data after the JSON value at byte %d", dec.InputOffset())}
 	}
+	if pointers := nulStrings(v, "", nil); len(pointers) > 0 {
+		return nil, &unstorableText{pointers: pointers}
+	}
+	if schema != nil {
+		if pointers := nullsRefused(v, schema.Value, "", nil); len(pointers) > 0 {
+			return nil, &nullNotAllowed{pointers: pointers}
+		}
+	}
 	return v, nil
+}
+
+// nullNotAllowed names body properties sent as null that the document does not make
+// nullable. kin-openapi would take such a null for an absent property and put the
+// property's default in its place, so `"diagnostics": null` passed as `{}`.
+type nullNotAllowed struct{ pointers []string }
+
+func (e *nullNotAllowed) Error() string { return "the body holds null where the contract allows none" }
+
+// nullsRefused appends the pointer of every declared property of v that is null but not
+// nullable in s.
+func nullsRefused(v any, s *openapi3.Schema, pointer string, out []string) []string {
+	if s == nil {
+		return out
+	}
+	if len(s.AllOf) == 1 && s.Type == nil {
+		s = s.AllOf[0].Value
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		names := make([]string, 0, len(s.Properties))
+		for name := range s.Properties {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			value, present := v[name]
+			if !present {
+				continue
+			}
+			prop := s.Properties[name].Value
+			p := pointer + "/" + escapePointer([]string{name})[0]
+			if value == nil {
+				if !admitsNull(prop) {
+					out = append(out, p)
+				}
+				continue
+			}
+			out = nullsRefused(value, prop, p, out)
+		}
+	case []any:
+		if s.Items != nil {
+			for i, item := range v {
+				out = nullsRefused(item, s.Items.Value, fmt.Sprintf("%s/%d", pointer, i), out)
+			}
+		}
+	}
+	return out
+}
+
+// admitsNull reports whether s admits null: itself, through a lone allOf, or in any branch
+// of an anyOf or oneOf. A schema without any type admits anything.
+func admitsNull(s *openapi3.Schema) bool {
+	switch {
+	case s.Nullable:
+		return true
+	case len(s.AllOf) == 1:
+		return admitsNull(s.AllOf[0].Value)
+	case s.Type == nil && len(s.AllOf) == 0 && len(s.AnyOf) == 0 && len(s.OneOf) == 0:
+		return true
+	}
+	for _, b := range append(append(openapi3.SchemaRefs{}, s.AnyOf...), s.OneOf...) {
+		if admitsNull(b.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// unstorableText names the body strings (values or keys) that hold a NUL character: JSON
+// allows one (as \u0000) but PostgreSQL stores none in text or jsonb, so the gate refuses
+// it for every operation alike instead of each service tripping over it (a 500).
+type unstorableText struct{ pointers []string }
+
+func (e *unstorableText) Error() string { return "the body holds text with a NUL character" }
+
+// nulText is the message of every field refused for a NUL character.
+const nulText = "Text may not contain the NUL character (U+0000)."
+
+// nulStrings appends the JSON pointer of every string of v, key or value, holding a NUL.
+func nulStrings(v any, pointer string, out []string) []string {
+	switch v := v.(type) {
+	case string:
+		if strings.ContainsRune(v, 0) {
+			out = append(out, pointer)
+		}
+	case []any:
+		for i, e := range v {
+			out = nulStrings(e, fmt.Sprintf("%s/%d", pointer, i), out)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := pointer + "/" + escapePointer([]string{k})[0]
+			if strings.ContainsRune(k, 0) {
+				out = append(out, p)
+				continue
+			}
+			out = nulStrings(v[k], p, out)
+		}
+	}
+	return out
 }

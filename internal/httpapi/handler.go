@@ -128,7 +128,11 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	root.Mount("/", gate.middleware(idempotent(cfg.Services.Idempotency, cfg.Metrics, apiRouter)))
+	gated := gate.middleware(idempotent(cfg.Services.Idempotency, cfg.Metrics, apiRouter))
+	root.Mount("/", gated)
+	// Methods chi does not know (PROPFIND, BREW, ...) reach the gate too, which answers
+	// 405 with Allow like for any other method an operation lacks.
+	root.MethodNotAllowed(gated.ServeHTTP)
 	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, root), nil
 }
 
@@ -137,4 +141,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
-

@@ -164,6 +164,9 @@ func translate(err error) error {
 			return &core.Error{Code: core.EUnavailable, Message: "The request conflicted with a concurrent one; retry it.", Cause: err}
 		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
 			return unavailable(err)
+		case "22021", "22P05": // character_not_in_repertoire (NUL, invalid UTF-8), untranslatable_character
+			// Input the gate lets through (a form field, say) that no text column can hold.
+			return &core.Error{Code: core.EValidation, Message: "Text may not contain NUL characters or invalid UTF-8.", Cause: err}
 		}
 		return err
 	}
