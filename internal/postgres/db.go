@@ -5,6 +5,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -59,7 +60,9 @@ func (d *DB) Ping(ctx context.Context) error { return d.Pool.Ping(ctx) }
 // Migrate applies the embedded migrations. A PostgreSQL advisory lock serialises concurrent
 // starts, so several processes may start at once against one database.
 func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
-	sqlDB, err := goose.OpenDBWithDriver("pgx", dsn)
+	// sql.Open rather than goose.OpenDBWithDriver, which sets goose's global dialect and so
+	// races when several processes' worth of servers start in one test binary.
+	sqlDB, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return err
 	}
