@@ -11,6 +11,7 @@
 //	ENCRYPTION_KEY base64 of 32 bytes: encrypts stored data that shows a secret once;
 //	               required in production, a fixed development key otherwise
 //	LOG_LEVEL      debug, info (default), warn or error
+//	PPROF_ADDR     when set (a loopback address), serves net/http/pprof there
 package main
 
 import (
@@ -177,6 +178,9 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 	}
 	logger.Info("serving", "addr", ln.Addr().String(), "development", cfg.development)
 
+	if addr := getenv("PPROF_ADDR"); addr != "" {
+		go servePprof(addr, logger)
+	}
 	go every(ctx, 10*time.Minute, func() { postgres.SweepIdempotencyKeys(ctx, db, logger) })
 
 	serveErr := make(chan error, 1)
