@@ -11,6 +11,8 @@
 //	ENCRYPTION_KEY base64 of 32 bytes: encrypts stored data that shows a secret once;
 //	               required in production, a fixed development key otherwise
 //	LOG_LEVEL      debug, info (default), warn or error
+//	CREDENTIAL_CACHE_TTL  how long an authenticated credential is trusted without a lookup
+//	               when no change was announced (default 5s; 0 turns the cache off)
 //	PPROF_ADDR     when set (a loopback address), serves net/http/pprof there
 package main
 
@@ -51,6 +53,8 @@ type config struct {
 	production  bool // production traffic enabled
 	box         *secretbox.Box
 	logLevel    slog.Level
+	// credentialCacheTTL bounds how long a credential is trusted without a lookup.
+	credentialCacheTTL time.Duration
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -84,6 +88,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	var err error
 	if cfg.box, err = secretbox.New(key); err != nil {
 		return cfg, fmt.Errorf("ENCRYPTION_KEY: %w", err)
+	}
+	if cfg.credentialCacheTTL, err = time.ParseDuration(valueOr(getenv("CREDENTIAL_CACHE_TTL"), postgres.DefaultCredentialCacheTTL.String())); err != nil || cfg.credentialCacheTTL < 0 {
+		return cfg, fmt.Errorf("CREDENTIAL_CACHE_TTL must be a duration such as 5s, or 0")
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(valueOr(getenv("LOG_LEVEL"), "info"))); err != nil {
 		return cfg, fmt.Errorf("LOG_LEVEL: %w", err)
@@ -136,9 +143,17 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		defer close(workersDone)
 		postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx)
 	}()
+	// Credentials are cached, and forgotten by every process as soon as one changes.
+	credentials := postgres.NewCredentialCache(db, cfg.credentialCacheTTL, logger)
+	cacheDone := make(chan struct{})
+	go func() {
+		defer close(cacheDone)
+		credentials.Run(workerCtx)
+	}()
 	defer func() {
 		stopWorkers()
 		<-workersDone
+		<-cacheDone
 	}()
 
 	// Request logs are written in batches; the writer is closed (everything queued written)
@@ -152,12 +167,14 @@ func run(ctx context.Context, getenv func(string) string, stdout *os.File) error
 		}
 	}()
 
+	services := postgres.NewServices(db, cfg.box)
+	services.Credentials = credentials
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
 		Logger:                   logger,
 		Development:              cfg.development,
 		ProductionTrafficEnabled: cfg.production,
 		Ready:                    db.Ping,
-		Services:                 postgres.NewServices(db, cfg.box),
+		Services:                 services,
 		RequestLogs:              requestLogs,
 	})
 	if err != nil {
