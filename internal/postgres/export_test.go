@@ -16,3 +16,6 @@ func (c *CredentialCache) Cached(bearer string) bool {
 	_, ok := c.entries[sha256.Sum256([]byte(bearer))]
 	return ok
 }
+
+// SummaryFromEvents makes s read every summary from growth_events, not the rollups.
+func (s *GrowthService) SummaryFromEvents() { s.rawSummary = true }
