@@ -41,6 +41,12 @@ CREATE TABLE growth_actors (
     PRIMARY KEY (event_name, actor)
 );
 
+-- The summary counts what was last seen since a time: index-only scans.
+CREATE INDEX growth_visitors_last_external ON growth_visitors (last_external);
+CREATE INDEX growth_visitors_last_any ON growth_visitors (last_any);
+CREATE INDEX growth_actors_last_external ON growth_actors (event_name, last_external);
+CREATE INDEX growth_actors_last_any ON growth_actors (event_name, last_any);
+
 CREATE INDEX growth_events_future ON growth_events (occurred_at)
     INCLUDE (traffic_type, event_name, organization_id, anonymous_id)
     WHERE occurred_at > received_at;
