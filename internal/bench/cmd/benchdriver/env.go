@@ -20,9 +20,10 @@ import (
 
 // process is a server the driver started and measures.
 type process struct {
-	name string
-	cmd  *exec.Cmd
-	base string // http://127.0.0.1:port
+	name   string
+	cmd    *exec.Cmd
+	base   string        // http://127.0.0.1:port
+	exited chan struct{} // closed once the process has exited
 }
 
 type environment struct {
@@ -81,6 +82,8 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 			env.stop()
 			return nil, fmt.Errorf("start %s: %w", p.name, err)
 		}
+		p.exited = make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(p.exited) }()
 		// The API first: /readyz answering means its migrations ran, which the floor needs.
 		if err := waitReady(ctx, p); err != nil {
 			env.stop()
@@ -106,8 +109,10 @@ func waitReady(ctx context.Context, p *process) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if p.cmd.ProcessState != nil {
-			return fmt.Errorf("%s exited", p.name)
+		select {
+		case <-p.exited:
+			return fmt.Errorf("%s exited (its log is in the bench folder: run with -keep)", p.name)
+		default:
 		}
 		resp, err := http.Get(p.base + "/readyz")
 		if err == nil {
@@ -123,17 +128,15 @@ func waitReady(ctx context.Context, p *process) error {
 
 func (e *environment) stop() {
 	for _, p := range []*process{e.api, e.floor} {
-		if p == nil || p.cmd.Process == nil {
+		if p == nil || p.exited == nil {
 			continue
 		}
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-p.exited:
 		case <-time.After(30 * time.Second):
 			_ = p.cmd.Process.Kill()
-			<-done
+			<-p.exited
 		}
 	}
 	if e.cluster != nil {
