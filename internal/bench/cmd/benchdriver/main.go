@@ -32,6 +32,7 @@ type options struct {
 	soak          time.Duration
 	only          string
 	keep          bool
+	durable       bool
 	pprofDir      string
 }
 
@@ -46,6 +47,7 @@ func main() {
 	flag.IntVar(&o.orgs, "orgs", 32, "organizations seeded (each with its own API keys)")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of the scenarios: the mixed load on the API for this long, sampling RSS")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this")
+	flag.BoolVar(&o.durable, "durable", false, "run PostgreSQL with fsync, as in production (writes then measure the disk too)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's folder (and the API's log) afterwards")
 	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile of the API's saturation phases into this folder (needs PPROF_ADDR support)")
 	flag.Parse()
