@@ -82,6 +82,25 @@ test-reliability: ## Faults, crashes, three processes, slow clients and secrets 
 	$(GO) test -run '^$$' -fuzz '^FuzzInvoice$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
 
 
+# Release binaries for the load benchmark: the API and the floor it is compared with.
+BENCH_BINS := bin/coreapi bin/benchfloor bin/benchdriver
+.PHONY: bench-build
+bench-build:
+	$(GO) build -trimpath -ldflags='-s -w' -o bin/coreapi ./cmd/coreapi
+	$(GO) build -trimpath -ldflags='-s -w' -o bin/benchfloor ./internal/bench/cmd/benchfloor
+	$(GO) build -trimpath -o bin/benchdriver ./internal/bench/cmd/benchdriver
+
+# BENCH_FLAGS lengthens or narrows a run, e.g. BENCH_FLAGS='-duration 20s -rounds 3' or
+# BENCH_FLAGS='-only invoice' (bin/benchdriver -h lists them).
+BENCH_FLAGS ?=
 .PHONY: bench
-bench: ## Run the benchmarks (BenchmarkGrowthSummary seeds a million events first: a minute or two).
-	$(GO) test -run x -bench . -benchtime 5x ./internal/postgres/
+bench: bench-build ## Load-test the API against the floor over loopback and print the table (~4 min; BENCH_FLAGS).
+	./bin/benchdriver $(BENCH_FLAGS)
+
+.PHONY: bench-soak
+bench-soak: bench-build ## The mixed load on the API for 5 minutes, sampling its RSS.
+	./bin/benchdriver -soak 5m $(BENCH_FLAGS)
+
+.PHONY: bench-go
+bench-go: ## Go benchmarks of the hot pieces (BenchmarkGrowthSummary seeds a million events first: a minute or two).
+	$(GO) test -run x -bench . -benchmem ./internal/httpapi/ ./internal/einvoice/ ./internal/postgres/

@@ -56,6 +56,9 @@ const environmentHelp = `Environment:
   ENCRYPTION_KEY              base64 of 32 bytes encrypting data stored to be shown again
                               (required in production; a fixed development key otherwise)
   LOG_LEVEL                   debug, info, warn or error (default info); JSON logs
+  CREDENTIAL_CACHE_TTL        how long an authenticated credential is trusted without a database
+                              lookup when no change was announced (default 5s; 0: no cache)
+  PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
 `
 
 // Webhook delivery: how often a process looks for due deliveries (a new event reaches its
@@ -259,6 +262,8 @@ type config struct {
 	production  bool // production traffic enabled
 	box         *secretbox.Box
 	logLevel    slog.Level
+	// credentialCacheTTL bounds how long a credential is trusted without a lookup.
+	credentialCacheTTL time.Duration
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -303,6 +308,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.box, err = secretbox.New(key); err != nil {
 		return cfg, fmt.Errorf("ENCRYPTION_KEY: %w", err)
+	}
+	if cfg.credentialCacheTTL, err = time.ParseDuration(valueOr(getenv("CREDENTIAL_CACHE_TTL"), postgres.DefaultCredentialCacheTTL.String())); err != nil || cfg.credentialCacheTTL < 0 {
+		return cfg, fmt.Errorf("CREDENTIAL_CACHE_TTL must be a duration such as 5s, or 0")
 	}
 	return cfg, nil
 }
@@ -447,6 +455,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	var workers sync.WaitGroup
 	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx) })
 	workers.Go(func() { postgres.NewWebhookWorker(db, cfg.box, hooks, logger, webhookPollInterval).Run(workerCtx) })
+	// Credentials are cached, and forgotten by every process as soon as one changes.
+	credentials := postgres.NewCredentialCache(db, cfg.credentialCacheTTL, logger)
+	workers.Go(func() { credentials.Run(workerCtx) })
 	defer func() {
 		stopWorkers()
 		workers.Wait()
@@ -463,12 +474,14 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		}
 	}()
 
+	services := postgres.NewServices(db, cfg.box, hooks)
+	services.Credentials = credentials
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
 		Logger:                   logger,
 		Development:              cfg.development,
 		ProductionTrafficEnabled: cfg.production,
 		Ready:                    db.Ping,
-		Services:                 postgres.NewServices(db, cfg.box, hooks),
+		Services:                 services,
 		RequestLogs:              requestLogs,
 		Metrics:                  m,
 	})
@@ -490,6 +503,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 	logger.Info("serving", "addr", ln.Addr().String(), "development", cfg.development)
 
+	if addr := getenv("PPROF_ADDR"); addr != "" {
+		go servePprof(addr, logger)
+	}
 	go every(ctx, 10*time.Minute, func() { postgres.SweepIdempotencyKeys(ctx, db, logger) })
 	go every(ctx, time.Hour, func() { postgres.SweepWebhookEvents(ctx, db, webhookRetention, logger) })
 

@@ -99,6 +99,13 @@ type EinvoiceSandboxKey struct {
 	Certificate    []byte
 }
 
+type GrowthActor struct {
+	EventName    string
+	Actor        string
+	LastExternal *time.Time
+	LastAny      time.Time
+}
+
 type GrowthEvent struct {
 	ID                  uuid.UUID
 	OrganizationID      string
@@ -121,6 +128,26 @@ type GrowthEvent struct {
 	ExperimentVariant   *string
 	ElapsedFromSignupMs *int64
 	Properties          []byte
+}
+
+type GrowthHourlyCount struct {
+	Hour      time.Time
+	Internal  bool
+	Dimension string
+	Key       *string
+	Events    int64
+}
+
+type GrowthOrganization struct {
+	OrganizationID string
+	LastExternal   *time.Time
+	LastAny        time.Time
+}
+
+type GrowthVisitor struct {
+	AnonymousID  string
+	LastExternal *time.Time
+	LastAny      time.Time
 }
 
 type IdempotencyKey struct {

@@ -275,6 +275,25 @@ func lockAPIKey(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.APIKey
 
 // Authenticate implements core.CredentialService.
 func (s *APIKeyService) Authenticate(ctx context.Context, bearer string) (*core.Principal, error) {
+	c, err := s.authenticate(ctx, bearer)
+	if err != nil {
+		return nil, err
+	}
+	s.touch(ctx, c.keyID, c.lastUsedAt)
+	return c.principal, nil
+}
+
+// credential is an authenticated bearer credential with what decides how long it stays
+// valid without a change in the database.
+type credential struct {
+	principal  *core.Principal
+	keyID      uuid.UUID
+	lastUsedAt *time.Time
+	expiresAt  *time.Time // of the key, or of the token when that is earlier
+}
+
+// authenticate looks bearer up and checks it, without maintaining last_used_at.
+func (s *APIKeyService) authenticate(ctx context.Context, bearer string) (*credential, error) {
 	if strings.HasPrefix(bearer, core.AccessTokenPrefix) {
 		return s.authenticateToken(ctx, bearer)
 	}
@@ -285,8 +304,11 @@ func (s *APIKeyService) Authenticate(ctx context.Context, bearer string) (*core.
 	if err := s.checkUsable(row.ApiKey, row.BusinessStatus); err != nil {
 		return nil, err
 	}
-	s.touch(ctx, row.ApiKey)
-	return principalOfKey(row.ApiKey, row.ApiKey.Scopes)
+	p, err := principalOfKey(row.ApiKey, row.ApiKey.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	return &credential{principal: p, keyID: row.ApiKey.ID, lastUsedAt: row.ApiKey.LastUsedAt, expiresAt: row.ApiKey.ExpiresAt}, nil
 }
 
 var errBadCredential = core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
@@ -326,15 +348,19 @@ func (s *APIKeyService) checkUsable(row dbq.ApiKey, businessStatus *string) erro
 	return nil
 }
 
+// touchInterval is how stale last_used_at may be: it is written at most this often per key,
+// so authentication is not a write per request.
+const touchInterval = time.Minute
+
 // touch maintains last_used_at, at most once a minute per key and never failing the request.
-func (s *APIKeyService) touch(ctx context.Context, row dbq.ApiKey) {
-	if row.LastUsedAt != nil && s.now().Sub(*row.LastUsedAt) < time.Minute {
+func (s *APIKeyService) touch(ctx context.Context, id uuid.UUID, lastUsedAt *time.Time) {
+	if lastUsedAt != nil && s.now().Sub(*lastUsedAt) < touchInterval {
 		return
 	}
-	_ = s.db.queries(ctx).APIKeyTouch(context.WithoutCancel(ctx), row.ID)
+	_ = s.db.queries(ctx).APIKeyTouch(context.WithoutCancel(ctx), id)
 }
 
-func (s *APIKeyService) authenticateToken(ctx context.Context, token string) (*core.Principal, error) {
+func (s *APIKeyService) authenticateToken(ctx context.Context, token string) (*credential, error) {
 	row, err := s.db.queries(ctx).OAuthTokenGetByHash(ctx, core.HashSecret(token))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errBadCredential
@@ -348,8 +374,15 @@ func (s *APIKeyService) authenticateToken(ctx context.Context, token string) (*c
 	if err := s.checkUsable(row.ApiKey, row.BusinessStatus); err != nil {
 		return nil, core.Errorf(core.EUnauthenticated, "The access token's API key is no longer usable.")
 	}
-	s.touch(ctx, row.ApiKey)
-	return principalOfKey(row.ApiKey, row.OauthToken.Scopes)
+	p, err := principalOfKey(row.ApiKey, row.OauthToken.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	expires := row.OauthToken.ExpiresAt
+	if k := row.ApiKey.ExpiresAt; k != nil && k.Before(expires) {
+		expires = *k
+	}
+	return &credential{principal: p, keyID: row.ApiKey.ID, lastUsedAt: row.ApiKey.LastUsedAt, expiresAt: &expires}, nil
 }
 
 func principalOfKey(row dbq.ApiKey, scopes []string) (*core.Principal, error) {
@@ -439,7 +472,7 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	if err != nil {
 		return nil, translate(err)
 	}
-	s.touch(ctx, row)
+	s.touch(ctx, row.ID, row.LastUsedAt)
 	return &core.AccessToken{Token: token, Scopes: scopes, ExpiresIn: core.AccessTokenLifetime}, nil
 }
 

@@ -24,9 +24,11 @@ const (
 
 // GrowthService implements core.GrowthService.
 type GrowthService struct {
-	db      *DB
-	now     func() time.Time
-	batcher *batcher[dbq.GrowthEventInsertBatchParams]
+	db *DB
+	// rawSummary reads every summary from growth_events, as tests compare with the rollups.
+	rawSummary bool
+	now        func() time.Time
+	batcher    *batcher[dbq.GrowthEventInsertBatchParams]
 }
 
 var _ core.GrowthService = (*GrowthService)(nil)
@@ -133,37 +135,156 @@ func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryF
 		}
 	}
 	sum := &core.GrowthSummary{Since: since, Until: until, IncludedTrafficTypes: traffic}
+	w := summaryWindow{since: since, until: until, traffic: traffic, includeInternal: f.IncludeInternalTraffic, org: org}
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		if err := q.GrowthSummaryPlanSettings(ctx); err != nil {
 			return err
 		}
-		counts, err := q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
-			Since: since, Until: until, TrafficTypes: traffic, OrganizationID: org,
-		})
-		if err != nil {
-			return err
+		read := summaryFromEvents
+		if org == nil && !s.rawSummary {
+			read = summaryFromRollups
 		}
-		uniques, err := q.GrowthSummaryUniques(ctx, dbq.GrowthSummaryUniquesParams{
-			Since: since, Until: until, TrafficTypes: traffic, OrganizationID: org,
-		})
-		if err != nil {
-			return err
-		}
-		funnel, err := q.GrowthSummaryFunnel(ctx, dbq.GrowthSummaryFunnelParams{
-			Since: since, Until: until, TrafficTypes: traffic, FunnelEvents: core.GrowthFunnel, OrganizationID: org,
-		})
-		if err != nil {
-			return err
-		}
-		sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
-		fillCounts(sum, counts)
-		fillFunnel(sum, funnel)
-		return nil
+		return read(ctx, q, w, sum)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// summaryWindow is what a summary counts: events in [since, until] of the traffic types,
+// of one organization or (nil) all.
+type summaryWindow struct {
+	since, until    time.Time
+	traffic         []string
+	includeInternal bool
+	org             *string
+}
+
+// summaryFromEvents reads the summary from growth_events, whose per-organization index
+// makes one organization's summary fast.
+func summaryFromEvents(ctx context.Context, q *dbq.Queries, w summaryWindow, sum *core.GrowthSummary) error {
+	counts, err := q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, OrganizationID: w.org,
+	})
+	if err != nil {
+		return err
+	}
+	uniques, err := q.GrowthSummaryUniques(ctx, dbq.GrowthSummaryUniquesParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, OrganizationID: w.org,
+	})
+	if err != nil {
+		return err
+	}
+	funnel, err := q.GrowthSummaryFunnel(ctx, dbq.GrowthSummaryFunnelParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, FunnelEvents: core.GrowthFunnel, OrganizationID: w.org,
+	})
+	if err != nil {
+		return err
+	}
+	sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
+	fillCounts(sum, counts)
+	fillFunnel(sum, funnel)
+	return nil
+}
+
+// summaryFromRollups reads the provider-wide summary from the rollups of migration 00101,
+// whose size follows hours, visitors and organizations rather than events: whole hours of
+// counts from growth_hourly_counts and the partial hours at both ends from growth_events;
+// distinct visitors, organizations and funnel actors from when each was last seen, which
+// answers exactly because the window ends now.
+func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, sum *core.GrowthSummary) error {
+	fromHour, toHour := w.since.Truncate(time.Hour), w.until.Truncate(time.Hour)
+	if fromHour.Before(w.since) {
+		fromHour = fromHour.Add(time.Hour)
+	}
+	var counts []dbq.GrowthSummaryCountsRow
+	raw := func(since, until time.Time) error {
+		rows, err := q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{Since: since, Until: until, TrafficTypes: w.traffic})
+		counts = append(counts, rows...)
+		return err
+	}
+	if !fromHour.Before(toHour) {
+		if err := raw(w.since, w.until); err != nil {
+			return err
+		}
+	} else {
+		if err := raw(w.since, fromHour.Add(-time.Microsecond)); err != nil { // timestamptz has microseconds
+			return err
+		}
+		if err := raw(toHour, w.until); err != nil {
+			return err
+		}
+		hours, err := q.GrowthRollupCounts(ctx, dbq.GrowthRollupCountsParams{FromHour: fromHour, ToHour: toHour, IncludeInternal: w.includeInternal})
+		if err != nil {
+			return err
+		}
+		for _, h := range hours {
+			row := dbq.GrowthSummaryCountsRow{Dimension: h.Dimension, Events: h.Events}
+			switch h.Dimension {
+			case "event_name":
+				row.EventName = *h.Key
+			case "product":
+				row.Product = h.Key
+			case "source":
+				row.Source = h.Key
+			}
+			counts = append(counts, row)
+		}
+	}
+	uniques, err := q.GrowthRollupUniques(ctx, dbq.GrowthRollupUniquesParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+	})
+	if err != nil {
+		return err
+	}
+	funnel, err := q.GrowthRollupFunnel(ctx, dbq.GrowthRollupFunnelParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+	})
+	if err != nil {
+		return err
+	}
+	sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
+	fillCounts(sum, mergeCounts(counts))
+	steps := make([]dbq.GrowthSummaryFunnelRow, len(funnel))
+	for i, r := range funnel {
+		steps[i] = dbq.GrowthSummaryFunnelRow{EventName: r.EventName, Actors: r.Actors}
+	}
+	fillFunnel(sum, steps)
+	return nil
+}
+
+// mergeCounts adds up the rows of the same dimension and value.
+func mergeCounts(rows []dbq.GrowthSummaryCountsRow) []dbq.GrowthSummaryCountsRow {
+	type key struct {
+		dimension, value string
+		null             bool
+	}
+	index := map[key]int{}
+	var out []dbq.GrowthSummaryCountsRow
+	for _, r := range rows {
+		k := key{dimension: r.Dimension, value: r.EventName}
+		switch r.Dimension {
+		case "product":
+			k.value, k.null = deref(r.Product)
+		case "source":
+			k.value, k.null = deref(r.Source)
+		}
+		if i, ok := index[k]; ok {
+			out[i].Events += r.Events
+			continue
+		}
+		index[k] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+func deref(s *string) (string, bool) {
+	if s == nil {
+		return "", true
+	}
+	return *s, false
 }
 
 // fillCounts spreads the grouping-set rows over the summary's counts and breakdowns.

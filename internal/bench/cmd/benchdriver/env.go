@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/provider/coreapi/internal/pgcluster"
+)
+
+// process is a server the driver started and measures.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	base   string        // http://127.0.0.1:port
+	exited chan struct{} // closed once the process has exited
+}
+
+type environment struct {
+	dir       string
+	cluster   *pgcluster.Cluster
+	api       *process
+	floor     *process
+	keep      bool
+	pprofAddr string
+}
+
+// startEnvironment starts a throwaway cluster in a temporary folder (never the developer's
+// .pgdata), the API over it (which migrates it) and the floor over the same database.
+func startEnvironment(ctx context.Context, o options) (*environment, error) {
+	for _, bin := range []string{o.server, o.floor} {
+		if _, err := os.Stat(bin); err != nil {
+			return nil, fmt.Errorf("%s: %w (build it first: make bench does)", bin, err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "coreapi-bench-")
+	if err != nil {
+		return nil, err
+	}
+	env := &environment{dir: dir, keep: o.keep}
+	// As root the cluster runs as the postgres user, which must reach its folder inside.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		env.stop()
+		return nil, err
+	}
+	log.Printf("starting PostgreSQL in %s", dir)
+	// Without -durable the cluster does not wait for the disk (fsync and synchronous_commit
+	// off): on a shared machine fsync latency is other processes' noise, and the comparison
+	// is between two servers over the same database either way.
+	env.cluster, err = pgcluster.Start(ctx, filepath.Join(dir, "pg"), pgcluster.Options{Ephemeral: !o.durable})
+	if err != nil {
+		env.stop()
+		return nil, err
+	}
+	dsn := env.cluster.DSN("postgres")
+	apiAddr, floorAddr, pprofAddr := freeLoopback(), freeLoopback(), freeLoopback()
+	apiLog, err := os.Create(filepath.Join(dir, "coreapi.log"))
+	if err != nil {
+		env.stop()
+		return nil, err
+	}
+	// The API logs a JSON line per request as in production; it goes to a file so that its
+	// cost is paid, and the file is deleted with the folder unless -keep.
+	env.api = &process{name: "api", base: "http://" + apiAddr, cmd: exec.Command(o.server)}
+	env.api.cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+apiAddr,
+		"APP_ENV=development", "LOG_LEVEL=info", "PPROF_ADDR="+pprofAddr)
+	env.api.cmd.Stdout, env.api.cmd.Stderr = apiLog, apiLog
+	env.pprofAddr = pprofAddr
+	env.floor = &process{name: "floor", base: "http://" + floorAddr,
+		cmd: exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn)}
+	env.floor.cmd.Stderr = os.Stderr
+	for _, p := range []*process{env.api, env.floor} {
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		if err := p.cmd.Start(); err != nil {
+			env.stop()
+			return nil, fmt.Errorf("start %s: %w", p.name, err)
+		}
+		p.exited = make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(p.exited) }()
+		// The API first: /readyz answering means its migrations ran, which the floor needs.
+		if err := waitReady(ctx, p); err != nil {
+			env.stop()
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+func freeLoopback() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitReady polls until the process answers HTTP (the API: /readyz; the floor: anything).
+func waitReady(ctx context.Context, p *process) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("%s exited (its log is in the bench folder: run with -keep)", p.name)
+		default:
+		}
+		resp, err := http.Get(p.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if p.name == "floor" || resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not become ready", p.name)
+}
+
+func (e *environment) stop() {
+	for _, p := range []*process{e.api, e.floor} {
+		if p == nil || p.exited == nil {
+			continue
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(30 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+	if e.cluster != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if e.keep {
+			_ = e.cluster.Stop(ctx)
+		} else if err := e.cluster.Destroy(ctx); err != nil {
+			log.Printf("removing the cluster: %v", err)
+		}
+	}
+	if e.keep {
+		log.Printf("kept %s", e.dir)
+	} else {
+		os.RemoveAll(e.dir)
+	}
+}
+
+// memory reads a /proc/<pid>/status field in kB (VmHWM: peak resident set; VmRSS: now).
+func (p *process) memory(field string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// resetPeak restarts VmHWM from the current RSS (clear_refs 5), so each scenario reports
+// its own peak. It returns false where the kernel refuses; peaks are then cumulative.
+func (p *process) resetPeak() bool {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.cmd.Process.Pid), []byte("5"), 0) == nil
+}

@@ -1,0 +1,91 @@
+// Command benchdriver runs `make bench`: it starts a throwaway PostgreSQL cluster, the
+// Provider Core API (a release build) and the floor server (internal/bench/cmd/benchfloor)
+// over the same database, seeds organizations and API keys through the API, and drives both
+// over 127.0.0.1 with vegeta, scenario by scenario, alternating between them. For each it
+// prints saturated throughput, p50/p99 latency at half of the API's saturated throughput,
+// and peak RSS, with the API/floor ratio, and checks them against the targets of
+// docs/performance.md. Everything stops by itself; nothing but loopback is ever targeted.
+//
+// With -soak it runs the mixed workload against the API alone at half its saturated
+// throughput and samples its RSS, to show that memory stays flat.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	server, floor string // binaries
+	warmup        time.Duration
+	duration      time.Duration // of each measured phase
+	rounds        int
+	workers       uint64
+	orgs          int
+	soak          time.Duration
+	only          string
+	keep          bool
+	durable       bool
+	pprofDir      string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.server, "server", "bin/coreapi", "the API binary (make build)")
+	flag.StringVar(&o.floor, "floor", "bin/benchfloor", "the floor binary")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up before each measured phase")
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each measured phase")
+	flag.IntVar(&o.rounds, "rounds", 1, "alternations per scenario; the median round is reported")
+	flag.Uint64Var(&o.workers, "workers", 32, "concurrent connections of the saturation phase")
+	flag.IntVar(&o.orgs, "orgs", 32, "organizations seeded (each with its own API keys)")
+	flag.DurationVar(&o.soak, "soak", 0, "instead of the scenarios: the mixed load on the API for this long, sampling RSS")
+	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this")
+	flag.BoolVar(&o.durable, "durable", false, "run PostgreSQL with fsync, as in production (writes then measure the disk too)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's folder (and the API's log) afterwards")
+	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile of the API's saturation phases into this folder (needs PPROF_ADDR support)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		log.Fatal("benchdriver: ", err)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	env, err := startEnvironment(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer env.stop()
+	fix, err := seed(ctx, env.api.base, o.orgs)
+	if err != nil {
+		return fmt.Errorf("seeding: %w", err)
+	}
+	if o.soak > 0 {
+		return soak(ctx, env, fix, o)
+	}
+	var results []result
+	for _, sc := range scenarios(fix) {
+		if o.only != "" && !strings.Contains(sc.name, o.only) {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r, err := measure(ctx, env, sc, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		results = append(results, r)
+		log.Printf("%-22s done", sc.name)
+	}
+	printTable(os.Stdout, results, o)
+	return nil
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// figures are one target's results in one scenario.
+type figures struct {
+	throughput float64       // successful requests/s at saturation
+	p50, p99   time.Duration // at half of the API's saturated throughput
+	peakKB     int64         // peak RSS over the scenario
+	errors     uint64        // non-2xx answers in all phases
+	sample     string        // one of them, for the log
+}
+
+type result struct {
+	scenario   scenario
+	api, floor figures
+	paceRate   float64
+	peakReset  bool
+}
+
+// attack runs one phase against base and returns vegeta's metrics. rate 0 means as fast as
+// workers connections allow (closed loop); otherwise the rate is held (open loop).
+func attack(ctx context.Context, sc scenario, base string, rate float64, workers uint64, d time.Duration) (*vegeta.Metrics, string) {
+	opts := []func(*vegeta.Attacker){
+		vegeta.KeepAlive(true), vegeta.Timeout(30 * time.Second), vegeta.MaxBody(512), vegeta.HTTP2(false),
+		vegeta.Connections(int(workers)), vegeta.MaxConnections(int(workers)),
+	}
+	r := vegeta.Rate{Freq: int(rate), Per: time.Second}
+	if rate == 0 {
+		opts = append(opts, vegeta.Workers(workers), vegeta.MaxWorkers(workers))
+	} else {
+		opts = append(opts, vegeta.Workers(workers))
+	}
+	atk := vegeta.NewAttacker(opts...)
+	stop := context.AfterFunc(ctx, func() { atk.Stop() })
+	defer stop()
+	var m vegeta.Metrics
+	var sample string
+	for res := range atk.Attack(sc.targeter(base), r, d, sc.name) {
+		m.Add(res)
+		if (res.Code < 200 || res.Code >= 300) && sample == "" {
+			sample = fmt.Sprintf("%d %s %s", res.Code, res.Error, strings.TrimSpace(string(res.Body)))
+		}
+	}
+	m.Close()
+	return &m, sample
+}
+
+func errorsOf(m *vegeta.Metrics) uint64 {
+	var n uint64
+	for code, c := range m.StatusCodes {
+		if !strings.HasPrefix(code, "2") {
+			n += uint64(c)
+		}
+	}
+	return n
+}
+
+// measure runs sc against both servers: per round, warm-up and saturation on each (the
+// order alternating between rounds), then both at half of the API's saturated throughput.
+// The median round is reported.
+func measure(ctx context.Context, env *environment, sc scenario, o options) (result, error) {
+	workers := o.workers
+	if sc.workers > 0 {
+		workers = sc.workers
+	}
+	var rounds []result
+	for round := range o.rounds {
+		order := []*process{env.api, env.floor}
+		if round%2 == 1 {
+			order = []*process{env.floor, env.api}
+		}
+		r := result{scenario: sc, peakReset: true}
+		fig := map[*process]*figures{env.api: &r.api, env.floor: &r.floor}
+		for _, p := range order {
+			r.peakReset = p.resetPeak() && r.peakReset
+			attack(ctx, sc, p.base, 0, workers, o.warmup)
+			stopProfile := env.profile(ctx, o, sc.name, p)
+			m, sample := attack(ctx, sc, p.base, 0, workers, o.duration)
+			stopProfile()
+			f := fig[p]
+			f.throughput = m.Throughput
+			f.errors += errorsOf(m)
+			if sample != "" {
+				f.sample = sample
+			}
+		}
+		r.paceRate = max(1, r.api.throughput/2)
+		for _, p := range slices.Backward(order) {
+			m, sample := attack(ctx, sc, p.base, r.paceRate, 16, o.duration)
+			f := fig[p]
+			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
+			f.errors += errorsOf(m)
+			if sample != "" {
+				f.sample = sample
+			}
+			f.peakKB = p.memory("VmHWM")
+		}
+		if ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+		for _, p := range order {
+			if f := fig[p]; f.errors > 0 {
+				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)
+			}
+		}
+		rounds = append(rounds, r)
+	}
+	slices.SortFunc(rounds, func(a, b result) int { return int(a.api.throughput - b.api.throughput) })
+	return rounds[len(rounds)/2], nil
+}
+
+// profile fetches a CPU profile of the API while a saturation phase runs, when asked to.
+func (e *environment) profile(ctx context.Context, o options, name string, p *process) func() {
+	if o.pprofDir == "" || p != e.api {
+		return func() {}
+	}
+	seconds := int(o.duration.Seconds())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, seconds))
+		if err != nil {
+			log.Printf("profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		_ = os.MkdirAll(o.pprofDir, 0o755)
+		f, err := os.Create(filepath.Join(o.pprofDir, name+".pprof"))
+		if err != nil {
+			log.Printf("profile: %v", err)
+			return
+		}
+		defer f.Close()
+		_, _ = io.Copy(f, resp.Body)
+	}()
+	return func() { <-done }
+}

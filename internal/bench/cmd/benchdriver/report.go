@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Targets of issue 10 (docs/performance.md).
+const (
+	readRatioTarget  = 0.70
+	writeRatioTarget = 0.60
+	readP99Target    = 5 * time.Millisecond
+	writeP99Target   = 15 * time.Millisecond
+	growthRateTarget = 5_000 // events/s
+	peakRSSTargetKB  = 150 * 1024
+)
+
+func printTable(w io.Writer, results []result, o options) {
+	fmt.Fprintf(w, "\nPer scenario: %v warm-up, %v saturated with %d connections (growth: 64), then %v at half the API's saturated rate; %d round(s).\n\n",
+		o.warmup, o.duration, o.workers, o.duration, o.rounds)
+	fmt.Fprintln(w, "| scenario | API req/s | floor req/s | ratio | paced req/s | API p50 | API p99 | floor p50 | floor p99 | API peak RSS | floor peak RSS | targets |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, r := range results {
+		ratio := r.api.throughput / max(r.floor.throughput, 1)
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.0f %% | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.scenario.name, r.api.throughput, r.floor.throughput, ratio*100, r.paceRate,
+			ms(r.api.p50), ms(r.api.p99), ms(r.floor.p50), ms(r.floor.p99),
+			mb(r.api.peakKB), mb(r.floor.peakKB), verdict(r, ratio))
+	}
+	if len(results) > 0 && !results[0].peakReset {
+		fmt.Fprintln(w, "\n(peak RSS could not be reset between scenarios: each peak is the process's peak so far)")
+	}
+	for _, r := range results {
+		if r.api.errors+r.floor.errors > 0 {
+			fmt.Fprintf(w, "\n%s: errors: API %d (%s), floor %d (%s)", r.scenario.name, r.api.errors, r.api.sample, r.floor.errors, r.floor.sample)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// verdict names the targets a scenario misses, or says it meets them.
+func verdict(r result, ratio float64) string {
+	var missed []string
+	ratioTarget, p99Target := readRatioTarget, readP99Target
+	if r.scenario.write {
+		ratioTarget, p99Target = writeRatioTarget, writeP99Target
+	}
+	if ratio < ratioTarget {
+		missed = append(missed, fmt.Sprintf("ratio < %.0f %%", ratioTarget*100))
+	}
+	if r.api.p99 > p99Target {
+		missed = append(missed, fmt.Sprintf("p99 > %v", p99Target))
+	}
+	if r.scenario.name == "growth-events" && r.api.throughput < growthRateTarget {
+		missed = append(missed, fmt.Sprintf("< %d events/s", growthRateTarget))
+	}
+	if r.scenario.name == "mixed" && r.api.peakKB > peakRSSTargetKB {
+		missed = append(missed, "RSS > 150 MB")
+	}
+	if r.api.errors > 0 {
+		missed = append(missed, fmt.Sprintf("%d errors", r.api.errors))
+	}
+	if len(missed) == 0 {
+		return "met"
+	}
+	s := "MISSED: "
+	for i, m := range missed {
+		if i > 0 {
+			s += ", "
+		}
+		s += m
+	}
+	return s
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func mb(kb int64) string { return fmt.Sprintf("%.0f MB", float64(kb)/1024) }

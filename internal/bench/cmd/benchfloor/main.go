@@ -1,0 +1,444 @@
+// Command benchfloor is the floor of `make bench`: the least a Go server can do to answer the
+// benchmark's requests. It runs exactly the SQL the Provider Core API runs for each of them
+// (the sqlc queries of gen/dbq, in the same order and transactions) over a pgx pool, with
+// net/http and encoding/json, and nothing else: no contract validation, no authentication or
+// credential lookup, no rate limits, no logging, no request logs, no generated server code.
+// The distance between the API and this floor is what the API's own layers cost.
+//
+// It trusts its input completely and serves 127.0.0.1 only; it is a measuring stick, not a
+// server.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/einvoice"
+	"github.com/provider/coreapi/internal/secretbox"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:8090", "address to serve on (loopback only)")
+	dsn := flag.String("dsn", os.Getenv("DATABASE_URL"), "PostgreSQL connection string (a database the API has migrated)")
+	flag.Parse()
+	if err := run(*listen, *dsn); err != nil {
+		log.Fatal("benchfloor: ", err)
+	}
+}
+
+func run(listen, dsn string) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+		return fmt.Errorf("-listen must be a loopback address, not %q", listen)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pool, err := pgxpool.New(ctx, dsn) // the API's pool settings: pgx's defaults
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	box, err := secretbox.New(secretbox.DevelopmentKey())
+	if err != nil {
+		return err
+	}
+	f := &floor{pool: pool, box: box, growth: newGroupCommit(pool)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/organizations/{id}", f.getOrganization)
+	mux.HandleFunc("GET /v1/products", f.listProducts)
+	mux.HandleFunc("GET /v1/plans", f.listPlans)
+	mux.HandleFunc("POST /v1/support-cases", f.createSupportCase)
+	mux.HandleFunc("POST /v1/growth/events", f.createGrowthEvent)
+	mux.HandleFunc("POST /v1/taxauth/invoices/generate/simplified", f.generateInvoice)
+	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+type floor struct {
+	pool   *pgxpool.Pool
+	box    *secretbox.Box
+	growth *groupCommit
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	if errors.Is(err, pgx.ErrNoRows) {
+		status = http.StatusNotFound
+	}
+	http.Error(w, err.Error(), status)
+}
+
+// getOrganization: OrganizationService.FindOrganizationByID.
+func (f *floor) getOrganization(w http.ResponseWriter, r *http.Request) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		http.Error(w, "bad id", http.StatusBadRequest)
+		return
+	}
+	row, err := dbq.New(f.pool).OrganizationGetByID(r.Context(), id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, row)
+}
+
+// listProducts: CatalogueService.ListProducts with the default page.
+func (f *floor) listProducts(w http.ResponseWriter, r *http.Request) {
+	const limit = 50 // core.DefaultPageLimit
+	rows, err := dbq.New(f.pool).ProductList(r.Context(), dbq.ProductListParams{MaxRows: limit + 1})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusOK, map[string]any{"items": rows[:min(len(rows), limit)]})
+}
+
+// listPlans: CatalogueService.ListPlans, plans then their prices.
+func (f *floor) listPlans(w http.ResponseWriter, r *http.Request) {
+	var product *uuid.UUID
+	if v := r.URL.Query().Get("product_id"); v != "" {
+		id, err := uuid.Parse(v)
+		if err != nil {
+			http.Error(w, "bad product_id", http.StatusBadRequest)
+			return
+		}
+		product = &id
+	}
+	q := dbq.New(f.pool)
+	plans, err := q.PlanList(r.Context(), product)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ids := make([]uuid.UUID, len(plans))
+	for i, p := range plans {
+		ids[i] = p.ID
+	}
+	prices, err := q.PriceListByPlans(r.Context(), ids)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	type plan struct {
+		dbq.Plan
+		Prices []dbq.Price `json:"prices"`
+	}
+	out := make([]plan, len(plans))
+	byID := make(map[uuid.UUID]*plan, len(plans))
+	for i, p := range plans {
+		out[i] = plan{Plan: p, Prices: []dbq.Price{}}
+		byID[p.ID] = &out[i]
+	}
+	for _, p := range prices {
+		byID[p.PlanID].Prices = append(byID[p.PlanID].Prices, p)
+	}
+	reply(w, http.StatusOK, map[string]any{"items": out})
+}
+
+// createSupportCase: an Idempotency-Key POST (IdempotencyService.Run) around
+// SupportCaseService.CreateSupportCase: one transaction holding the key's advisory lock,
+// the case and its audit event in a savepoint, the stored response, commit.
+func (f *floor) createSupportCase(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		OrganizationID uuid.UUID       `json:"organization_id"`
+		Subject        string          `json:"subject"`
+		Description    string          `json:"description"`
+		Severity       string          `json:"severity"`
+		Category       string          `json:"category"`
+		ProductID      *string         `json:"product_id"`
+		Diagnostics    json.RawMessage `json:"diagnostics"`
+	}
+	body, err := readJSON(r, &in)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	key := r.Header.Get("Idempotency-Key")
+	scope := "dev:org:" + in.OrganizationID.String()
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
+	q := dbq.New(tx)
+	if _, err := q.IdempotencyLockTry(ctx, fmt.Sprintf("%d:%s:%s", len(scope), scope, key)); err != nil {
+		fail(w, err)
+		return
+	}
+	if _, err := q.IdempotencyKeyGet(ctx, dbq.IdempotencyKeyGetParams{Scope: scope, Key: key}); !errors.Is(err, pgx.ErrNoRows) {
+		http.Error(w, "replays are not part of the floor", http.StatusConflict)
+		return
+	}
+	work, err := tx.Begin(ctx) // the idempotency savepoint
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	inner, err := work.Begin(ctx) // the service's WithTx inside it
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	wq := dbq.New(inner)
+	if _, err := wq.OrganizationGetByID(ctx, in.OrganizationID); err != nil {
+		fail(w, err)
+		return
+	}
+	if in.ProductID != nil {
+		if _, err := wq.SupportCaseProductKnown(ctx, *in.ProductID); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	if in.Diagnostics == nil {
+		in.Diagnostics = json.RawMessage(`{}`)
+	}
+	team := "support"
+	row, err := wq.SupportCaseInsert(ctx, dbq.SupportCaseInsertParams{
+		ID: uuid.Must(uuid.NewV7()), OrganizationID: in.OrganizationID, ProductID: in.ProductID,
+		Severity: in.Severity, Category: in.Category, AssignedTeam: &team,
+		Subject: &in.Subject, Description: &in.Description, Diagnostics: in.Diagnostics,
+	})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := insertAudit(ctx, wq, in.OrganizationID, scope, "support_case.opened", "support_case", row.ID.String(), row); err != nil {
+		fail(w, err)
+		return
+	}
+	if err := inner.Commit(ctx); err != nil {
+		fail(w, err)
+		return
+	}
+	if err := work.Commit(ctx); err != nil {
+		fail(w, err)
+		return
+	}
+	resp, err := json.Marshal(row)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	hash := sha256.Sum256(body)
+	if err := q.IdempotencyKeyPut(ctx, dbq.IdempotencyKeyPutParams{
+		Scope: scope, Key: key, OrganizationID: &in.OrganizationID, Method: r.Method, Path: r.URL.Path,
+		RequestHash: hash[:], ResponseStatus: http.StatusCreated, ResponseContentType: "application/json",
+		ResponseBody: resp, ExpiresAt: time.Now().Add(24 * time.Hour),
+	}); err != nil {
+		fail(w, err)
+		return
+	}
+	if err := tx.Commit(ctx); err != nil {
+		fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(resp)
+}
+
+func insertAudit(ctx context.Context, q *dbq.Queries, org uuid.UUID, actor, action, resourceType, resourceID string, after any) error {
+	b, err := json.Marshal(after)
+	if err != nil {
+		return err
+	}
+	return q.AuditEventInsert(ctx, dbq.AuditEventInsertParams{
+		ID: uuid.Must(uuid.NewV7()), OrganizationID: &org, ActorType: "organization", ActorID: &actor,
+		Action: action, ResourceType: resourceType, ResourceID: resourceID, After: b,
+	})
+}
+
+// createGrowthEvent: GrowthService.RecordGrowthEvent, group commit by COPY.
+func (f *floor) createGrowthEvent(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		EventName      string          `json:"event_name"`
+		OrganizationID string          `json:"organization_id"`
+		OccurredAt     *time.Time      `json:"occurred_at"`
+		AnonymousID    *string         `json:"anonymous_id"`
+		Product        *string         `json:"product"`
+		TrafficType    *string         `json:"traffic_type"`
+		Source         *string         `json:"source"`
+		Properties     json.RawMessage `json:"properties"`
+	}
+	if _, err := readJSON(r, &in); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	row := dbq.GrowthEventInsertBatchParams{
+		ID: uuid.Must(uuid.NewV7()), OrganizationID: in.OrganizationID, OccurredAt: time.Now(),
+		EventName: in.EventName, TrafficType: "public", AnonymousID: in.AnonymousID,
+		Product: in.Product, Source: in.Source, Properties: in.Properties,
+	}
+	if in.OccurredAt != nil {
+		row.OccurredAt = *in.OccurredAt
+	}
+	if in.TrafficType != nil {
+		row.TrafficType = *in.TrafficType
+	}
+	if row.Properties == nil {
+		row.Properties = json.RawMessage(`{}`)
+	}
+	if err := f.growth.submit(r.Context(), row); err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusAccepted, map[string]string{"status": "accepted"})
+}
+
+// generateInvoice: TaxInvoiceService.GenerateSimplifiedInvoice without a spend control:
+// organization, spend control and stamping key reads, then the counter, the invoice, its
+// audit event and the usage count in one transaction.
+func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
+	var in invoiceRequest
+	body, err := readJSON(r, &in)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := in.einvoice()
+	draft, err := einvoice.Prepare(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	ctx := r.Context()
+	org := in.OrganizationID
+	q := dbq.New(f.pool)
+	if _, err := q.OrganizationGetByID(ctx, org); err != nil {
+		fail(w, err)
+		return
+	}
+	if _, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: org, Product: "einvoice"}); !errors.Is(err, pgx.ErrNoRows) {
+		http.Error(w, "spend controls are not part of the floor", http.StatusConflict)
+		return
+	}
+	stored, err := q.EinvoiceSandboxKeyGet(ctx, org)
+	if err != nil {
+		// The API creates the key on first use; the driver's warm-up does that through it.
+		fail(w, err)
+		return
+	}
+	private, err := f.box.Open(stored.PrivateKey, org[:])
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	key, err := einvoice.LoadSandboxKey(private, stored.Certificate)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
+	tq := dbq.New(tx)
+	egs := einvoice.DefaultEGSUnit
+	next, err := tq.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{OrganizationID: org, EgsUnitID: egs, FirstHash: einvoice.FirstPIH})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	issuedAt := time.Now().UTC().Truncate(time.Second)
+	invoiceUUID := uuid.New()
+	identity := einvoice.Identity{
+		Number: fmt.Sprintf("SINV-%06d", next.LastIcv), UUID: invoiceUUID.String(),
+		ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: issuedAt,
+	}
+	inv, err := draft.Generate(identity, key)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := tq.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{OrganizationID: org, EgsUnitID: egs, LastInvoiceHash: inv.Hash}); err != nil {
+		fail(w, err)
+		return
+	}
+	result, err := json.Marshal(inv)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	id := uuid.Must(uuid.NewV7())
+	row, err := tq.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+		ID: id, OrganizationID: org, EgsUnitID: egs, Icv: identity.ICV, Number: identity.Number,
+		Uuid: invoiceUUID, Pih: identity.PIH, InvoiceHash: inv.Hash, Status: einvoice.StatusGenerated,
+		InvoiceType: inv.Type, RequestedType: req.RequestedType, Valid: inv.Valid(),
+		PayableAmount: inv.Totals.Payable, IssuedAt: issuedAt, Request: body, Result: result, Xml: inv.XML,
+	})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if err := insertAudit(ctx, tq, org, "dev:org:"+org.String(), "tax_invoice.generated", "tax_invoice", id.String(), map[string]any{
+		"id": id, "number": identity.Number, "uuid": invoiceUUID, "egs_unit_id": egs, "icv": identity.ICV,
+		"invoice_hash": inv.Hash, "valid": inv.Valid(), "payable_amount": inv.Totals.Payable, "currency": einvoice.Currency,
+	}); err != nil {
+		fail(w, err)
+		return
+	}
+	if err := tq.UsageEventInsert(ctx, dbq.UsageEventInsertParams{ID: uuid.Must(uuid.NewV7()), OrganizationID: org, Product: "einvoice"}); err != nil {
+		fail(w, err)
+		return
+	}
+	if _, err := tq.UsageCounterIncrement(ctx, dbq.UsageCounterIncrementParams{OrganizationID: org, Product: "einvoice"}); err != nil {
+		fail(w, err)
+		return
+	}
+	if _, err := tq.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: org, Product: "einvoice"}); !errors.Is(err, pgx.ErrNoRows) {
+		fail(w, fmt.Errorf("spend control: %w", err))
+		return
+	}
+	if err := tx.Commit(ctx); err != nil {
+		fail(w, err)
+		return
+	}
+	reply(w, http.StatusCreated, map[string]any{"invoice": row.ID, "result": inv, "xml": inv.XML})
+}
+
+// readJSON reads the whole body (the floor keeps it for request hashes) and decodes it.
+func readJSON(r *http.Request, v any) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return body, json.Unmarshal(body, v)
+}

@@ -1,0 +1,182 @@
+package postgres_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/pgtest"
+	"github.com/provider/coreapi/internal/postgres"
+)
+
+// TestCredentialCache shows the bound on staleness of cached credentials: a change made
+// by another process, or directly in the database, is seen within the time a notification
+// takes (asserted under a second with a TTL of an hour, so only the notification can
+// explain it), expiry is exact, and nothing is cached while changes cannot be heard.
+func TestCredentialCache(t *testing.T) {
+	t.Parallel()
+	type fixture struct {
+		ctx      context.Context
+		cache    *postgres.CredentialCache // the process under test
+		other    *postgres.DB              // another process
+		key      *core.NewAPIKey
+		operator context.Context
+	}
+	setup := func(t *testing.T, ttl time.Duration, listen bool, expiresIn time.Duration) fixture {
+		t.Helper()
+		ctx := context.Background()
+		dsn := pgtest.NewDatabase(t)
+		var dbs [2]*postgres.DB
+		for i := range dbs {
+			db, err := postgres.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(db.Close)
+			dbs[i] = db
+		}
+		operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
+		org, err := postgres.NewOrganizationService(dbs[1]).CreateOrganization(operator, core.OrganizationCreate{
+			LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keyIn core.APIKeyCreate
+		if expiresIn > 0 {
+			expires := time.Now().Add(expiresIn)
+			keyIn.ExpiresAt = &expires
+		}
+		keyIn.OrganizationID, keyIn.Name, keyIn.Environment = org.ID.String(), "cached", "sandbox"
+		keyIn.Scopes = []string{"organizations:read"}
+		key, err := postgres.NewAPIKeyService(dbs[1]).CreateAPIKey(operator, keyIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := postgres.NewCredentialCache(dbs[0], ttl, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if listen {
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); cache.Run(runCtx) }()
+			t.Cleanup(func() { stop(); <-done })
+			waitFor(t, "the listener", cache.Listening)
+		}
+		return fixture{ctx: ctx, cache: cache, other: dbs[1], key: key, operator: operator}
+	}
+	cached := func(f fixture) bool { return f.cache.Cached(f.key.FullKey) }
+	authenticate := func(t *testing.T, f fixture) *core.Principal {
+		t.Helper()
+		p, err := f.cache.Authenticate(f.ctx, f.key.FullKey)
+		if err != nil {
+			t.Fatalf("authenticate: %v", err)
+		}
+		return p
+	}
+	refusedWithin := func(t *testing.T, f fixture, bound time.Duration) {
+		t.Helper()
+		start := time.Now()
+		for {
+			_, err := f.cache.Authenticate(f.ctx, f.key.FullKey)
+			if core.ErrorCode(err) == core.EUnauthenticated {
+				t.Logf("refused after %v", time.Since(start))
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Since(start) > bound {
+				t.Fatalf("the cached credential was still accepted %v after the change", bound)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	t.Run("CachesAnAuthenticatedKey", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, time.Hour, true, 0)
+		first := authenticate(t, f)
+		if !cached(f) {
+			t.Fatal("not cached")
+		}
+		if second := authenticate(t, f); second != first {
+			t.Error("the second request looked the key up again")
+		}
+		var used *time.Time
+		if err := f.other.Pool.QueryRow(f.ctx, "SELECT last_used_at FROM api_keys WHERE id = $1", f.key.ID).Scan(&used); err != nil || used == nil {
+			t.Errorf("last_used_at not maintained: %v %v", used, err)
+		}
+		if _, err := f.cache.Authenticate(f.ctx, f.key.FullKey+"x"); core.ErrorCode(err) != core.EUnauthenticated {
+			t.Errorf("a wrong secret: %v", err)
+		}
+	})
+	t.Run("RevocationByAnotherProcess", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, time.Hour, true, 0)
+		authenticate(t, f)
+		if _, err := postgres.NewAPIKeyService(f.other).RevokeAPIKey(f.operator, f.key.ID); err != nil {
+			t.Fatal(err)
+		}
+		refusedWithin(t, f, time.Second)
+	})
+	t.Run("ChangeMadeInTheDatabase", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, time.Hour, true, 0)
+		authenticate(t, f)
+		if _, err := f.other.Pool.Exec(f.ctx, "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", f.key.ID); err != nil {
+			t.Fatal(err)
+		}
+		refusedWithin(t, f, time.Second)
+	})
+	t.Run("UseAloneAnnouncesNothing", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, time.Hour, true, 0)
+		authenticate(t, f)
+		if _, err := f.other.Pool.Exec(f.ctx, "UPDATE api_keys SET last_used_at = now(), updated_at = now() WHERE id = $1", f.key.ID); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if !cached(f) {
+			t.Error("touching a key emptied the cache")
+		}
+	})
+	t.Run("ExpiryIsExact", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, time.Hour, true, time.Second)
+		authenticate(t, f)
+		time.Sleep(time.Until(*f.key.ExpiresAt))
+		if _, err := f.cache.Authenticate(f.ctx, f.key.FullKey); core.ErrorCode(err) != core.EUnauthenticated {
+			t.Errorf("an expired key was accepted: %v", err)
+		}
+	})
+	t.Run("EntriesLiveAtMostTTL", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, 50*time.Millisecond, true, 0)
+		first := authenticate(t, f)
+		time.Sleep(60 * time.Millisecond)
+		if again := authenticate(t, f); again == first {
+			t.Error("an entry older than the TTL was trusted")
+		}
+	})
+	t.Run("NothingCachedWithoutTheListener", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t, time.Hour, false, 0)
+		authenticate(t, f)
+		if cached(f) {
+			t.Error("cached while no change could be heard")
+		}
+	})
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
