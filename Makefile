@@ -32,10 +32,11 @@ openapi/node_modules: openapi/package.json openapi/package-lock.json
 	@touch $@
 
 .PHONY: lint
-lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the Go code (go vet, with the browser and e2e tests).
+lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the Go code (go vet, staticcheck; every build tag).
 	cd openapi && npx --no-install spectral lint --fail-severity=warn openapi.yaml
 	$(GO) vet -tags browser,e2e ./...
 	$(GO) vet -tags reliability ./internal/reliability/
+	$(GO) tool staticcheck -tags browser,e2e,reliability $$($(GO) list ./... | grep -v '/gen/')
 
 .PHONY: test
 test: ## Run every test against a real PostgreSQL (TEST_DATABASE_URL or a throwaway cluster).

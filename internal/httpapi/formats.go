@@ -30,38 +30,38 @@ func ConfigureValidation() {
 	configureOnce.Do(func() {
 		openapi3filter.RegisterBodyDecoder("application/json", strictJSONBodyDecoder)
 		uuidPattern := regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-		openapi3.DefineStringFormatCallback("uuid", func(s string) error {
+		openapi3.DefineStringFormatValidator("uuid", openapi3.NewCallbackValidator(func(s string) error {
 			if !uuidPattern.MatchString(s) {
 				return errors.New("not a UUID")
 			}
 			return nil
-		})
-		openapi3.DefineStringFormatCallback("date", func(s string) error {
+		}))
+		openapi3.DefineStringFormatValidator("date", openapi3.NewCallbackValidator(func(s string) error {
 			if _, err := time.Parse(time.DateOnly, s); err != nil {
 				return errors.New("not a date (YYYY-MM-DD)")
 			}
 			return nil
-		})
-		openapi3.DefineStringFormatCallback("date-time", func(s string) error {
+		}))
+		openapi3.DefineStringFormatValidator("date-time", openapi3.NewCallbackValidator(func(s string) error {
 			if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
 				return errors.New("not an RFC 3339 date-time")
 			}
 			return nil
-		})
-		openapi3.DefineStringFormatCallback("uri", func(s string) error {
+		}))
+		openapi3.DefineStringFormatValidator("uri", openapi3.NewCallbackValidator(func(s string) error {
 			u, err := url.Parse(s)
 			if err != nil || u.Scheme == "" || u.Host == "" {
 				return errors.New("not an absolute URI")
 			}
 			return nil
-		})
-		openapi3.DefineStringFormatCallback("email", func(s string) error {
+		}))
+		openapi3.DefineStringFormatValidator("email", openapi3.NewCallbackValidator(func(s string) error {
 			a, err := mail.ParseAddress(s)
 			if err != nil || a.Address != s || a.Name != "" {
 				return errors.New("not an e-mail address")
 			}
 			return nil
-		})
+		}))
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,15 +14,21 @@ import (
 // checks that each maps to an HTTP status: a code without one would be answered as a 500.
 func TestEveryErrorCodeHasAStatus(t *testing.T) {
 	t.Parallel()
-	pkgs, err := parser.ParseDir(token.NewFileSet(), "../core", func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
+	paths, err := filepath.Glob("../core/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := 0
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
+	fset := token.NewFileSet()
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		{
 			for _, decl := range f.Decls {
 				gen, ok := decl.(*ast.GenDecl)
 				if !ok || gen.Tok != token.CONST {

@@ -510,9 +510,10 @@ func TestWebhookDelivery(t *testing.T) {
 		key := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: otherToken,
 			Body: fmt.Sprintf(`{"organization_id":%q,"name":"k","environment":"sandbox","scopes":["organizations:read"]}`, other)}).JSON(t)
 		env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys/" + key["id"].(string) + "/revoke", Token: otherToken})
-		got := recv.waitFor(t, 1)
+		recv.waitFor(t, 1)
 		time.Sleep(200 * time.Millisecond)
-		if got = recv.deliveries(); len(got) != 1 {
+		got := recv.deliveries()
+		if len(got) != 1 {
 			t.Fatalf("%d deliveries, want only api_key.revoked", len(got))
 		}
 		ev := got[0].event(t, e["secret"].(string))

@@ -248,7 +248,7 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	fillCounts(sum, mergeCounts(counts))
 	steps := make([]dbq.GrowthSummaryFunnelRow, len(funnel))
 	for i, r := range funnel {
-		steps[i] = dbq.GrowthSummaryFunnelRow{EventName: r.EventName, Actors: r.Actors}
+		steps[i] = dbq.GrowthSummaryFunnelRow(r)
 	}
 	fillFunnel(sum, steps)
 	return nil
