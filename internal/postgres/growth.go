@@ -53,7 +53,7 @@ func (s *GrowthService) RecordGrowthEvent(ctx context.Context, e core.GrowthEven
 	if err != nil {
 		return err
 	}
-	orgID, err := growthOrganization(p, e.OrganizationID)
+	orgID, err := growthOrganization(p, e.OrganizationID, "/organization_id")
 	if err != nil {
 		return err
 	}
@@ -94,14 +94,14 @@ func (s *GrowthService) RecordGrowthEvent(ctx context.Context, e core.GrowthEven
 // principal may record events only for itself (EForbidden otherwise); the operator may use
 // any id, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in
 // canonical form, so the per-organization summary finds them however they were spelled.
-func growthOrganization(p *core.Principal, raw string) (string, error) {
+func growthOrganization(p *core.Principal, raw, field string) (string, error) {
 	if id, err := uuid.Parse(raw); err == nil {
 		raw = id.String()
 	}
 	if p.IsOperator() {
 		return raw, nil
 	}
-	id, err := organizationFor(p, raw, "organization_id")
+	id, err := organizationFor(p, raw, field)
 	return id.String(), err
 }
 
@@ -114,7 +114,7 @@ func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryF
 	var org *string
 	switch {
 	case f.OrganizationID != nil:
-		id, err := growthOrganization(p, *f.OrganizationID)
+		id, err := growthOrganization(p, *f.OrganizationID, "organization_id")
 		if err != nil {
 			return nil, err
 		}

@@ -26,7 +26,7 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := organizationFor(p, in.OrganizationID, "organization_id")
+	orgID, err := organizationFor(p, in.OrganizationID, "/organization_id")
 	if err != nil {
 		return nil, err
 	}

@@ -79,28 +79,11 @@ func (s *WebhookService) CreateWebhookEndpoint(ctx context.Context, in core.Webh
 
 // ListWebhookEndpoints implements core.WebhookService.
 func (s *WebhookService) ListWebhookEndpoints(ctx context.Context, f core.WebhookEndpointFilter) ([]*core.WebhookEndpoint, *string, error) {
-	p, err := core.PrincipalFrom(ctx)
+	org, after, err := listScope(ctx, f.OrganizationID, f.Cursor)
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.WebhookEndpointListParams{RowLimit: int32(f.Limit) + 1}
-	switch {
-	case f.OrganizationID != nil:
-		id, err := organizationFor(p, *f.OrganizationID, "organization_id")
-		if err != nil {
-			return nil, nil, err
-		}
-		params.OrganizationID = &id
-	case !p.IsOperator():
-		params.OrganizationID = &p.OrganizationID
-	}
-	if f.Cursor != nil {
-		after, err := parseCursor(*f.Cursor)
-		if err != nil {
-			return nil, nil, err
-		}
-		params.After = &after
-	}
+	params := dbq.WebhookEndpointListParams{OrganizationID: org, After: after, RowLimit: int32(f.Limit) + 1}
 	rows, err := s.db.queries(ctx).WebhookEndpointList(ctx, params)
 	if err != nil {
 		return nil, nil, translate(err)
