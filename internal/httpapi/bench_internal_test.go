@@ -51,26 +51,38 @@ func BenchmarkContractGate(b *testing.B) {
 		{"GenerateSimplifiedInvoice", "POST", "/v1/taxauth/invoices/generate/simplified", invoice},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			// One request, its body rewound for every round, and one response writer: what
+			// is measured is the gate's own work, as the server would do it per request.
+			body := strings.NewReader(bc.body)
+			r := httptest.NewRequest(bc.method, bc.path, body)
+			if bc.body != "" {
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Idempotency-Key", "bench-key-1")
+			}
+			w := &discardWriter{header: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {
-				var body *strings.Reader
-				r := httptest.NewRequest(bc.method, bc.path, nil)
-				if bc.body != "" {
-					body = strings.NewReader(bc.body)
-					r = httptest.NewRequest(bc.method, bc.path, body)
-					r.Header.Set("Content-Type", "application/json")
-					r.Header.Set("Idempotency-Key", "bench-key-1")
-				}
-				w := httptest.NewRecorder()
+				body.Reset(bc.body)
+				clear(w.header)
 				passed = false
 				h.ServeHTTP(w, r)
 				if !passed {
-					b.Fatalf("refused: %d %s", w.Code, w.Body)
+					b.Fatalf("refused: %d", w.status)
 				}
 			}
 		})
 	}
 }
+
+// discardWriter is a response writer that keeps only the status.
+type discardWriter struct {
+	header http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.header }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
 
 // BenchmarkProblemRendering times the answer to a request that fails validation on two
 // fields, the most elaborate problem document.

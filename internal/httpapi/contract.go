@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/jsoncheck"
 	"github.com/provider/coreapi/internal/metrics"
 )
 
@@ -34,6 +38,24 @@ type operation struct {
 	route *routers.Route
 	// deprecation holds the headers of an operation the document marks deprecated.
 	deprecation *deprecationHeaders
+	// body checks a JSON body in one pass (nil: the operation takes none, or its schema
+	// uses a keyword jsoncheck leaves to kin-openapi). A body it accepts needs no
+	// kin-openapi body validation; any other body gets kin-openapi's, which decides.
+	body *jsoncheck.Checker
+	// parameters check every parameter of the operation without kin-openapi (nil: some
+	// parameter's schema or style is one jsoncheck leaves to kin-openapi).
+	parameters []parameterCheck
+}
+
+// routeKey names an operation: its method and its path template.
+type routeKey struct{ method, template string }
+
+// parameterCheck is one declared parameter as the gate's fast path checks it.
+type parameterCheck struct {
+	in, name string // name is canonical for headers
+	required bool
+	check    *jsoncheck.Parameter
+	declared *openapi3.Parameter
 }
 
 // deprecationHeaders tell clients that an operation is deprecated (RFC 9745 Deprecation)
@@ -96,12 +118,14 @@ func (h *deprecationHeaders) set(header http.Header) {
 // from the document, so a new operation is enforced without code here.
 type contract struct {
 	doc     *openapi3.T
-	finder  *chi.Mux              // matches a path to its template
-	routes  map[string]*operation // "METHOD /template" -> operation
-	methods map[string][]string   // template -> allowed methods
+	finder  *chi.Mux // matches a path to its template
+	routes  map[routeKey]*operation
+	methods map[string][]string // template -> allowed methods
 	auth    Authenticator
 	options *openapi3filter.Options
-	limits  *rateLimits
+	// parameterOptions validate parameters alone, for a body jsoncheck has accepted.
+	parameterOptions *openapi3filter.Options
+	limits           *rateLimits
 	// productionEnabled lets production keys through; while false, production traffic is
 	// gated (403 production_gated).
 	productionEnabled bool
@@ -112,7 +136,7 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool, m 
 	c := &contract{
 		doc:               doc,
 		finder:            chi.NewMux(),
-		routes:            map[string]*operation{},
+		routes:            map[routeKey]*operation{},
 		methods:           map[string][]string{},
 		auth:              auth,
 		limits:            newRateLimits(),
@@ -122,7 +146,14 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool, m 
 	c.options = &openapi3filter.Options{
 		MultiError:                        true,
 		RejectWhenRequestBodyNotSpecified: true,
+		// Handlers apply the documented defaults themselves; kin-openapi would otherwise
+		// write them into the body and encode it again for every request.
+		SkipSettingDefaults: true,
 	}
+	parameterOptions := *c.options
+	parameterOptions.ExcludeRequestBody = true
+	c.parameterOptions = &parameterOptions
+	ConfigureValidation() // jsoncheck reads the registered string formats when compiling
 	noop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for _, path := range doc.Paths.InMatchingOrder() {
 		item := doc.Paths.Value(path)
@@ -138,11 +169,21 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool, m 
 			if err != nil {
 				return nil, fmt.Errorf("httpapi: %s %s: %w", method, path, err)
 			}
-			c.routes[method+" "+path] = &operation{
+			body, err := bodyChecker(op)
+			if err != nil {
+				return nil, fmt.Errorf("httpapi: %s %s: %w", method, path, err)
+			}
+			parameters, err := parameterCheckers(item.Parameters, op.Parameters)
+			if err != nil {
+				return nil, fmt.Errorf("httpapi: %s %s: %w", method, path, err)
+			}
+			c.routes[routeKey{method, path}] = &operation{
+				parameters:  parameters,
 				security:    security,
 				oauthErrors: op.Extensions["x-error-format"] == "oauth2",
 				route:       &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured},
 				deprecation: deprecation,
+				body:        body,
 			}
 			c.methods[path] = append(c.methods[path], method)
 		}
@@ -151,15 +192,21 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool, m 
 	return c, nil
 }
 
+// routeContexts recycles the route contexts the gate matches paths with: nothing keeps one
+// after the gate has answered or passed the request on.
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
+
 func (c *contract) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rctx := chi.NewRouteContext()
+		rctx := routeContexts.Get().(*chi.Context)
+		rctx.Reset()
+		defer routeContexts.Put(rctx)
 		if !c.finder.Match(rctx, http.MethodGet, r.URL.Path) {
 			writeProblem(w, r, core.Errorf(core.ENotFound, "No operation exists at %s.", r.URL.Path))
 			return
 		}
 		template := rctx.RoutePattern()
-		op, ok := c.routes[r.Method+" "+template]
+		op, ok := c.routes[routeKey{r.Method, template}]
 		if !ok {
 			w.Header().Set("Allow", strings.Join(c.methods[template], ", "))
 			writeProblem(w, r, core.Errorf(core.EMethodNotAllowed, "%s is not allowed on %s.", r.Method, template))
@@ -190,27 +237,32 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 				return
 			}
 			ctx = core.WithPrincipal(ctx, p)
+			r = r.WithContext(ctx)
 		}
-		r = r.WithContext(ctx)
-		if r.Body != nil {
+		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		}
 
+		if err := storableParameters(r, rctx.URLParams, op.route.Operation.Parameters); err != nil {
+			writeProblem(w, r, err)
+			return
+		}
+		// The fast path: jsoncheck shows parameters and body valid without kin-openapi.
+		// Whatever it cannot show valid, kin-openapi validates and explains.
+		bodyValid := c.bodyShownValid(op, r)
+		if bodyValid && c.parametersShownValid(op, r, &rctx.URLParams) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		params := make(map[string]string, len(rctx.URLParams.Keys))
 		for i, k := range rctx.URLParams.Keys {
 			params[k] = rctx.URLParams.Values[i]
 		}
-		if err := storableParameters(r, params, op.route.Operation.Parameters); err != nil {
-			writeProblem(w, r, err)
-			return
+		input := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: op.route, Options: c.options}
+		if bodyValid && op.body != nil {
+			input.Options = c.parameterOptions
 		}
-		err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
-			Request:    r,
-			PathParams: params,
-			Route:      op.route,
-			Options:    c.options,
-		})
-		if err != nil {
+		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
 			err = requestProblem(err)
 			if op.oauthErrors {
 				err = asOAuthError(err)
@@ -222,29 +274,188 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 	})
 }
 
+// parametersShownValid reports whether jsoncheck shows every parameter of op valid: each
+// present once with a value it accepts, or absent and optional. Anything unusual (a repeated
+// or empty value, an escaped query) is left to kin-openapi.
+func (c *contract) parametersShownValid(op *operation, r *http.Request, path *chi.RouteParams) bool {
+	if op.parameters == nil {
+		return false
+	}
+	query := r.URL.RawQuery
+	if strings.ContainsAny(query, "%+;") {
+		return false
+	}
+	for _, p := range op.parameters {
+		var raw string
+		var count int
+		switch p.in {
+		case "path":
+			for i, k := range path.Keys {
+				if k == p.name {
+					raw, count = path.Values[i], 1
+				}
+			}
+		case "query":
+			raw, count = queryValue(query, p.name)
+		case "header":
+			values := r.Header[p.name]
+			count = len(values)
+			if count > 0 {
+				raw = values[0]
+			}
+		}
+		switch {
+		case count == 0 && !p.required:
+		case count != 1 || !p.check.Valid(raw):
+			return false
+		}
+	}
+	return true
+}
+
+// queryValue finds name in a query without escapes, returning its value and how many times
+// it occurs.
+func queryValue(query, name string) (value string, count int) {
+	for query != "" {
+		var pair string
+		pair, query, _ = strings.Cut(query, "&")
+		key, v, _ := strings.Cut(pair, "=")
+		if key == name {
+			value = v
+			count++
+		}
+	}
+	return value, count
+}
+
+// parameterCheckers compiles the parameters of an operation (those of its path item it does
+// not override, then its own) for the fast path, or returns nil when one of them is left to
+// kin-openapi.
+func parameterCheckers(pathItem, own openapi3.Parameters) ([]parameterCheck, error) {
+	declared := openapi3.Parameters{}
+	for _, p := range pathItem {
+		if own.GetByInAndName(p.Value.In, p.Value.Name) == nil {
+			declared = append(declared, p)
+		}
+	}
+	declared = append(declared, own...)
+	checks := []parameterCheck{}
+	for _, ref := range declared {
+		p := ref.Value
+		if p.Content != nil || p.Schema == nil || p.AllowEmptyValue || (p.Style != "" && p.Style != defaultStyle(p.In)) {
+			return nil, nil
+		}
+		check, err := jsoncheck.CompileParameter(p.Schema.Value)
+		if errors.Is(err, jsoncheck.ErrUnsupported) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		name := p.Name
+		switch p.In {
+		case "header":
+			name = http.CanonicalHeaderKey(name)
+		case "path", "query":
+		default:
+			return nil, nil
+		}
+		checks = append(checks, parameterCheck{in: p.In, name: name, required: p.Required, check: check, declared: p})
+	}
+	return checks, nil
+}
+
+func defaultStyle(in string) string {
+	if in == "query" || in == "cookie" {
+		return "form"
+	}
+	return "simple"
+}
+
+// bodyShownValid reports whether op's body needs no kin-openapi validation: op takes none
+// and none was sent, an optional body was left out, or jsoncheck accepts the JSON body it
+// reads into memory. The body is readable again afterwards either way.
+func (c *contract) bodyShownValid(op *operation, r *http.Request) bool {
+	requestBody := op.route.Operation.RequestBody
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return requestBody == nil || (requestBody.Value != nil && !requestBody.Value.Required)
+	}
+	if op.body == nil || r.ContentLength > maxBodyBytes || r.Header.Get("Content-Type") != "application/json" {
+		return false
+	}
+	var data []byte
+	var err error
+	if r.ContentLength > 0 {
+		data = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, data)
+	} else {
+		data, err = io.ReadAll(r.Body)
+	}
+	if err != nil {
+		// kin-openapi reads the body again and meets the same error (an oversized body's
+		// MaxBytesError, a client gone): it reports it as it always has.
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data), errorReader{err}))
+		return false
+	}
+	body := new(bodyReader)
+	body.Reset(data)
+	r.Body = body
+	return op.body.Valid(data)
+}
+
+// bodyReader serves a body read into memory.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
+
+// errorReader fails every read with err.
+type errorReader struct{ err error }
+
+func (e errorReader) Read([]byte) (int, error) { return 0, e.err }
+
+// bodyChecker compiles the JSON body schema of op for jsoncheck, or returns nil when op takes
+// no JSON body or its schema is one jsoncheck leaves to kin-openapi.
+func bodyChecker(op *openapi3.Operation) (*jsoncheck.Checker, error) {
+	if op.RequestBody == nil || op.RequestBody.Value == nil {
+		return nil, nil
+	}
+	media := op.RequestBody.Value.Content.Get("application/json")
+	if media == nil || media.Schema == nil {
+		return nil, nil
+	}
+	checker, err := jsoncheck.Compile(media.Schema.Value)
+	if errors.Is(err, jsoncheck.ErrUnsupported) {
+		return nil, nil
+	}
+	return checker, err
+}
+
 // storableParameters refuses path, query and header parameters that are not valid UTF-8
 // or hold a NUL character: no parameter of the contract can mean either, and PostgreSQL
 // stores neither (a query naming one would fail as a 500).
-func storableParameters(r *http.Request, path map[string]string, declared openapi3.Parameters) error {
+func storableParameters(r *http.Request, path chi.RouteParams, declared openapi3.Parameters) error {
 	var fields []core.FieldError
 	bad := func(in, name, v string) {
-		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+		if !storable(v) {
 			fields = append(fields, core.FieldError{Location: in, Pointer: name, Code: "format",
 				Message: fmt.Sprintf("%s parameter %q must be valid UTF-8 without NUL characters.", in, name)})
 		}
 	}
-	for name, v := range path {
-		bad("path", name, v)
+	for i, name := range path.Keys {
+		bad("path", name, path.Values[i])
 	}
-	query := r.URL.Query()
-	names := make([]string, 0, len(query))
-	for name := range query {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		for _, v := range query[name] {
-			bad("query", name, v)
+	// A query without escapes holds what it shows; only an escaped one needs decoding.
+	if !storable(r.URL.RawQuery) || strings.Contains(r.URL.RawQuery, "%") {
+		query := r.URL.Query()
+		names := make([]string, 0, len(query))
+		for name := range query {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			for _, v := range query[name] {
+				bad("query", name, v)
+			}
 		}
 	}
 	for _, p := range declared {
@@ -258,6 +469,11 @@ func storableParameters(r *http.Request, path map[string]string, declared openap
 		return nil
 	}
 	return &core.Error{Code: core.EValidation, Message: fields[0].Message, Fields: fields}
+}
+
+// storable reports whether PostgreSQL can store v as text: valid UTF-8 without NUL.
+func storable(v string) bool {
+	return utf8.ValidString(v) && strings.IndexByte(v, 0) < 0
 }
 
 // checkScopes passes when the principal holds every scope of at least one of the

@@ -18,6 +18,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/provider/coreapi/internal/jsoncheck"
 )
 
 var configureOnce sync.Once
@@ -132,7 +134,7 @@ func nullsRefused(v any, s *openapi3.Schema, pointer string, out []string) []str
 			prop := s.Properties[name].Value
 			p := pointer + "/" + escapePointer([]string{name})[0]
 			if value == nil {
-				if !admitsNull(prop) {
+				if !jsoncheck.AdmitsNull(prop) {
 					out = append(out, p)
 				}
 				continue
@@ -147,25 +149,6 @@ func nullsRefused(v any, s *openapi3.Schema, pointer string, out []string) []str
 		}
 	}
 	return out
-}
-
-// admitsNull reports whether s admits null: itself, through a lone allOf, or in any branch
-// of an anyOf or oneOf. A schema without any type admits anything.
-func admitsNull(s *openapi3.Schema) bool {
-	switch {
-	case s.Nullable:
-		return true
-	case len(s.AllOf) == 1:
-		return admitsNull(s.AllOf[0].Value)
-	case s.Type == nil && len(s.AllOf) == 0 && len(s.AnyOf) == 0 && len(s.OneOf) == 0:
-		return true
-	}
-	for _, b := range append(append(openapi3.SchemaRefs{}, s.AnyOf...), s.OneOf...) {
-		if admitsNull(b.Value) {
-			return true
-		}
-	}
-	return false
 }
 
 // unstorableText names the body strings (values or keys) that hold a NUL character: JSON
