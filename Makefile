@@ -58,6 +58,14 @@ examples/typescript/node_modules: examples/typescript/package.json examples/type
 check-ts: examples/typescript/node_modules ## Generate TypeScript types from the contract (openapi-typescript) and type-check an openapi-fetch program.
 	cd examples/typescript && npm run --silent check
 
+# The official ZATCA SDK rule files (Data/Rules/schematrons) are not in this repository: point
+# ZATCA_RULES_DIR at a copy. ZATCA_RULES_OUT keeps the invoices and SVRL reports.
+ZATCA_RULES_DIR ?=
+.PHONY: check-schematron
+check-schematron: ## Run the official ZATCA/EN 16931 rule files (ZATCA_RULES_DIR) over representative invoices with Saxon; fail on any error.
+	@test -n "$(ZATCA_RULES_DIR)" || { echo "set ZATCA_RULES_DIR to the ZATCA SDK's Data/Rules/schematrons (docs/einvoice-rules.md)"; exit 1; }
+	ZATCA_RULES_DIR="$(ZATCA_RULES_DIR)" $(GO) test -count=1 -v -run '^TestOfficialRules$$' ./internal/einvoice/
+
 .PHONY: check-breaking
 check-breaking: ## Refuse changes to openapi.yaml that break the frozen v1.0.0 baseline (oasdiff).
 	$(GO) tool oasdiff breaking --fail-on ERR openapi/baseline/v1.0.0.yaml openapi/openapi.yaml

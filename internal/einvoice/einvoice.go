@@ -168,7 +168,7 @@ type Identity struct {
 // IssueDate is the UTC calendar date of the invoice, as written in cbc:IssueDate.
 func (id Identity) IssueDate() string { return id.IssuedAt.UTC().Format(time.DateOnly) }
 
-// IssueTime is the UTC time of day of the invoice, as written in cbc:IssueTime.
+// IssueTime is the UTC time of day of the invoice; cbc:IssueTime writes it with a Z.
 func (id Identity) IssueTime() string { return id.IssuedAt.UTC().Format(time.TimeOnly) }
 
 // Invoice is a generated invoice: the rendered XML, its hash and QR payload, the computed

@@ -165,7 +165,7 @@ func TestGenerate_Document(t *testing.T) {
 		"cbc:InvoiceTypeCode":      "388",
 		"cbc:ID":                   "SINV-000001",
 		"cbc:IssueDate":            "2025-03-01",
-		"cbc:IssueTime":            "09:30:00",
+		"cbc:IssueTime":            "09:30:00Z",
 		"cbc:DocumentCurrencyCode": "SAR",
 		"cbc:TaxCurrencyCode":      "SAR",
 		"cac:AdditionalDocumentReference[cbc:ID='ICV']/cbc:UUID":                                        "1",
@@ -359,4 +359,66 @@ func hasIssue(issues []einvoice.Issue, code string) bool {
 		}
 	}
 	return false
+}
+
+// TestGenerate_RepresentativeValidUBL validates every invoice the official rules are run over
+// (representativeCases) against the UBL 2.1 schema.
+func TestGenerate_RepresentativeValidUBL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	names := writeRepresentativeInvoices(t, dir)
+	args := []string{"--noout", "--schema", invoiceSchema(t)}
+	for _, n := range names {
+		args = append(args, filepath.Join(dir, n))
+	}
+	xmllint(t, args...)
+}
+
+// TestGenerate_OneSellerIdentification checks that the invoice carries exactly one seller
+// identification, the first in BR-KSA-08's order (CRN, MOM, MLS, 700, SAG, OTH), mapped from
+// the field that gave it: the official rules cannot evaluate an invoice with several.
+func TestGenerate_OneSellerIdentification(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		crn         *string
+		ids         []einvoice.Identifier
+		scheme, val string
+		field       string
+	}{
+		{"CRNFirst", ptr("1010"), []einvoice.Identifier{{Scheme: "MOM", Value: "M1"}}, "CRN", "1010", "/seller/commercial_registration"},
+		{"RankOverOrder", nil, []einvoice.Identifier{{Scheme: "OTH", Value: "O1"}, {Scheme: "700", Value: "7001"}, {Scheme: "MOM", Value: "M1"}},
+			"MOM", "M1", "/seller/additional_identifiers/2"},
+		{"FirstOfAScheme", nil, []einvoice.Identifier{{Scheme: "SAG", Value: "S1"}, {Scheme: "SAG", Value: "S2"}}, "SAG", "S1", "/seller/additional_identifiers/0"},
+		{"Single", nil, []einvoice.Identifier{{Scheme: "OTH", Value: "O1"}}, "OTH", "O1", "/seller/additional_identifiers/0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			req := sampleRequest()
+			req.Seller.CommercialRegistration, req.Seller.Identifiers = c.crn, c.ids
+			inv, _ := generate(t, req)
+			doc := etree.NewDocument()
+			if err := doc.ReadFromString(inv.XML); err != nil {
+				t.Fatal(err)
+			}
+			ids := doc.Root().FindElements("cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID")
+			if len(ids) != 1 || ids[0].Text() != c.val || ids[0].SelectAttrValue("schemeID", "") != c.scheme {
+				t.Fatalf("seller identifications: %d, want one %s %s", len(ids), c.scheme, c.val)
+			}
+			var fields []string
+			for _, m := range inv.Mapping {
+				if strings.HasSuffix(m.XPath, "cac:AccountingSupplierParty/cac:Party/cac:PartyIdentification/cbc:ID") {
+					fields = append(fields, m.Field)
+				}
+			}
+			if len(fields) != 1 || fields[0] != c.field {
+				t.Errorf("mapped from %v, want %s", fields, c.field)
+			}
+			several := len(c.ids) > 1 || (c.crn != nil && len(c.ids) > 0)
+			if hasIssue(inv.Issues, "BR-KSA-08") != several || !inv.Valid() {
+				t.Errorf("issues %+v", inv.Issues)
+			}
+		})
+	}
 }

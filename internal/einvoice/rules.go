@@ -2,20 +2,35 @@ package einvoice
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 var (
-	vatNumberPattern    = regexp.MustCompile(`^3[0-9]{13}3$`)
-	alphanumeric        = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-	fourDigits          = regexp.MustCompile(`^[0-9]{4}$`)
-	fiveDigits          = regexp.MustCompile(`^[0-9]{5}$`)
-	sellerIDSchemes     = map[string]bool{"CRN": true, "MOM": true, "MLS": true, "SAG": true, "OTH": true, "700": true}
-	businessBuyerTypes  = map[string]bool{"business": true, "government": true}
-	exemptionRuleByCate = map[string]string{"Z": "BR-KSA-69", "E": "BR-E-10", "O": "BR-O-10"}
-	zeroRateRuleByCate  = map[string]string{"Z": "BR-Z-05", "E": "BR-E-05", "O": "BR-O-05"}
+	vatNumberPattern = regexp.MustCompile(`^3[0-9]{13}3$`)
+	alphanumeric     = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+	fourDigits       = regexp.MustCompile(`^[0-9]{4}$`)
+	fiveDigits       = regexp.MustCompile(`^[0-9]{5}$`)
+	// sellerIDRank is the order in which BR-KSA-08 asks for the seller identification when
+	// several exist: CRN, MOM, MLS, 700, SAG, OTH.
+	sellerIDRank       = map[string]int{"CRN": 1, "MOM": 2, "MLS": 3, "700": 4, "SAG": 5, "OTH": 6}
+	businessBuyerTypes = map[string]bool{"business": true, "government": true}
+	// Official rule of each Z, E, O check: the line rate (BR-Z-05, BR-E-05 in the CEN file,
+	// BR-KSA-11 in the KSA file for O) and the exemption reason code of the VAT breakdown
+	// (BR-KSA-69, BR-KSA-23, BR-KSA-24 in the KSA file, all warnings there).
+	zeroRateRuleByCate  = map[string]string{"Z": "BR-Z-05", "E": "BR-E-05", "O": "BR-KSA-11"}
+	exemptionRuleByCate = map[string]string{"Z": "BR-KSA-69", "E": "BR-KSA-23", "O": "BR-KSA-24"}
+	// citizenExemptions need the buyer's national id (BR-KSA-49) and name (BR-KSA-25).
+	citizenExemptions = map[string]bool{"VATEX-SA-EDU": true, "VATEX-SA-HEA": true}
 )
+
+// The rules below mirror the official ZATCA SDK rule files (Data/Rules/schematrons:
+// 20210819_ZATCA_E-invoice_Validation_Rules.xsl, "KSA file", and CEN-EN16931-UBL.xsl, "CEN
+// file"): each check names the rule id and uses the severity (flag) those files give it. Checks
+// with an SBX- code are this sandbox's own; no official rule of those files covers them.
+// make check-schematron runs the official files over generated invoices (docs/einvoice-rules.md).
 
 // issues collects findings in request order.
 type issues []Issue
@@ -26,14 +41,15 @@ func (is *issues) add(code, severity, path, format string, args ...any) {
 
 // Validate checks req against the business rules listed in Rules, given its computed totals.
 // Findings are issues, never errors: a request that breaks a rule still yields an invoice,
-// marked invalid.
+// marked invalid when a finding has severity error.
 func Validate(req Request, totals Totals) []Issue {
 	is := issues{}
 	validateSeller(&is, req.Seller)
-	validateBuyer(&is, req.Buyer)
+	validateBuyer(&is, req.Buyer, req.Seller)
 	if s := req.Supply; s != nil && s.EndDate != nil && *s.EndDate < s.SupplyDate {
+		// KSA file BR-KSA-36 (warning).
 		is.add("BR-KSA-36", SeverityWarning, "/supply/end_date",
-			"The supply end date %s is before the supply date %s.", *s.EndDate, s.SupplyDate)
+			"The supply end date %s must not be before the supply date %s.", *s.EndDate, s.SupplyDate)
 	}
 	seen := map[string]int{}
 	for i, l := range req.Lines {
@@ -43,7 +59,12 @@ func Validate(req Request, totals Totals) []Issue {
 		} else {
 			seen[l.ID] = i
 		}
-		validateLine(&is, base, l)
+		if utf8.RuneCountInString(l.ID) > maxLineIDLength {
+			// CEN file BR-KSA-F-06-C17 (error): the line identifier (BT-126) has 1 to 6 characters.
+			is.add("BR-KSA-F-06-C17", SeverityError, base+"/line_id",
+				"The line identifier has at most %d characters; %q has %d.", maxLineIDLength, l.ID, utf8.RuneCountInString(l.ID))
+		}
+		validateLine(&is, base, l, req.Buyer)
 		if i < len(totals.Lines) && totals.Lines[i].Net < 0 {
 			is.add("SBX-LINE-02", SeverityError, base, "The line's net amount is negative (%s SAR): discounts exceed quantity x unit price plus charges.",
 				FormatAmount(totals.Lines[i].Net))
@@ -56,29 +77,39 @@ func Validate(req Request, totals Totals) []Issue {
 	return is
 }
 
+// maxLineIDLength is the longest line identifier BR-KSA-F-06-C17 accepts.
+const maxLineIDLength = 6
+
 func validateSeller(is *issues, s Seller) {
 	if !vatNumberPattern.MatchString(s.VATNumber) {
+		// KSA file BR-KSA-40 (error).
 		is.add("BR-KSA-40", SeverityError, "/seller/vat_number",
-			"The seller VAT number must have 15 digits and start and end with 3.")
+			"The seller VAT number must have 15 digits, the first and the last being 3.")
 	}
+	// KSA file BR-KSA-08 (warning): one seller identification with scheme CRN, MOM, MLS, SAG,
+	// OTH or 700, alphanumeric. Only one is ever written (sellerIdentification): the official
+	// rule cannot evaluate an invoice with several.
 	ids := sellerIdentifiers(s)
 	switch {
 	case len(ids) == 0:
-		is.add("BR-KSA-08", SeverityError, "/seller/additional_identifiers",
-			"The seller needs one identification (commercial_registration, or an additional identifier with scheme CRN, MOM, MLS, SAG, OTH or 700).")
+		is.add("BR-KSA-08", SeverityWarning, "/seller/additional_identifiers",
+			"The seller should have one identification (commercial_registration, or an additional identifier with scheme CRN, MOM, MLS, 700, SAG or OTH).")
 	case len(ids) > 1:
-		is.add("BR-KSA-08", SeverityError, "/seller/additional_identifiers",
-			"The seller identification must exist only once; %d were given.", len(ids))
+		chosen, _ := sellerIdentification(s)
+		is.add("BR-KSA-08", SeverityWarning, "/seller/additional_identifiers",
+			"The seller identification exists only once in the invoice: of the %d given, only %s %s was written (order CRN, MOM, MLS, 700, SAG, OTH).",
+			len(ids), chosen.Scheme, chosen.Value)
 	}
 	for _, id := range ids {
-		if !sellerIDSchemes[id.Scheme] || !alphanumeric.MatchString(id.Value) {
-			is.add("BR-KSA-08", SeverityError, id.path,
-				"The seller identification must use scheme CRN, MOM, MLS, SAG, OTH or 700 and contain only letters and digits.")
+		if sellerIDRank[id.Scheme] == 0 || !alphanumeric.MatchString(id.Value) {
+			is.add("BR-KSA-08", SeverityWarning, id.path,
+				"The seller identification must use scheme CRN, MOM, MLS, 700, SAG or OTH and contain only letters and digits.")
 		}
 	}
 	a := s.Address
 	if a == nil {
-		is.add("BR-08", SeverityError, "/seller/address", "The seller postal address is required.")
+		// CEN file BR-08 (warning).
+		is.add("BR-08", SeverityWarning, "/seller/address", "The invoice should contain the seller postal address.")
 		return
 	}
 	var missing []string
@@ -91,14 +122,17 @@ func validateSeller(is *issues, s Seller) {
 		}
 	}
 	if len(missing) > 0 {
+		// KSA file BR-KSA-09 (warning); the country code, also required, is always written.
 		is.add("BR-KSA-09", SeverityWarning, "/seller/address",
-			"The seller address should contain street name, building number, postal code, city and district; missing: %s.", strings.Join(missing, ", "))
+			"The seller address should contain street name, building number, postal code, city, district and country code; missing: %s.", strings.Join(missing, ", "))
 	}
-	if a.BuildingNumber != nil && !fourDigits.MatchString(*a.BuildingNumber) {
+	if a.BuildingNumber == nil || !fourDigits.MatchString(*a.BuildingNumber) {
+		// KSA file BR-KSA-37 (warning): it also fails when the building number is missing.
 		is.add("BR-KSA-37", SeverityWarning, "/seller/address/building_number", "The seller building number must contain 4 digits.")
 	}
-	if a.PostalCode != nil && !fiveDigits.MatchString(*a.PostalCode) {
-		is.add("BR-KSA-66", SeverityWarning, "/seller/address/postal_code", "The seller postal code must contain 5 digits.")
+	if a.PostalCode == nil || !fiveDigits.MatchString(*a.PostalCode) {
+		// KSA file BR-KSA-66 (warning): it also fails when the postal code is missing.
+		is.add("BR-KSA-66", SeverityWarning, "/seller/address/postal_code", "The seller postal code must be 5 digits.")
 	}
 }
 
@@ -128,7 +162,30 @@ func sellerIdentifiers(s Seller) []sellerIdentifier {
 	return ids
 }
 
-func validateBuyer(is *issues, b *Buyer) {
+// sellerIdentification is the one seller identification the invoice carries (BT-29): the
+// first in the order BR-KSA-08 gives (CRN, MOM, MLS, 700, SAG, OTH; unknown schemes last),
+// the earliest given within a scheme.
+func sellerIdentification(s Seller) (sellerIdentifier, bool) {
+	ids := sellerIdentifiers(s)
+	if len(ids) == 0 {
+		return sellerIdentifier{}, false
+	}
+	rank := func(id sellerIdentifier) int {
+		if r := sellerIDRank[id.Scheme]; r > 0 {
+			return r
+		}
+		return len(sellerIDRank) + 1
+	}
+	best := ids[0]
+	for _, id := range ids[1:] {
+		if rank(id) < rank(best) {
+			best = id
+		}
+	}
+	return best, true
+}
+
+func validateBuyer(is *issues, b *Buyer, s Seller) {
 	if b == nil || (b.LegalName == nil && b.VATNumber == nil && b.CommercialRegistration == nil && b.Address == nil && len(b.Identifiers) == 0) {
 		is.add("SBX-NOTE-01", SeverityWarning, "/buyer", "No buyer details: allowed on a simplified invoice.")
 		if b == nil {
@@ -136,13 +193,19 @@ func validateBuyer(is *issues, b *Buyer) {
 		}
 	}
 	if b.VATNumber != nil {
-		if !vatNumberPattern.MatchString(*b.VATNumber) {
-			is.add("BR-KSA-44", SeverityError, "/buyer/vat_number", "The buyer VAT number must have 15 digits and start and end with 3.")
-		} else if businessBuyerTypes[b.BuyerType] {
+		switch {
+		case !vatNumberPattern.MatchString(*b.VATNumber):
+			// KSA file BR-KSA-44 (error).
+			is.add("BR-KSA-44", SeverityError, "/buyer/vat_number", "The buyer VAT number must have 15 digits, the first and the last being 3.")
+		case *b.VATNumber == s.VATNumber:
+			// KSA file BR-CUSTOM-VALIDATION-01 (error).
+			is.add("BR-CUSTOM-VALIDATION-01", SeverityError, "/buyer/vat_number", "The buyer VAT number must not be the seller's VAT number.")
+		case businessBuyerTypes[b.BuyerType]:
 			is.add("SBX-TYPE-01", SeverityWarning, "/buyer/buyer_type",
 				"A VAT-registered %s buyer normally gets a standard tax invoice; a simplified invoice was generated as requested.", b.BuyerType)
 		}
 	}
+	// KSA file BR-KSA-14 (error): the scheme is one of the contract's enumeration already.
 	if b.CommercialRegistration != nil && !alphanumeric.MatchString(*b.CommercialRegistration) {
 		is.add("BR-KSA-14", SeverityError, "/buyer/commercial_registration", "The buyer identification must contain only letters and digits.")
 	}
@@ -154,16 +217,25 @@ func validateBuyer(is *issues, b *Buyer) {
 	}
 }
 
-func validateLine(is *issues, base string, l Line) {
+// hasNationalID reports whether the buyer has an identification with scheme NAT.
+func hasNationalID(b *Buyer) bool {
+	if b == nil {
+		return false
+	}
+	for _, id := range b.Identifiers {
+		if id.Scheme == "NAT" {
+			return true
+		}
+	}
+	return false
+}
+
+func validateLine(is *issues, base string, l Line, buyer *Buyer) {
 	switch l.TaxCategory {
 	case "S":
-		if l.TaxRate <= 0 {
-			is.add("BR-S-05", SeverityError, base+"/tax_rate", "A standard-rated line needs a VAT rate above zero.")
-		} else if l.TaxRate != StandardRate {
-			is.add("SBX-RATE-01", SeverityError, base+"/tax_rate", "A standard-rated line uses the KSA standard rate of %d %%, not %s %%.",
-				StandardRate, decimalString(l.TaxRate))
-		}
+		validateStandardRate(is, base, l.TaxRate)
 		if l.TaxExemptionReason != nil {
+			// CEN file BR-S-10 (warning); the reason is not written, so the invoice passes it.
 			is.add("BR-S-10", SeverityWarning, base+"/tax_exemption_reason", "A standard-rated line has no exemption reason; it was ignored.")
 		}
 	case "Z", "E", "O":
@@ -172,26 +244,65 @@ func validateLine(is *issues, base string, l Line) {
 		}
 		switch {
 		case l.TaxExemptionReason == nil:
-			is.add(exemptionRuleByCate[l.TaxCategory], SeverityError, base+"/tax_exemption_reason",
-				"A line of VAT category %s needs a VATEX-SA exemption reason code.", l.TaxCategory)
+			is.add(exemptionRuleByCate[l.TaxCategory], SeverityWarning, base+"/tax_exemption_reason",
+				"A line of VAT category %s should have a VATEX-SA exemption reason code.", l.TaxCategory)
 		case exemptionCategory[*l.TaxExemptionReason] != l.TaxCategory:
-			is.add("BR-KSA-CL-04", SeverityError, base+"/tax_exemption_reason",
+			// KSA file BR-KSA-CL-04 (warning).
+			is.add("BR-KSA-CL-04", SeverityWarning, base+"/tax_exemption_reason",
 				"%q is not a VATEX-SA exemption reason code of VAT category %s.", *l.TaxExemptionReason, l.TaxCategory)
+		case citizenExemptions[*l.TaxExemptionReason]:
+			if !hasNationalID(buyer) {
+				// KSA file BR-KSA-49 (error).
+				is.add("BR-KSA-49", SeverityError, base+"/tax_exemption_reason",
+					"Exemption reason %s needs the buyer's national id: a buyer additional identifier with scheme NAT.", *l.TaxExemptionReason)
+			}
+			if buyer == nil || buyer.LegalName == nil {
+				// KSA file BR-KSA-25 (warning).
+				is.add("BR-KSA-25", SeverityWarning, base+"/tax_exemption_reason",
+					"Exemption reason %s on a simplified invoice needs the buyer's name (buyer.legal_name).", *l.TaxExemptionReason)
+			}
 		}
 	}
 	for j, d := range l.Discounts {
 		p := fmt.Sprintf("%s/discounts/%d", base, j)
 		if d.Reason == nil && d.ReasonCode == nil {
-			is.add("BR-41", SeverityError, p, "A line discount needs a reason or a reason code.")
+			is.add("SBX-AC-01", SeverityError, p, "A line discount needs a reason or a reason code.")
 		}
 		if d.ReasonCode != nil && !allowanceReasonCodes[*d.ReasonCode] {
-			is.add("BR-CL-19", SeverityError, p+"/reason_code", "%q is not an UNTDID 5189 allowance reason code.", *d.ReasonCode)
+			is.add("SBX-AC-02", SeverityError, p+"/reason_code", "%q is not an UNTDID 5189 allowance reason code.", *d.ReasonCode)
 		}
 	}
 	for j, c := range l.Charges {
+		p := fmt.Sprintf("%s/charges/%d", base, j)
 		if c.Reason == nil && c.ReasonCode == nil {
-			is.add("BR-43", SeverityError, fmt.Sprintf("%s/charges/%d", base, j), "A line charge needs a reason or a reason code.")
+			is.add("SBX-AC-03", SeverityError, p, "A line charge needs a reason or a reason code.")
+			continue
 		}
+		if c.ReasonCode == nil {
+			// KSA file BR-KSA-20 (warning).
+			is.add("BR-KSA-20", SeverityWarning, p+"/reason_code", "A line charge should have a reason code (UNTDID 7161).")
+		}
+		if c.Reason == nil {
+			// KSA file BR-KSA-22 (warning).
+			is.add("BR-KSA-22", SeverityWarning, p+"/reason", "A line charge should have a reason text.")
+		}
+	}
+}
+
+// validateStandardRate checks the rate of a standard-rated line: above zero (CEN file BR-S-05,
+// a warning there), 15 or 5 as the KSA file reads it (BR-KSA-84, error: a rate whose integer
+// part is 15, or exactly 5), and the 15 % this sandbox accepts (SBX-RATE-01).
+func validateStandardRate(is *issues, base string, rate float64) {
+	if rate <= 0 {
+		is.add("BR-S-05", SeverityWarning, base+"/tax_rate", "A standard-rated line needs a VAT rate above zero.")
+	}
+	switch {
+	case rate == StandardRate:
+	case !(math.Floor(rate) == StandardRate || rate == 5):
+		is.add("BR-KSA-84", SeverityError, base+"/tax_rate", "A standard-rated line has rate 15 or 5, not %s.", decimalString(rate))
+	default:
+		is.add("SBX-RATE-01", SeverityError, base+"/tax_rate", "A standard-rated line uses the KSA standard rate of %d %%, not %s %%.",
+			StandardRate, decimalString(rate))
 	}
 }
 

@@ -15,34 +15,47 @@ func TestValidate_EveryRule(t *testing.T) {
 		path   string
 		change func(r *einvoice.Request)
 	}{
-		"BR-KSA-40": {"/seller/vat_number", func(r *einvoice.Request) { r.Seller.VATNumber = "210123456700003" }},
-		"BR-KSA-44": {"/buyer/vat_number", func(r *einvoice.Request) { r.Buyer.VATNumber = ptr("31012345670000") }},
+		"BR-KSA-40":               {"/seller/vat_number", func(r *einvoice.Request) { r.Seller.VATNumber = "210123456700003" }},
+		"BR-KSA-44":               {"/buyer/vat_number", func(r *einvoice.Request) { r.Buyer.VATNumber = ptr("31012345670000") }},
+		"BR-CUSTOM-VALIDATION-01": {"/buyer/vat_number", func(r *einvoice.Request) { r.Buyer.VATNumber = ptr(r.Seller.VATNumber) }},
 		"BR-KSA-08": {"/seller/additional_identifiers", func(r *einvoice.Request) {
 			r.Seller.Identifiers = append(r.Seller.Identifiers, einvoice.Identifier{Scheme: "MOM", Value: "77"})
 		}},
-		"BR-KSA-14":    {"/buyer/additional_identifiers/0/value", func(r *einvoice.Request) { r.Buyer.Identifiers[0].Value = "12-34" }},
-		"BR-08":        {"/seller/address", func(r *einvoice.Request) { r.Seller.Address = nil }},
-		"BR-KSA-09":    {"/seller/address", func(r *einvoice.Request) { r.Seller.Address.District = nil }},
-		"BR-KSA-37":    {"/seller/address/building_number", func(r *einvoice.Request) { r.Seller.Address.BuildingNumber = ptr("29") }},
-		"BR-KSA-66":    {"/seller/address/postal_code", func(r *einvoice.Request) { r.Seller.Address.PostalCode = ptr("1221") }},
-		"BR-KSA-36":    {"/supply/end_date", func(r *einvoice.Request) { r.Supply.EndDate = ptr("2025-02-28") }},
-		"BR-S-05":      {"/line_items/0/tax_rate", func(r *einvoice.Request) { r.Lines[0].TaxRate = 0 }},
-		"SBX-RATE-01":  {"/line_items/0/tax_rate", func(r *einvoice.Request) { r.Lines[0].TaxRate = 5 }},
-		"BR-Z-05":      {"/line_items/2/tax_rate", func(r *einvoice.Request) { r.Lines[2].TaxRate = 15 }},
-		"BR-E-05":      {"/line_items/3/tax_rate", func(r *einvoice.Request) { r.Lines[3].TaxRate = 15 }},
-		"BR-O-05":      {"/line_items/4/tax_rate", func(r *einvoice.Request) { r.Lines[4].TaxRate = 15 }},
-		"BR-KSA-69":    {"/line_items/2/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[2].TaxExemptionReason = nil }},
-		"BR-E-10":      {"/line_items/3/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[3].TaxExemptionReason = nil }},
-		"BR-O-10":      {"/line_items/4/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[4].TaxExemptionReason = nil }},
-		"BR-KSA-CL-04": {"/line_items/2/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[2].TaxExemptionReason = ptr("VATEX-SA-29") }},
-		"BR-S-10":      {"/line_items/0/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[0].TaxExemptionReason = ptr("VATEX-SA-32") }},
-		"BR-41": {"/line_items/0/discounts/0", func(r *einvoice.Request) {
+		"BR-KSA-14":       {"/buyer/additional_identifiers/0/value", func(r *einvoice.Request) { r.Buyer.Identifiers[0].Value = "12-34" }},
+		"BR-08":           {"/seller/address", func(r *einvoice.Request) { r.Seller.Address = nil }},
+		"BR-KSA-09":       {"/seller/address", func(r *einvoice.Request) { r.Seller.Address.District = nil }},
+		"BR-KSA-37":       {"/seller/address/building_number", func(r *einvoice.Request) { r.Seller.Address.BuildingNumber = ptr("29") }},
+		"BR-KSA-66":       {"/seller/address/postal_code", func(r *einvoice.Request) { r.Seller.Address.PostalCode = ptr("1221") }},
+		"BR-KSA-36":       {"/supply/end_date", func(r *einvoice.Request) { r.Supply.EndDate = ptr("2025-02-28") }},
+		"BR-KSA-F-06-C17": {"/line_items/1/line_id", func(r *einvoice.Request) { r.Lines[1].ID = "LINE-02" }},
+		"BR-S-05":         {"/line_items/0/tax_rate", func(r *einvoice.Request) { r.Lines[0].TaxRate = 0 }},
+		"BR-KSA-84":       {"/line_items/0/tax_rate", func(r *einvoice.Request) { r.Lines[0].TaxRate = 12 }},
+		"SBX-RATE-01":     {"/line_items/0/tax_rate", func(r *einvoice.Request) { r.Lines[0].TaxRate = 5 }},
+		"BR-Z-05":         {"/line_items/2/tax_rate", func(r *einvoice.Request) { r.Lines[2].TaxRate = 15 }},
+		"BR-E-05":         {"/line_items/3/tax_rate", func(r *einvoice.Request) { r.Lines[3].TaxRate = 15 }},
+		"BR-KSA-11":       {"/line_items/4/tax_rate", func(r *einvoice.Request) { r.Lines[4].TaxRate = 15 }},
+		"BR-KSA-69":       {"/line_items/2/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[2].TaxExemptionReason = nil }},
+		"BR-KSA-23":       {"/line_items/3/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[3].TaxExemptionReason = nil }},
+		"BR-KSA-24":       {"/line_items/4/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[4].TaxExemptionReason = nil }},
+		"BR-KSA-CL-04":    {"/line_items/2/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[2].TaxExemptionReason = ptr("VATEX-SA-29") }},
+		"BR-KSA-49": {"/line_items/2/tax_exemption_reason", func(r *einvoice.Request) {
+			r.Lines[2].TaxExemptionReason = ptr("VATEX-SA-EDU")
+			r.Buyer.Identifiers[0].Scheme = "IQA"
+		}},
+		"BR-KSA-25": {"/line_items/2/tax_exemption_reason", func(r *einvoice.Request) {
+			r.Lines[2].TaxExemptionReason = ptr("VATEX-SA-HEA")
+			r.Buyer.LegalName = nil
+		}},
+		"BR-S-10": {"/line_items/0/tax_exemption_reason", func(r *einvoice.Request) { r.Lines[0].TaxExemptionReason = ptr("VATEX-SA-32") }},
+		"SBX-AC-01": {"/line_items/0/discounts/0", func(r *einvoice.Request) {
 			r.Lines[0].Discounts[0].Reason, r.Lines[0].Discounts[0].ReasonCode = nil, nil
 		}},
-		"BR-43": {"/line_items/1/charges/0", func(r *einvoice.Request) {
+		"SBX-AC-02": {"/line_items/0/discounts/0/reason_code", func(r *einvoice.Request) { r.Lines[0].Discounts[0].ReasonCode = ptr("ZZ") }},
+		"SBX-AC-03": {"/line_items/1/charges/0", func(r *einvoice.Request) {
 			r.Lines[1].Charges[0].Reason, r.Lines[1].Charges[0].ReasonCode = nil, nil
 		}},
-		"BR-CL-19":    {"/line_items/0/discounts/0/reason_code", func(r *einvoice.Request) { r.Lines[0].Discounts[0].ReasonCode = ptr("ZZ") }},
+		"BR-KSA-20":   {"/line_items/1/charges/0/reason_code", func(r *einvoice.Request) { r.Lines[1].Charges[0].ReasonCode = nil }},
+		"BR-KSA-22":   {"/line_items/1/charges/0/reason", func(r *einvoice.Request) { r.Lines[1].Charges[0].Reason = nil }},
 		"SBX-LINE-01": {"/line_items/1/line_id", func(r *einvoice.Request) { r.Lines[1].ID = r.Lines[0].ID }},
 		"SBX-LINE-02": {"/line_items/0", func(r *einvoice.Request) { r.Lines[0].Discounts[0].Amount = 10000 }},
 		"SBX-NOTE-01": {"/buyer", func(r *einvoice.Request) { r.Buyer = nil }},
@@ -113,7 +126,6 @@ func TestValidate_NotTriggered(t *testing.T) {
 		"NoEndDate":              func(r *einvoice.Request) { r.Supply.EndDate = nil },
 		"DiscountReasonOnly":     func(r *einvoice.Request) { r.Lines[0].Discounts[0].ReasonCode = nil },
 		"DiscountCodeOnly":       func(r *einvoice.Request) { r.Lines[0].Discounts[0].Reason = nil },
-		"ChargeCodeOnly":         func(r *einvoice.Request) { r.Lines[1].Charges[0].Reason = nil },
 		"NetExactlyZero":         func(r *einvoice.Request) { r.Lines[0].Discounts[0].Amount = 9000 },
 		"NoProvinceNoAdditional": func(r *einvoice.Request) { r.Seller.Address.Province, r.Seller.Address.AdditionalNumber = nil, nil },
 		"ClientSuppliedMatching": func(r *einvoice.Request) {
@@ -123,6 +135,12 @@ func TestValidate_NotTriggered(t *testing.T) {
 				VATAmount: ptr(int64(1463)), TaxInclusiveAmount: ptr(int64(18413)), PayableAmount: ptr(int64(18413))}
 		},
 		"IndividualBuyerWithVAT": func(r *einvoice.Request) { r.Buyer.VATNumber = ptr("300000000000003") },
+		"SixCharacterLineID":     func(r *einvoice.Request) { r.Lines[0].ID = "L-0001" },
+		"ExemptEducationWithNationalID": func(r *einvoice.Request) {
+			r.Lines[2].TaxExemptionReason = ptr("VATEX-SA-EDU") // the sample buyer has a name and a NAT id
+		},
+		"ZeroRatedDiplomat":             func(r *einvoice.Request) { r.Lines[2].TaxExemptionReason = ptr("VATEX-SA-DIPLOMAT") },
+		"SellerOnlyAddressFieldsNeeded": func(r *einvoice.Request) { r.Seller.Address.AdditionalStreetName = nil },
 		"SuppliedIgnoredWhenServiceCalculates": func(r *einvoice.Request) {
 			r.Lines[0].Supplied = &einvoice.SuppliedLine{VATAmount: ptr(int64(1))}
 		},
@@ -162,5 +180,49 @@ func TestDiscrepancies(t *testing.T) {
 	}
 	if inv.Totals.VAT != 1463 {
 		t.Errorf("the computed amounts must win: VAT %d", inv.Totals.VAT)
+	}
+}
+
+// TestValidate_Findings lists the findings of changes that trigger several rules at once, as
+// the official rules read them.
+func TestValidate_Findings(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		change func(r *einvoice.Request)
+		want   []string // code severity path
+	}{
+		// BR-KSA-37 and BR-KSA-66 also fail when the value is missing.
+		"NoBuildingNumber": {func(r *einvoice.Request) { r.Seller.Address.BuildingNumber = nil },
+			[]string{"BR-KSA-09 warning /seller/address", "BR-KSA-37 warning /seller/address/building_number"}},
+		"NoPostalCode": {func(r *einvoice.Request) { r.Seller.Address.PostalCode = nil },
+			[]string{"BR-KSA-09 warning /seller/address", "BR-KSA-66 warning /seller/address/postal_code"}},
+		// A standard rate of 0 is below zero for BR-S-05 and neither 15 nor 5 for BR-KSA-84.
+		"StandardRateZero": {func(r *einvoice.Request) { r.Lines[0].TaxRate = 0 },
+			[]string{"BR-S-05 warning /line_items/0/tax_rate", "BR-KSA-84 error /line_items/0/tax_rate"}},
+		"StandardRate16":   {func(r *einvoice.Request) { r.Lines[0].TaxRate = 16 }, []string{"BR-KSA-84 error /line_items/0/tax_rate"}},
+		"StandardRate15.5": {func(r *einvoice.Request) { r.Lines[0].TaxRate = 15.5 }, []string{"SBX-RATE-01 error /line_items/0/tax_rate"}},
+		"ChargeWithoutEither": {func(r *einvoice.Request) { r.Lines[1].Charges[0].Reason, r.Lines[1].Charges[0].ReasonCode = nil, nil },
+			[]string{"SBX-AC-03 error /line_items/1/charges/0"}},
+		"EducationNoBuyer": {func(r *einvoice.Request) { r.Lines[2].TaxExemptionReason, r.Buyer = ptr("VATEX-SA-EDU"), nil }, []string{
+			"SBX-NOTE-01 warning /buyer", "BR-KSA-49 error /line_items/2/tax_exemption_reason", "BR-KSA-25 warning /line_items/2/tax_exemption_reason"}},
+		"NoSellerIdentification": {func(r *einvoice.Request) { r.Seller.CommercialRegistration, r.Seller.Identifiers = nil, nil },
+			[]string{"BR-KSA-08 warning /seller/additional_identifiers"}},
+		"LongLineIDUnicode": {func(r *einvoice.Request) { r.Lines[0].ID = "سطر-٠٠١" },
+			[]string{"BR-KSA-F-06-C17 error /line_items/0/line_id"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req := sampleRequest()
+			c.change(&req)
+			inv, _ := generate(t, req)
+			var got []string
+			for _, is := range inv.Issues {
+				got = append(got, is.Code+" "+is.Severity+" "+is.Path)
+			}
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("issues:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
 	}
 }

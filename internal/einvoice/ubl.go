@@ -68,7 +68,9 @@ func render(req Request, id Identity, t Totals) (*etree.Document, []Mapping) {
 	el(inv, "cbc:ID", id.Number)
 	el(inv, "cbc:UUID", id.UUID)
 	el(inv, "cbc:IssueDate", id.IssueDate())
-	el(inv, "cbc:IssueTime", id.IssueTime())
+	// The time is UTC, so it carries the Z of BR-KSA-70's UTC form (hh:mm:ssZ): without it
+	// the time reads as local (Saudi) time.
+	el(inv, "cbc:IssueTime", id.IssueTime()+"Z")
 	b.mapped(inv, "cbc:InvoiceTypeCode", TypeCode, "/requested_invoice_type", "/Invoice/cbc:InvoiceTypeCode").CreateAttr("name", TypeName)
 	keys := make([]string, 0, len(req.Notes))
 	for k := range req.Notes {
@@ -144,7 +146,8 @@ func render(req Request, id Identity, t Totals) (*etree.Document, []Mapping) {
 	return doc, b.mapping
 }
 
-// taxCategory writes a VAT category; category O carries no rate (BR-O-05, BR-O-10).
+// taxCategory writes a VAT category; category O carries no rate (BR-KSA-11: if present it is 0;
+// CEN BR-48 lets an O breakdown go without one).
 func taxCategory(parent *etree.Element, tag, category string, rate float64, code, text *string) {
 	c := el(parent, tag)
 	el(c, "cbc:ID", category)
@@ -163,7 +166,8 @@ func taxCategory(parent *etree.Element, tag, category string, rate float64, code
 func (b *builder) seller(inv *etree.Element, s Seller) {
 	const party = "/Invoice/cac:AccountingSupplierParty/cac:Party"
 	p := el(el(inv, "cac:AccountingSupplierParty"), "cac:Party")
-	for _, id := range sellerIdentifiers(s) {
+	// One identification only (BR-KSA-08): the official rules cannot evaluate several.
+	if id, ok := sellerIdentification(s); ok {
 		pi := el(p, "cac:PartyIdentification")
 		field := id.path
 		if field != "/seller/commercial_registration" {

@@ -204,7 +204,7 @@ func TestGenerateSimplifiedInvoice(t *testing.T) {
 		}
 		for code, want := range map[string]string{
 			"BR-KSA-40":   "error /seller/vat_number",
-			"BR-KSA-69":   "error /line_items/0/tax_exemption_reason",
+			"BR-KSA-69":   "warning /line_items/0/tax_exemption_reason",
 			"BR-KSA-37":   "warning /seller/address/building_number",
 			"BR-KSA-36":   "warning /supply/end_date",
 			"SBX-TYPE-01": "warning /buyer/buyer_type",
