@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 
 	"github.com/provider/coreapi/db"
 	"github.com/provider/coreapi/gen/dbq"
@@ -30,8 +31,8 @@ type DB struct {
 	Pool *pgxpool.Pool
 }
 
-// Open connects to dsn and checks the connection.
-func Open(ctx context.Context, dsn string) (*DB, error) {
+// PoolConfig is the pool configuration of dsn as the service uses it.
+func PoolConfig(dsn string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", err)
@@ -39,6 +40,22 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		// Fail fast when the database is down: requests answer 503 well within their timeout.
 		cfg.ConnConfig.ConnectTimeout = 3 * time.Second
+	}
+	// google/uuid.UUID is a driver.Valuer, which pgx otherwise encodes by formatting it as
+	// text, failing to send that as binary, building the error and parsing the text back:
+	// about a tenth of the CPU of a simple read in the load benchmark.
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pgxuuid.Register(conn.TypeMap())
+		return nil
+	}
+	return cfg, nil
+}
+
+// Open connects to dsn and checks the connection.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := PoolConfig(dsn)
+	if err != nil {
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
