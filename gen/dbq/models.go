@@ -70,6 +70,11 @@ type BillingInvoice struct {
 	PaidAt            *time.Time
 }
 
+type CatalogueVersion struct {
+	Singleton bool
+	Version   int64
+}
+
 type ConnectedBusiness struct {
 	ID                              uuid.UUID
 	OrganizationID                  uuid.UUID

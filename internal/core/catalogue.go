@@ -160,4 +160,8 @@ type CatalogueService interface {
 	FindProductByID(ctx context.Context, id uuid.UUID) (*Product, error)
 	// ListPlans returns every matching plan in id order, each with its prices.
 	ListPlans(ctx context.Context, f PlanFilter) ([]*Plan, error)
+	// Version returns the catalogue's version, raised by every change to products, plans or
+	// prices. What is built from a read of the catalogue made after reading version V may
+	// be reused while Version still returns V.
+	Version(ctx context.Context) (int64, error)
 }

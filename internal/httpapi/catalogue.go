@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/core"
@@ -16,15 +17,18 @@ func (s *Server) ListProducts(ctx context.Context, req api.ListProductsRequestOb
 	if req.Params.Limit != nil {
 		f.Limit = *req.Params.Limit
 	}
-	page, err := s.cfg.Services.Catalogue.ListProducts(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	items := make([]api.Product, len(page.Items))
-	for i, p := range page.Items {
-		items[i] = toAPIProduct(p)
-	}
-	return api.ListProducts200JSONResponse{Body: api.ProductList{Items: items, NextCursor: nullableFrom(page.NextCursor)}}, nil
+	key := "products\x00" + f.Cursor + "\x00" + strconv.Itoa(f.Limit)
+	return s.catalogueResponse(ctx, key, func() (any, error) {
+		page, err := s.cfg.Services.Catalogue.ListProducts(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		items := make([]api.Product, len(page.Items))
+		for i, p := range page.Items {
+			items[i] = toAPIProduct(p)
+		}
+		return api.ProductList{Items: items, NextCursor: nullableFrom(page.NextCursor)}, nil
+	})
 }
 
 // GetProduct implements GET /v1/products/{id}.
@@ -63,9 +67,17 @@ func (s *Server) GetProduct(ctx context.Context, req api.GetProductRequestObject
 
 // ListPlans implements GET /v1/plans.
 func (s *Server) ListPlans(ctx context.Context, req api.ListPlansRequestObject) (api.ListPlansResponseObject, error) {
+	key := "plans"
+	if req.Params.ProductId != nil {
+		key += "\x00" + *req.Params.ProductId
+	}
+	return s.catalogueResponse(ctx, key, func() (any, error) { return s.listPlans(ctx, req) })
+}
+
+func (s *Server) listPlans(ctx context.Context, req api.ListPlansRequestObject) (api.PlanList, error) {
 	plans, err := s.cfg.Services.Catalogue.ListPlans(ctx, core.PlanFilter{ProductID: req.Params.ProductId})
 	if err != nil {
-		return nil, err
+		return api.PlanList{}, err
 	}
 	items := make([]api.PlanWithPrices, len(plans))
 	for i, p := range plans {
@@ -94,7 +106,7 @@ func (s *Server) ListPlans(ctx context.Context, req api.ListPlansRequestObject) 
 			Prices:             prices,
 		}
 	}
-	return api.ListPlans200JSONResponse{Body: api.PlanList{Items: items, NextCursor: nullableFrom[string](nil)}}, nil
+	return api.PlanList{Items: items, NextCursor: nullableFrom[string](nil)}, nil
 }
 
 func toAPIProduct(p *core.Product) api.Product {

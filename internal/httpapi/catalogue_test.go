@@ -308,3 +308,59 @@ func TestListPlans(t *testing.T) {
 		}
 	})
 }
+
+// TestCatalogueAnswersFollowTheCatalogue: catalogue lists are answered from encoded bodies
+// kept per catalogue version, so a change made behind the API's back (psql, a migration,
+// the seed) shows in the very next answer, and an unchanged catalogue answers the same bytes.
+func TestCatalogueAnswersFollowTheCatalogue(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	token := apitest.OrgToken(uuid.New())
+	get := func(path string) []byte {
+		t.Helper()
+		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: path, Token: token})
+		if resp.Status != http.StatusOK {
+			t.Fatalf("GET %s: status %d: %s", path, resp.Status, resp.Body)
+		}
+		return resp.Body
+	}
+	plansPath := "/v1/plans?product_id=" + productEinvoice
+	plans, products := get(plansPath), get("/v1/products")
+	if again := get(plansPath); string(again) != string(plans) {
+		t.Fatalf("unchanged catalogue, different plans:\n%s\n%s", plans, again)
+	}
+
+	for _, change := range []struct {
+		name, sql, path, want string
+	}{
+		{"PlanRenamed", `UPDATE plans SET name = 'Growth, renamed' WHERE id = '` + planEinvoiceGrowthMonthly + `'`, plansPath, `"Growth, renamed"`},
+		{"PriceChanged", `UPDATE prices SET amount = 31337 WHERE plan_id = '` + planEinvoiceGrowthMonthly + `' AND amount IS NOT NULL`, plansPath, `31337`},
+		{"ProductRenamed", `UPDATE products SET name_en = 'E-invoicing, renamed' WHERE id = '` + productEinvoice + `'`, "/v1/products", `"E-invoicing, renamed"`},
+	} {
+		before := get(change.path)
+		if strings.Contains(string(before), change.want) {
+			t.Fatalf("%s: %s already in %s", change.name, change.want, before)
+		}
+		env.Exec(change.sql)
+		if after := get(change.path); !strings.Contains(string(after), change.want) {
+			t.Errorf("%s: the next answer does not show the change: %s", change.name, after)
+		}
+	}
+	if string(get(plansPath)) == string(plans) || string(get("/v1/products")) == string(products) {
+		t.Error("the answers are those of the catalogue before the changes")
+	}
+
+	// A statement that changes no row still raises the version: the cache only ever errs
+	// towards reading the catalogue again.
+	var before, after int64
+	if err := env.Pool.QueryRow(context.Background(), `SELECT version FROM catalogue_version`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	env.Exec(`DELETE FROM prices WHERE false`)
+	if err := env.Pool.QueryRow(context.Background(), `SELECT version FROM catalogue_version`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before+1 {
+		t.Errorf("catalogue version %d after a statement on prices, want %d", after, before+1)
+	}
+}

@@ -9,7 +9,8 @@ import (
 // Server implements the generated strict server interface over the core services. Handlers
 // are thin: decode the typed request, call a service, convert the result.
 type Server struct {
-	cfg Config
+	cfg       Config
+	catalogue catalogueResponses
 }
 
 var _ api.StrictServerInterface = (*Server)(nil)

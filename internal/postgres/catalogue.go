@@ -76,6 +76,15 @@ func (s *CatalogueService) FindProductByID(ctx context.Context, id uuid.UUID) (*
 	return p, nil
 }
 
+// Version returns the catalogue's version (migration 00102 raises it on every change).
+func (s *CatalogueService) Version(ctx context.Context) (int64, error) {
+	v, err := s.db.queries(ctx).CatalogueVersionGet(ctx)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return v, nil
+}
+
 // ListPlans implements core.CatalogueService.
 func (s *CatalogueService) ListPlans(ctx context.Context, f core.PlanFilter) ([]*core.Plan, error) {
 	var productID *uuid.UUID

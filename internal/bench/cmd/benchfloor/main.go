@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/einvoice"
+	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/secretbox"
 )
 
@@ -50,7 +52,11 @@ func run(listen, dsn string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pool, err := pgxpool.New(ctx, dsn) // the API's pool settings: pgx's defaults
+	cfg, err := postgres.PoolConfig(dsn) // the API's pool settings
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -84,6 +90,43 @@ type floor struct {
 	pool   *pgxpool.Pool
 	box    *secretbox.Box
 	growth *groupCommit
+
+	// The catalogue bodies of the current catalogue version, as the API keeps them.
+	mu      sync.Mutex
+	version int64
+	bodies  map[string][]byte
+}
+
+// catalogueRead answers a catalogue list as the API does: it reads the catalogue version,
+// then the body encoded for that version, building it only when there is none.
+func (f *floor) catalogueRead(w http.ResponseWriter, r *http.Request, build func() (any, error)) {
+	version, err := dbq.New(f.pool).CatalogueVersionGet(r.Context())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	key := r.URL.Path + "?" + r.URL.RawQuery
+	f.mu.Lock()
+	body, ok := f.bodies[key]
+	ok = ok && f.version == version
+	f.mu.Unlock()
+	if !ok {
+		v, err := build()
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		body, _ = json.Marshal(v)
+		f.mu.Lock()
+		if version != f.version {
+			f.version, f.bodies = version, map[string][]byte{}
+		}
+		f.bodies[key] = body
+		f.mu.Unlock()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 func reply(w http.ResponseWriter, status int, v any) {
@@ -115,18 +158,20 @@ func (f *floor) getOrganization(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, row)
 }
 
-// listProducts: CatalogueService.ListProducts with the default page.
+// listProducts: CatalogueService.ListProducts with the default page, kept per catalogue
+// version.
 func (f *floor) listProducts(w http.ResponseWriter, r *http.Request) {
-	const limit = 50 // core.DefaultPageLimit
-	rows, err := dbq.New(f.pool).ProductList(r.Context(), dbq.ProductListParams{MaxRows: limit + 1})
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	reply(w, http.StatusOK, map[string]any{"items": rows[:min(len(rows), limit)]})
+	f.catalogueRead(w, r, func() (any, error) {
+		const limit = 50 // core.DefaultPageLimit
+		rows, err := dbq.New(f.pool).ProductList(r.Context(), dbq.ProductListParams{MaxRows: limit + 1})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"items": rows[:min(len(rows), limit)]}, nil
+	})
 }
 
-// listPlans: CatalogueService.ListPlans, plans then their prices.
+// listPlans: CatalogueService.ListPlans, plans then their prices, kept per catalogue version.
 func (f *floor) listPlans(w http.ResponseWriter, r *http.Request) {
 	var product *uuid.UUID
 	if v := r.URL.Query().Get("product_id"); v != "" {
@@ -137,35 +182,35 @@ func (f *floor) listPlans(w http.ResponseWriter, r *http.Request) {
 		}
 		product = &id
 	}
-	q := dbq.New(f.pool)
-	plans, err := q.PlanList(r.Context(), product)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	ids := make([]uuid.UUID, len(plans))
-	for i, p := range plans {
-		ids[i] = p.ID
-	}
-	prices, err := q.PriceListByPlans(r.Context(), ids)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	type plan struct {
-		dbq.Plan
-		Prices []dbq.Price `json:"prices"`
-	}
-	out := make([]plan, len(plans))
-	byID := make(map[uuid.UUID]*plan, len(plans))
-	for i, p := range plans {
-		out[i] = plan{Plan: p, Prices: []dbq.Price{}}
-		byID[p.ID] = &out[i]
-	}
-	for _, p := range prices {
-		byID[p.PlanID].Prices = append(byID[p.PlanID].Prices, p)
-	}
-	reply(w, http.StatusOK, map[string]any{"items": out})
+	f.catalogueRead(w, r, func() (any, error) {
+		q := dbq.New(f.pool)
+		plans, err := q.PlanList(r.Context(), product)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]uuid.UUID, len(plans))
+		for i, p := range plans {
+			ids[i] = p.ID
+		}
+		prices, err := q.PriceListByPlans(r.Context(), ids)
+		if err != nil {
+			return nil, err
+		}
+		type plan struct {
+			dbq.Plan
+			Prices []dbq.Price `json:"prices"`
+		}
+		out := make([]plan, len(plans))
+		byID := make(map[uuid.UUID]*plan, len(plans))
+		for i, p := range plans {
+			out[i] = plan{Plan: p, Prices: []dbq.Price{}}
+			byID[p.ID] = &out[i]
+		}
+		for _, p := range prices {
+			byID[p.PlanID].Prices = append(byID[p.PlanID].Prices, p)
+		}
+		return map[string]any{"items": out}, nil
+	})
 }
 
 // createSupportCase: an Idempotency-Key POST (IdempotencyService.Run) around
