@@ -426,7 +426,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
+	out := newBufferedLog(stdout)
+	defer out.Close() // deferred first, so it runs last: it writes the shutdown's lines too
+	logger := slog.New(flushOnWarning{Handler: slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.logLevel}), out: out})
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -502,6 +504,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	logger.Info("serving", "addr", ln.Addr().String(), "development", cfg.development)
+	_ = out.Flush() // whoever waits for the server to listen reads this line now
 
 	if addr := getenv("PPROF_ADDR"); addr != "" {
 		go servePprof(addr, logger)

@@ -73,7 +73,7 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	// cost is paid, and the file is deleted with the folder unless -keep.
 	env.api = &process{name: "api", base: "http://" + apiAddr, cmd: exec.Command(o.server)}
 	env.api.cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+apiAddr,
-		"APP_ENV=development", "LOG_LEVEL=info", "PPROF_ADDR="+pprofAddr)
+		"APP_ENV=development", "LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"), "PPROF_ADDR="+pprofAddr)
 	env.api.cmd.Stdout, env.api.cmd.Stderr = apiLog, apiLog
 	env.pprofAddr = pprofAddr
 	env.floor = &process{name: "floor", base: "http://" + floorAddr,
@@ -179,4 +179,11 @@ func (p *process) memory(field string) int64 {
 // its own peak. It returns false where the kernel refuses; peaks are then cumulative.
 func (p *process) resetPeak() bool {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.cmd.Process.Pid), []byte("5"), 0) == nil
+}
+
+func valueOr(v, fallback string) string {
+	if v == "" {
+		return fallback
+	}
+	return v
 }
