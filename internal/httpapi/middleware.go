@@ -66,7 +66,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		if !clientRequestID.MatchString(id) {
 			id = "req_" + uuid.Must(uuid.NewV7()).String()
 		}
-		log := base.With("request_id", id)
+		log := slog.New(requestIDHandler{Handler: base.Handler(), id: id})
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
@@ -139,3 +139,25 @@ func (r *responseRecorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *responseRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// requestIDHandler adds the request id to each record of one request as it is logged.
+// Logger.With would format it into a new handler for every request, logged or not.
+type requestIDHandler struct {
+	slog.Handler
+	id string
+}
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone() // the caller's record is not ours to extend
+	r.AddAttrs(slog.String("request_id", h.id))
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return requestIDHandler{Handler: h.Handler.WithAttrs(attrs), id: h.id}
+}
+
+// WithGroup fixes the request id outside the group, where Handle would otherwise add it.
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return h.Handler.WithAttrs([]slog.Attr{slog.String("request_id", h.id)}).WithGroup(name)
+}

@@ -1,0 +1,40 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestRequestIDHandler(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	base := slog.New(slog.NewJSONHandler(&out, nil))
+	log := slog.New(requestIDHandler{Handler: base.Handler(), id: "req_1"})
+
+	log.Info("one", "a", 1, "b", 2, "c", 3, "d", 4, "e", 5, "f", 6)
+	log.With("component", "x").Warn("two")
+	log.WithGroup("g").Info("three", "k", "v")
+
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines: %s", len(lines), out.String())
+	}
+	for _, line := range lines {
+		if n := strings.Count(line, `"request_id":"req_1"`); n != 1 {
+			t.Errorf("request_id %d times in %s", n, line)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if m["request_id"] != "req_1" {
+			t.Errorf("request_id not at the top level of %s", line)
+		}
+	}
+	if !strings.Contains(lines[2], `"g":{"k":"v"}`) {
+		t.Errorf("the group lost its attributes: %s", lines[2])
+	}
+}
