@@ -1,35 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/provider/coreapi/internal/apitest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the flusher goroutine and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
 
 func TestBufferedLog(t *testing.T) {
 	t.Parallel()
-	var sink syncBuffer
+	var sink apitest.SyncBuffer
 	out := newBufferedLog(&sink)
 	logger := slog.New(flushOnWarning{Handler: slog.NewJSONHandler(out, nil), out: out}).With("component", "test")
 

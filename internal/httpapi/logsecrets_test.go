@@ -1,38 +1,18 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/provider/coreapi/internal/apitest"
 	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/postgres"
 )
-
-// lockedBuffer is a log destination shared by concurrent requests.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // secretFields are the response fields that carry a credential shown once.
 var secretFields = map[string]bool{"full_key": true, "secret": true, "access_token": true, "token": true, "signing_secret": true}
@@ -66,7 +46,7 @@ func collectSecrets(body []byte, secrets map[string]bool) {
 // looks for each secret (and each secret part of a key) in the logs.
 func TestLogsHoldNoSecrets(t *testing.T) {
 	t.Parallel()
-	logs := &lockedBuffer{}
+	logs := &apitest.SyncBuffer{}
 	env := apitest.New(t, func(c *httpapi.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})

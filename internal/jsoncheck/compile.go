@@ -42,6 +42,11 @@ const (
 	kindAll = kindObject | kindArray | kindString | kindNumber | kindInteger | kindBoolean
 )
 
+var kindOfType = map[string]kinds{
+	openapi3.TypeObject: kindObject, openapi3.TypeArray: kindArray, openapi3.TypeString: kindString,
+	openapi3.TypeNumber: kindNumber, openapi3.TypeInteger: kindInteger, openapi3.TypeBoolean: kindBoolean,
+}
+
 // node is one compiled schema. Its fields mirror kin-openapi's visitJSON in the order it
 // applies them: null, empty schema, anyOf/allOf, enum, then the keywords of the value's kind.
 type node struct {
@@ -183,25 +188,13 @@ func (c *compiler) node(s *openapi3.Schema) (*node, error) {
 
 	if s.Type == nil {
 		n.types = kindAll
-	} else {
-		for _, t := range s.Type.Slice() {
-			switch t {
-			case openapi3.TypeObject:
-				n.types |= kindObject
-			case openapi3.TypeArray:
-				n.types |= kindArray
-			case openapi3.TypeString:
-				n.types |= kindString
-			case openapi3.TypeNumber:
-				n.types |= kindNumber
-			case openapi3.TypeInteger:
-				n.types |= kindInteger
-			case openapi3.TypeBoolean:
-				n.types |= kindBoolean
-			default:
-				return nil, unsupported("type " + t)
-			}
+	}
+	for _, t := range s.Type.Slice() {
+		kind, ok := kindOfType[t]
+		if !ok {
+			return nil, unsupported("type " + t)
 		}
+		n.types |= kind
 	}
 
 	if err := n.compileString(s); err != nil {

@@ -371,20 +371,32 @@ func (p *parser) object(n *node) bool {
 		if !ok {
 			return false
 		}
-		p.space()
-		if p.pos >= len(p.data) {
+		more, ok := p.separator('}')
+		if !ok {
 			return false
 		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
+		if !more {
 			return n == nil || seen == 1<<n.requiredCount-1
-		default:
-			return false
 		}
 	}
+}
+
+// separator consumes what follows a member or an element: a comma, when more follow, or the
+// closing byte.
+func (p *parser) separator(closing byte) (more, ok bool) {
+	p.space()
+	if p.pos >= len(p.data) {
+		return false, false
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		return true, true
+	case closing:
+		p.pos++
+		return false, true
+	}
+	return false, false
 }
 
 // array checks an array against n (nil: any array).
@@ -425,18 +437,12 @@ func (p *parser) array(n *node) bool {
 			spans[count] = [2]int{start, p.pos}
 		}
 		count++
-		p.space()
-		if p.pos >= len(p.data) {
+		more, ok := p.separator(']')
+		if !ok {
 			return false
 		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
+		if !more {
 			return n == nil || (count >= n.minItems && (n.maxItems < 0 || count <= n.maxItems))
-		default:
-			return false
 		}
 	}
 }

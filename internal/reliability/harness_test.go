@@ -9,7 +9,6 @@
 package reliability_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,13 +21,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/provider/coreapi/internal/apitest"
 	"github.com/provider/coreapi/internal/pgcluster"
 )
 
@@ -127,27 +126,9 @@ type server struct {
 	t    testing.TB
 	addr string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *apitest.SyncBuffer
 	done chan struct{}
 	err  error // the exit status, once done is closed
-}
-
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // freeAddr returns a loopback address nothing listens on.
@@ -168,7 +149,7 @@ func startServer(t testing.TB, dsn, addr string, env ...string) *server {
 	if addr == "" {
 		addr = freeAddr(t)
 	}
-	s := &server{t: t, addr: addr, out: &syncBuffer{}, done: make(chan struct{})}
+	s := &server{t: t, addr: addr, out: &apitest.SyncBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(binary)
 	s.cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+addr, "APP_ENV=development", "LOG_LEVEL=warn")
 	s.cmd.Env = append(s.cmd.Env, env...)
