@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"golang.org/x/time/rate"
 
 	"github.com/provider/coreapi/internal/core"
@@ -31,7 +32,11 @@ func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p
 	if origin := r.Header.Get("Origin"); origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
 		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
 	}
-	if err := c.limits.take(w, p.APIKeyID.String(), rs.RateLimitPolicy); err != nil {
+	var apiKey uuid.UUID // restrictions come with a key; uuid.Nil would share one bucket
+	if p.APIKeyID != nil {
+		apiKey = *p.APIKeyID
+	}
+	if err := c.limits.take(w, apiKey, rs.RateLimitPolicy); err != nil {
 		c.metrics.RateLimited(rs.RateLimitPolicy)
 		return err
 	}
@@ -67,25 +72,32 @@ func originAllowed(origin string, allowed []string) bool {
 // several processes each enforces the policy on the requests it serves (see README).
 type rateLimits struct {
 	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
+	buckets map[bucketKey]*rate.Limiter
 	now     func() time.Time
 }
 
+// bucketKey names a bucket: a key's bucket starts afresh when its policy changes.
+type bucketKey struct {
+	apiKey uuid.UUID
+	policy string
+}
+
 func newRateLimits() *rateLimits {
-	return &rateLimits{buckets: map[string]*rate.Limiter{}, now: time.Now}
+	return &rateLimits{buckets: map[bucketKey]*rate.Limiter{}, now: time.Now}
 }
 
 // take spends one request of key's bucket, or answers rate_limited with Retry-After.
-func (l *rateLimits) take(w http.ResponseWriter, key, policyName string) error {
+func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName string) error {
 	policy, ok := core.RateLimitPolicies[policyName]
 	if !ok {
 		policy = core.RateLimitPolicies[core.DefaultRateLimitPolicy]
 	}
+	key := bucketKey{apiKey, policyName}
 	l.mu.Lock()
-	b := l.buckets[key+"|"+policyName]
+	b := l.buckets[key]
 	if b == nil {
 		b = rate.NewLimiter(rate.Limit(policy.Rate), policy.Burst)
-		l.buckets[key+"|"+policyName] = b
+		l.buckets[key] = b
 	}
 	l.mu.Unlock()
 
