@@ -54,7 +54,7 @@ func TestJSONCheckAgreesWithKinOpenAPI(t *testing.T) {
 		{`{"type":"string","format":"uri"}`, []string{`"https://example.com/x"`, `"/x"`, `"https://"`, `"mailto:a@b"`}},
 		{`{"type":"string","enum":["a","b"]}`, []string{`"a"`, `"b"`, `"c"`, `"\u0061"`, `null`, `1`}},
 		{`{"type":"string","enum":["a"],"nullable":true}`, []string{`"a"`, `null`, `"b"`}},
-		{`{"type":"integer"}`, []string{`1`, `-1`, `0`, `-0`, `1.0`, `1.5`, `1e2`, `1E+2`, `1e-2`, `9007199254740993`, `1e400`, `-1e400`, `"1"`, `01`, `1.`, `.5`, `-`, `+1`, `true`}},
+		{`{"type":"integer"}`, []string{`1`, `-1`, `0`, `-0`, `-01`, `1.0`, `1.5`, `1e2`, `1E+2`, `1e-2`, `1e`, `1.e5`, `1e+`, `9007199254740993`, `1e400`, `-1e400`, `"1"`, `01`, `1.`, `.5`, `-`, `+1`, `true`}},
 		{`{"type":"integer","format":"int32","minimum":1,"maximum":100}`, []string{`0`, `1`, `100`, `101`, `2147483648`, `50.0`}},
 		{`{"type":"integer","format":"int64"}`, []string{`9223372036854775807`, `9223372036854775808`, `-9223372036854775808`, `1e19`, `-1e19`}},
 		{`{"type":"number","minimum":0,"exclusiveMinimum":true,"maximum":10,"exclusiveMaximum":true}`, []string{`0`, `0.1`, `10`, `9.99`, `-0`, `5e-324`}},

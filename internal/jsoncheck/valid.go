@@ -240,20 +240,13 @@ func (p *parser) numberText() (string, bool) {
 	case i < len(d) && d[i] == '0':
 		i++
 	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
+		i = digitsEnd(d, i)
 	default:
 		return "", false
 	}
 	if i < len(d) && d[i] == '.' {
-		i++
-		digits := i
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-		if i == digits {
-			return "", false
+		if i = digitsEnd(d, i+1); d[i-1] == '.' {
+			return "", false // a fraction needs a digit
 		}
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
@@ -261,16 +254,21 @@ func (p *parser) numberText() (string, bool) {
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
 		}
-		digits := i
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-		if i == digits {
+		exponent := i
+		if i = digitsEnd(d, i); i == exponent {
 			return "", false
 		}
 	}
 	p.pos = i
 	return bytesString(d[start:i]), true
+}
+
+// digitsEnd returns the index after the run of decimal digits of d starting at i.
+func digitsEnd(d []byte, i int) int {
+	for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func (p *parser) number(n *node) bool {
