@@ -89,6 +89,7 @@ test-reliability: ## Faults, crashes, three processes, slow clients and secrets 
 	$(GO) test -run '^$$' -fuzz '^FuzzContractGate$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzStrictJSONBodyDecoder$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzJSONCheck$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidSyntax$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck/
 	$(GO) test -run '^$$' -fuzz '^FuzzInvoice$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
 
 
