@@ -318,24 +318,33 @@ func integerFormatValid(f openapi3.IntegerFormatValidator, v float64) bool {
 	}
 }
 
-func (p *parser) enter() bool {
+// open enters the container whose opening byte is at pos, within maxDepth, and reports
+// whether it closes at once. The caller leaves it by decrementing depth.
+func (p *parser) open(closing byte) (empty, ok bool) {
 	p.depth++
-	return p.depth <= maxDepth
+	if p.depth > maxDepth {
+		return false, false
+	}
+	p.pos++
+	p.space()
+	if p.pos < len(p.data) && p.data[p.pos] == closing {
+		p.pos++
+		return true, true
+	}
+	return false, true
 }
 
 // object checks an object against n (nil: any object).
 func (p *parser) object(n *node) bool {
-	if !p.enter() {
+	empty, ok := p.open('}')
+	defer func() { p.depth-- }()
+	if !ok {
 		return false
 	}
-	defer func() { p.depth-- }()
-	p.pos++ // {
-	var seen uint64
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
+	if empty {
 		return n == nil || n.requiredCount == 0
 	}
+	var seen uint64
 	for {
 		p.space()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
@@ -399,11 +408,14 @@ func (p *parser) separator(closing byte) (more, ok bool) {
 
 // array checks an array against n (nil: any array).
 func (p *parser) array(n *node) bool {
-	if !p.enter() {
+	empty, ok := p.open(']')
+	defer func() { p.depth-- }()
+	if !ok {
 		return false
 	}
-	defer func() { p.depth-- }()
-	p.pos++ // [
+	if empty {
+		return n == nil || n.minItems == 0
+	}
 	var items *node
 	itemsNullOK := true
 	if n != nil {
@@ -412,11 +424,6 @@ func (p *parser) array(n *node) bool {
 	// Unique items are decided here only for strings without escapes, compared as bytes.
 	var spans [maxUniqueItems][2]int
 	count := 0
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return n == nil || n.minItems == 0
-	}
 	for {
 		p.space()
 		start := p.pos
