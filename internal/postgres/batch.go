@@ -27,6 +27,10 @@ type batcher[T any] struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+	// entries and items are the writer's, reused from batch to batch: write must not keep
+	// the slice it is given.
+	entries []batchEntry[T]
+	items   []T
 }
 
 type batchEntry[T any] struct {
@@ -35,6 +39,7 @@ type batchEntry[T any] struct {
 	ack   chan error // receives the outcome of the write; nil when nobody waits
 }
 
+// newBatcher starts a batcher; write is called from one goroutine and must not keep items.
 func newBatcher[T any](capacity, maxBatch int, linger time.Duration, write func(context.Context, []T) error) *batcher[T] {
 	b := &batcher[T]{
 		write:    write,
@@ -112,8 +117,7 @@ func (b *batcher[T]) run() {
 			b.drain()
 			return
 		}
-		entries := b.collect([]batchEntry[T]{first})
-		b.commit(entries)
+		b.commit(b.collect(append(b.entries[:0], first)))
 	}
 }
 
@@ -152,15 +156,17 @@ func (b *batcher[T]) drain() {
 	for {
 		select {
 		case e := <-b.queue:
-			b.commit(b.collect([]batchEntry[T]{e}))
+			b.commit(b.collect(append(b.entries[:0], e)))
 		default:
 			return
 		}
 	}
 }
 
+// commit writes a batch, then keeps its slices for the next one, emptied so that what they
+// referenced can be collected.
 func (b *batcher[T]) commit(entries []batchEntry[T]) {
-	items := make([]T, 0, len(entries))
+	items := b.items[:0]
 	for _, e := range entries {
 		if !e.flush {
 			items = append(items, e.item)
@@ -177,4 +183,7 @@ func (b *batcher[T]) commit(entries []batchEntry[T]) {
 			e.ack <- err
 		}
 	}
+	clear(entries)
+	clear(items)
+	b.entries, b.items = entries[:0], items[:0]
 }
