@@ -139,3 +139,45 @@ func mustOpen(t *testing.T, env *apitest.Env) *postgres.DB {
 	t.Helper()
 	return &postgres.DB{Pool: env.Pool}
 }
+
+// TestAccessLogLine: every request gets one line with its method, path, route template,
+// status, size, duration and request id, at the top level of the JSON record.
+func TestAccessLogLine(t *testing.T) {
+	t.Parallel()
+	logs := &apitest.SyncBuffer{}
+	env := apitest.New(t, func(c *httpapi.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	})
+	id := "00000000-0000-4000-8000-000000000000"
+	resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/organizations/" + id, Token: "dev:operator",
+		Header: http.Header{"Request-Id": {"trace-access-log-1"}}})
+	if resp.Status != http.StatusNotFound {
+		t.Fatalf("status %d: %s", resp.Status, resp.Body)
+	}
+	var line map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		if m["msg"] == "request" && m["request_id"] == "trace-access-log-1" {
+			if line != nil {
+				t.Fatalf("two access lines for one request: %v and %v", line, m)
+			}
+			line = m
+		}
+	}
+	if line == nil {
+		t.Fatalf("no access line with the request id: %s", logs.String())
+	}
+	want := map[string]any{"level": "INFO", "method": "GET", "path": "/v1/organizations/" + id,
+		"route": "/v1/organizations/{id}", "status": float64(404), "bytes": float64(len(resp.Body))}
+	for k, v := range want {
+		if line[k] != v {
+			t.Errorf("%s: got %v, want %v (line %v)", k, line[k], v, line)
+		}
+	}
+	if d, ok := line["duration"].(float64); !ok || d <= 0 {
+		t.Errorf("duration %v", line["duration"])
+	}
+}

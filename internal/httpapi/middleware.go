@@ -23,6 +23,9 @@ type requestInfo struct {
 	// of the problem answered, if any. Both feed the request log.
 	principal *core.Principal
 	errorCode string
+	// id and log make the request's logger, built only when something is logged (logger).
+	id  string
+	log *slog.Logger
 }
 
 // noteRequest records on the request's shared info what the request log needs to know.
@@ -66,12 +69,10 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		if !clientRequestID.MatchString(id) {
 			id = "req_" + uuid.Must(uuid.NewV7()).String()
 		}
-		log := slog.New(requestIDHandler{Handler: base.Handler(), id: id})
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
-		ctx = context.WithValue(ctx, loggerKey{}, log)
-		info := &requestInfo{header: r.Header}
+		info := &requestInfo{header: r.Header, id: id, log: base}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		r = r.WithContext(ctx)
 		rec := &responseRecorder{ResponseWriter: w, requestID: id}
@@ -82,7 +83,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				log.Error("panic", "panic", p, "stack", string(debug.Stack()))
+				logger(ctx).Error("panic", "panic", p, "stack", string(debug.Stack()))
 				if !rec.wroteHeader {
 					writeProblem(rec, r, core.Errorf(core.EInternal, "An unexpected error occurred; it has been logged."))
 				}
@@ -94,13 +95,14 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 			}
 			m.ObserveRequest(r.Method, info.route, status, elapsed)
 			// The path only, never the query: nothing secret travels in this API's paths.
-			log.LogAttrs(ctx, slog.LevelInfo, "request",
+			base.LogAttrs(ctx, slog.LevelInfo, "request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", info.route),
 				slog.Int("status", status),
 				slog.Int64("bytes", rec.bytes),
-				slog.Duration("duration", elapsed))
+				slog.Duration("duration", elapsed),
+				slog.String("request_id", id))
 			recordRequest(sink, info, r, status, start)
 		}()
 		next.ServeHTTP(rec, r)
@@ -139,25 +141,3 @@ func (r *responseRecorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *responseRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// requestIDHandler adds the request id to each record of one request as it is logged.
-// Logger.With would format it into a new handler for every request, logged or not.
-type requestIDHandler struct {
-	slog.Handler
-	id string
-}
-
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
-	r = r.Clone() // the caller's record is not ours to extend
-	r.AddAttrs(slog.String("request_id", h.id))
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return requestIDHandler{Handler: h.Handler.WithAttrs(attrs), id: h.id}
-}
-
-// WithGroup fixes the request id outside the group, where Handle would otherwise add it.
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return h.Handler.WithAttrs([]slog.Attr{slog.String("request_id", h.id)}).WithGroup(name)
-}

@@ -140,10 +140,8 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 
 // logger returns the request-scoped logger.
 func logger(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok && info.log != nil {
+		return info.log.With(slog.String("request_id", info.id))
 	}
 	return slog.Default()
 }
-
-type loggerKey struct{}

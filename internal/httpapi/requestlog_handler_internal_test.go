@@ -2,17 +2,20 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
 )
 
-func TestRequestIDHandler(t *testing.T) {
+// The request's logger carries its id once, at the top level, whatever the caller adds.
+func TestRequestLogger(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	base := slog.New(slog.NewJSONHandler(&out, nil))
-	log := slog.New(requestIDHandler{Handler: base.Handler(), id: "req_1"})
+	ctx := context.WithValue(context.Background(), requestInfoKey{}, &requestInfo{id: "req_1", log: base})
+	log := logger(ctx)
 
 	log.Info("one", "a", 1, "b", 2, "c", 3, "d", 4, "e", 5, "f", 6)
 	log.With("component", "x").Warn("two")
@@ -36,5 +39,8 @@ func TestRequestIDHandler(t *testing.T) {
 	}
 	if !strings.Contains(lines[2], `"g":{"k":"v"}`) {
 		t.Errorf("the group lost its attributes: %s", lines[2])
+	}
+	if logger(context.Background()) != slog.Default() {
+		t.Error("outside a request the default logger is expected")
 	}
 }
