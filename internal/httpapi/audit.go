@@ -46,7 +46,7 @@ func (s *Server) ListAuditEvents(ctx context.Context, req api.ListAuditEventsReq
 func jsonObject(raw json.RawMessage) nullable.Nullable[map[string]any] {
 	var m map[string]any
 	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
-		return nullable.NewNullNullable[map[string]any]()
+		return null[map[string]any]()
 	}
 	return nullable.NewNullableWithValue(m)
 }

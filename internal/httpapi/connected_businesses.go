@@ -104,11 +104,11 @@ func patchField[T any](n nullable.Nullable[T]) core.Field[T] {
 
 func uuidNullable(next *string) nullable.Nullable[api.ConnectedBusinessCursor] {
 	if next == nil {
-		return nullable.NewNullNullable[api.ConnectedBusinessCursor]()
+		return null[api.ConnectedBusinessCursor]()
 	}
 	id, err := uuid.Parse(*next)
 	if err != nil {
-		return nullable.NewNullNullable[api.ConnectedBusinessCursor]()
+		return null[api.ConnectedBusinessCursor]()
 	}
 	return nullable.NewNullableWithValue(id)
 }

@@ -46,7 +46,7 @@ func (s *Server) CreateVerifiedLoginOnboarding(ctx context.Context, req api.Crea
 			CapabilityId: done.Resource.CapabilityID, LifecycleStatus: done.Resource.LifecycleStatus, CreatedAt: done.ResourceAt,
 		},
 		ApiKey:       toAPIKey(&done.Key.APIKey),
-		ApiKeySecret: nullable.NewNullNullable[api.ApiKeySecret](),
+		ApiKeySecret: null[api.ApiKeySecret](),
 		Onboarding: api.OnboardingState{
 			Id: done.State.ID, OrganizationId: done.State.OrganizationID.String(),
 			IdentityIssuer: done.State.IdentityIssuer, IdentitySubject: done.State.IdentitySubject,

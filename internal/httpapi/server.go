@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"reflect"
+	"sync"
+
 	"github.com/oapi-codegen/nullable"
 
 	"github.com/provider/coreapi/gen/api"
@@ -19,9 +22,24 @@ var _ api.StrictServerInterface = (*Server)(nil)
 // when v is nil. (An unset nullable.Nullable would marshal as the zero value.)
 func nullableFrom[T any](v *T) nullable.Nullable[T] {
 	if v == nil {
-		return nullable.NewNullNullable[T]()
+		return null[T]()
 	}
 	return nullable.NewNullableWithValue(*v)
+}
+
+// nulls holds one null per type (reflect.Type → nullable.Nullable[T]). A Nullable is a map
+// that its methods replace and never write to, so the null fields of every response can
+// share one instead of each allocating a map of its own.
+var nulls sync.Map
+
+// null returns the shared null of T.
+func null[T any]() nullable.Nullable[T] {
+	t := reflect.TypeFor[T]()
+	n, ok := nulls.Load(t)
+	if !ok {
+		n, _ = nulls.LoadOrStore(t, nullable.NewNullNullable[T]())
+	}
+	return n.(nullable.Nullable[T])
 }
 
 // valueOf returns the value of an optional nullable request field, nil when absent or null.
