@@ -192,8 +192,9 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool, m 
 	return c, nil
 }
 
-// routeContexts recycles the route contexts the gate matches paths with: nothing keeps one
-// after the gate has answered or passed the request on.
+// routeContexts recycles chi's route contexts: the one the gate matches paths with, and the
+// one the routers route a request with (withRequestContext). Nothing keeps one after its
+// request is answered.
 var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 func (c *contract) middleware(next http.Handler) http.Handler {

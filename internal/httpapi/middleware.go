@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/core"
@@ -74,6 +75,12 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		ctx = core.WithRequestID(ctx, id)
 		info := &requestInfo{header: r.Header, id: id, log: base}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
+		// chi's routers below find their route context here: without one, the first would
+		// copy the request once more to carry it.
+		rctx := routeContexts.Get().(*chi.Context)
+		rctx.Reset()
+		defer routeContexts.Put(rctx)
+		ctx = context.WithValue(ctx, chi.RouteCtxKey, rctx)
 		r = r.WithContext(ctx)
 		rec := &responseRecorder{ResponseWriter: w, requestID: id}
 		rec.Header().Set("Request-Id", id)
