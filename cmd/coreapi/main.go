@@ -59,6 +59,7 @@ const environmentHelp = `Environment:
   CREDENTIAL_CACHE_TTL        how long an authenticated credential is trusted without a database
                               lookup when no change was announced (default 5s; 0: no cache)
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
+  GOGC, GOMEMLIMIT            Go's garbage collector settings (serve's defaults: 400 and 96MiB)
 `
 
 // Webhook delivery: how often a process looks for due deliveries (a new event reaches its
@@ -426,6 +427,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
+	tuneGC(getenv)
 	out := newBufferedLog(stdout)
 	defer out.Close() // deferred first, so it runs last: it writes the shutdown's lines too
 	logger := slog.New(flushOnWarning{Handler: slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.logLevel}), out: out})
