@@ -74,11 +74,26 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	env.api = &process{name: "api", base: "http://" + apiAddr, cmd: exec.Command(o.server)}
 	env.api.cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+apiAddr,
 		"APP_ENV=development", "LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"), "PPROF_ADDR="+pprofAddr)
+	// BENCH_API_ENV adds variables to the API's environment only, e.g. 'GOGC=100'.
+	env.api.cmd.Env = append(env.api.cmd.Env, strings.Fields(os.Getenv("BENCH_API_ENV"))...)
 	env.api.cmd.Stdout, env.api.cmd.Stderr = apiLog, apiLog
 	env.pprofAddr = pprofAddr
 	env.floor = &process{name: "floor", base: "http://" + floorAddr,
 		cmd: exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn)}
 	env.floor.cmd.Stderr = os.Stderr
+	if o.againstEnv != "" {
+		// The API against itself: the floor's column is the API with other variables.
+		env.floor = &process{name: "api (" + o.againstEnv + ")", base: "http://" + floorAddr, cmd: exec.Command(o.server)}
+		env.floor.cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+floorAddr,
+			"APP_ENV=development", "LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"))
+		env.floor.cmd.Env = append(env.floor.cmd.Env, strings.Fields(o.againstEnv)...)
+		againstLog, err := os.Create(filepath.Join(dir, "coreapi-against.log"))
+		if err != nil {
+			env.stop()
+			return nil, err
+		}
+		env.floor.cmd.Stdout, env.floor.cmd.Stderr = againstLog, againstLog
+	}
 	for _, p := range []*process{env.api, env.floor} {
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		if err := p.cmd.Start(); err != nil {

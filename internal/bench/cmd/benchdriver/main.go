@@ -34,6 +34,7 @@ type options struct {
 	keep          bool
 	durable       bool
 	pprofDir      string
+	againstEnv    string // instead of the floor, the API again with these variables
 }
 
 func main() {
@@ -49,7 +50,8 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this")
 	flag.BoolVar(&o.durable, "durable", false, "run PostgreSQL with fsync, as in production (writes then measure the disk too)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's folder (and the API's log) afterwards")
-	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile of the API's saturation phases into this folder (needs PPROF_ADDR support)")
+	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile and allocation profiles of the API's saturation phases into this folder (needs PPROF_ADDR support)")
+	flag.StringVar(&o.againstEnv, "against-env", "", "compare the API with itself run with these variables (e.g. 'GOGC=100') instead of with the floor")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

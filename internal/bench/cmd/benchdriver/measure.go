@@ -112,6 +112,8 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
+		log.Printf("%s round %d: api %.0f req/s, p50 %v, p99 %v; floor %.0f req/s, p50 %v, p99 %v", sc.name, round+1,
+			r.api.throughput, r.api.p50, r.api.p99, r.floor.throughput, r.floor.p50, r.floor.p99)
 		for _, p := range order {
 			if f := fig[p]; f.errors > 0 {
 				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)
@@ -123,29 +125,41 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 	return rounds[len(rounds)/2], nil
 }
 
-// profile fetches a CPU profile of the API while a saturation phase runs, when asked to.
+// profile fetches profiles of the API while a saturation phase runs, when asked to: its CPU
+// profile (<scenario>.pprof), its heap after a collection at the start (.heap.pprof), and
+// its allocation counts before and after (.allocs-before.pprof, .allocs-after.pprof:
+// `go tool pprof -sample_index=alloc_space -diff_base <before> <after>` shows what the phase
+// allocated).
 func (e *environment) profile(ctx context.Context, o options, name string, p *process) func() {
 	if o.pprofDir == "" || p != e.api {
 		return func() {}
 	}
 	seconds := int(o.duration.Seconds())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddr, seconds))
+	fetch := func(path, file string) {
+		resp, err := http.Get(fmt.Sprintf("http://%s%s", e.pprofAddr, path))
 		if err != nil {
 			log.Printf("profile: %v", err)
 			return
 		}
 		defer resp.Body.Close()
 		_ = os.MkdirAll(o.pprofDir, 0o755)
-		f, err := os.Create(filepath.Join(o.pprofDir, name+".pprof"))
+		f, err := os.Create(filepath.Join(o.pprofDir, file))
 		if err != nil {
 			log.Printf("profile: %v", err)
 			return
 		}
 		defer f.Close()
 		_, _ = io.Copy(f, resp.Body)
+	}
+	fetch("/debug/pprof/allocs", name+".allocs-before.pprof")
+	fetch("/debug/pprof/heap?gc=1", name+".heap.pprof")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fetch(fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), name+".pprof")
 	}()
-	return func() { <-done }
+	return func() {
+		<-done
+		fetch("/debug/pprof/allocs", name+".allocs-after.pprof")
+	}
 }
