@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"log"
@@ -184,6 +185,42 @@ func (p *process) memory(field string) int64 {
 	for s.Scan() {
 		if v, ok := strings.CutPrefix(s.Text(), field+":"); ok {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// cpuSeconds returns the CPU time the process has used so far (user and system), from
+// /proc/<pid>/stat in clock ticks (100 a second on Linux). PostgreSQL's work for the process
+// is not included: it is the same SQL for both servers.
+func (p *process) cpuSeconds() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; the fields after it are counted from its ')'.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100
+}
+
+// allocated returns the bytes the process's Go runtime has allocated since it started, read
+// from its Prometheus metrics; 0 when it serves none (the floor).
+func (p *process) allocated() float64 {
+	resp, err := http.Get(p.base + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	s := bufio.NewScanner(resp.Body)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "go_memstats_alloc_bytes_total "); ok {
+			n, _ := strconv.ParseFloat(v, 64)
 			return n
 		}
 	}

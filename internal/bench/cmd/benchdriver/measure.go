@@ -22,6 +22,11 @@ type figures struct {
 	peakKB     int64         // peak RSS over the scenario
 	errors     uint64        // non-2xx answers in all phases
 	sample     string        // one of them, for the log
+	// allocated is the bytes the process allocated per request at saturation (its Go
+	// runtime's count, from /metrics: the API only).
+	allocated float64
+	// cpu is the process's own CPU time per request at saturation, in seconds.
+	cpu float64
 }
 
 type result struct {
@@ -89,10 +94,14 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			r.peakReset = p.resetPeak() && r.peakReset
 			attack(ctx, sc, p.base, 0, workers, o.warmup)
 			stopProfile := env.profile(ctx, o, sc.name, p)
+			before, cpuBefore := p.allocated(), p.cpuSeconds()
 			m, sample := attack(ctx, sc, p.base, 0, workers, o.duration)
+			after, cpuAfter := p.allocated(), p.cpuSeconds()
 			stopProfile()
 			f := fig[p]
 			f.throughput = m.Throughput
+			f.allocated = (after - before) / float64(max(m.Requests, 1))
+			f.cpu = (cpuAfter - cpuBefore) / float64(max(m.Requests, 1))
 			f.errors += errorsOf(m)
 			if sample != "" {
 				f.sample = sample
@@ -112,8 +121,9 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		log.Printf("%s round %d: api %.0f req/s, p50 %v, p99 %v; floor %.0f req/s, p50 %v, p99 %v", sc.name, round+1,
-			r.api.throughput, r.api.p50, r.api.p99, r.floor.throughput, r.floor.p50, r.floor.p99)
+		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU, %.1f kB allocated per request), p50 %v, p99 %v; floor %.0f req/s (%.0f µs CPU per request), p50 %v, p99 %v",
+			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.allocated/1000, r.api.p50, r.api.p99,
+			r.floor.throughput, r.floor.cpu*1e6, r.floor.p50, r.floor.p99)
 		for _, p := range order {
 			if f := fig[p]; f.errors > 0 {
 				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)
