@@ -72,11 +72,16 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	}
 	// The API logs a JSON line per request as in production; it goes to a file so that its
 	// cost is paid, and the file is deleted with the folder unless -keep.
+	// apiEnv is the environment of an API process listening on addr, with the variables of
+	// extra ("NAME=value ...") last, so that they win.
+	apiEnv := func(addr, extra string) []string {
+		env := append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+addr, "APP_ENV=development",
+			"LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"))
+		return append(env, strings.Fields(extra)...)
+	}
 	env.api = &process{name: "api", base: "http://" + apiAddr, cmd: exec.Command(o.server)}
-	env.api.cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+apiAddr,
-		"APP_ENV=development", "LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"), "PPROF_ADDR="+pprofAddr)
 	// BENCH_API_ENV adds variables to the API's environment only, e.g. 'GOGC=100'.
-	env.api.cmd.Env = append(env.api.cmd.Env, strings.Fields(os.Getenv("BENCH_API_ENV"))...)
+	env.api.cmd.Env = apiEnv(apiAddr, "PPROF_ADDR="+pprofAddr+" "+os.Getenv("BENCH_API_ENV"))
 	env.api.cmd.Stdout, env.api.cmd.Stderr = apiLog, apiLog
 	env.pprofAddr = pprofAddr
 	env.floor = &process{name: "floor", base: "http://" + floorAddr,
@@ -85,9 +90,7 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	if o.againstEnv != "" {
 		// The API against itself: the floor's column is the API with other variables.
 		env.floor = &process{name: "api (" + o.againstEnv + ")", base: "http://" + floorAddr, cmd: exec.Command(o.server)}
-		env.floor.cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+floorAddr,
-			"APP_ENV=development", "LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"))
-		env.floor.cmd.Env = append(env.floor.cmd.Env, strings.Fields(o.againstEnv)...)
+		env.floor.cmd.Env = apiEnv(floorAddr, o.againstEnv)
 		againstLog, err := os.Create(filepath.Join(dir, "coreapi-against.log"))
 		if err != nil {
 			env.stop()
