@@ -7,8 +7,8 @@ import (
 // The garbage collector's defaults for serve, each unless the environment sets Go's own
 // variable (GOGC, GOMEMLIMIT), which then wins as usual.
 //
-// The server's live heap is small and mostly fixed (about 9 MB: the compiled contract, the
-// request-log and growth queues), and every request leaves a few kilobytes of garbage. With
+// The server's live heap is small and mostly fixed (6-9 MB: the compiled contract, the
+// request-log and growth queues), and every request leaves about ten kilobytes of garbage. With
 // Go's default (GOGC=100) a cycle started every ~9 MB allocated, about seven times a second
 // at 5,000 requests/s, and requests served during a cycle were several times slower (their
 // p50 1.7 ms against 0.4 ms outside one; docs/performance.md). A larger allowance makes
