@@ -24,8 +24,7 @@ type requestInfo struct {
 	// of the problem answered, if any. Both feed the request log.
 	principal *core.Principal
 	errorCode string
-	// id and log make the request's logger, built only when something is logged (logger).
-	id  string
+	// log is the server's logger; logger adds the request id when something is logged.
 	log *slog.Logger
 }
 
@@ -73,7 +72,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
-		info := &requestInfo{header: r.Header, id: id, log: base}
+		info := &requestInfo{header: r.Header, log: base}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		// chi's routers below find their route context here: without one, the first would
 		// copy the request once more to carry it.

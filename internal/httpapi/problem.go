@@ -141,7 +141,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 // logger returns the request-scoped logger.
 func logger(ctx context.Context) *slog.Logger {
 	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok && info.log != nil {
-		return info.log.With(slog.String("request_id", info.id))
+		return info.log.With(slog.String("request_id", core.RequestIDFrom(ctx)))
 	}
 	return slog.Default()
 }

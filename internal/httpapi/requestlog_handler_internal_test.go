@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/provider/coreapi/internal/core"
 )
 
 // The request's logger carries its id once, at the top level, whatever the caller adds.
@@ -14,7 +16,7 @@ func TestRequestLogger(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	base := slog.New(slog.NewJSONHandler(&out, nil))
-	ctx := context.WithValue(context.Background(), requestInfoKey{}, &requestInfo{id: "req_1", log: base})
+	ctx := context.WithValue(core.WithRequestID(context.Background(), "req_1"), requestInfoKey{}, &requestInfo{log: base})
 	log := logger(ctx)
 
 	log.Info("one", "a", 1, "b", 2, "c", 3, "d", 4, "e", 5, "f", 6)
