@@ -24,16 +24,16 @@ type process struct {
 	name   string
 	cmd    *exec.Cmd
 	base   string        // http://127.0.0.1:port
+	pprof  string        // where it serves Go's profiler (127.0.0.1:port)
 	exited chan struct{} // closed once the process has exited
 }
 
 type environment struct {
-	dir       string
-	cluster   *pgcluster.Cluster
-	api       *process
-	floor     *process
-	keep      bool
-	pprofAddr string
+	dir     string
+	cluster *pgcluster.Cluster
+	api     *process
+	floor   *process
+	keep    bool
 }
 
 // startEnvironment starts a throwaway cluster in a temporary folder (never the developer's
@@ -64,7 +64,7 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 		return nil, err
 	}
 	dsn := env.cluster.DSN("postgres")
-	apiAddr, floorAddr, pprofAddr := freeLoopback(), freeLoopback(), freeLoopback()
+	apiAddr, floorAddr := freeLoopback(), freeLoopback()
 	apiLog, err := os.Create(filepath.Join(dir, "coreapi.log"))
 	if err != nil {
 		env.stop()
@@ -79,18 +79,17 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 			"LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"))
 		return append(env, strings.Fields(extra)...)
 	}
-	env.api = &process{name: "api", base: "http://" + apiAddr, cmd: exec.Command(o.server)}
+	env.api = &process{name: "api", base: "http://" + apiAddr, pprof: freeLoopback(), cmd: exec.Command(o.server)}
 	// BENCH_API_ENV adds variables to the API's environment only, e.g. 'GOGC=100'.
-	env.api.cmd.Env = apiEnv(apiAddr, "PPROF_ADDR="+pprofAddr+" "+os.Getenv("BENCH_API_ENV"))
+	env.api.cmd.Env = apiEnv(apiAddr, "PPROF_ADDR="+env.api.pprof+" "+os.Getenv("BENCH_API_ENV"))
 	env.api.cmd.Stdout, env.api.cmd.Stderr = apiLog, apiLog
-	env.pprofAddr = pprofAddr
-	env.floor = &process{name: "floor", base: "http://" + floorAddr,
-		cmd: exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn)}
+	env.floor = &process{name: "floor", base: "http://" + floorAddr, pprof: freeLoopback()}
+	env.floor.cmd = exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn, "-pprof", env.floor.pprof)
 	env.floor.cmd.Stderr = os.Stderr
 	if o.againstEnv != "" {
 		// The API against itself: the floor's column is the API with other variables.
-		env.floor = &process{name: "api (" + o.againstEnv + ")", base: "http://" + floorAddr, cmd: exec.Command(o.server)}
-		env.floor.cmd.Env = apiEnv(floorAddr, o.againstEnv)
+		env.floor.name, env.floor.cmd = "api ("+o.againstEnv+")", exec.Command(o.server)
+		env.floor.cmd.Env = apiEnv(floorAddr, "PPROF_ADDR="+env.floor.pprof+" "+o.againstEnv)
 		againstLog, err := os.Create(filepath.Join(dir, "coreapi-against.log"))
 		if err != nil {
 			env.stop()
@@ -195,24 +194,56 @@ func (p *process) memory(field string) int64 {
 }
 
 // cpuSeconds returns the CPU time the process has used so far (user and system), from
-// /proc/<pid>/stat in clock ticks (100 a second on Linux). PostgreSQL's work for the process
-// is not included: it is the same SQL for both servers.
+// /proc/<pid>/stat. PostgreSQL's work for the process is counted apart: postgresCPU.
 func (p *process) cpuSeconds() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	self, _, _ := procCPU(p.cmd.Process.Pid)
+	return self
+}
+
+// procCPU reads /proc/<pid>/stat: the CPU time (user and system) of the process, that of
+// its children it has reaped, and its parent's pid.
+func procCPU(pid int) (self, reaped float64, ppid int) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, 0, 0
 	}
 	// The command name (field 2) may hold spaces; the fields after it are counted from its ')'.
 	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(fields) < 13 {
-		return 0
+	if len(fields) < 15 {
+		return 0, 0, 0
 	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / 100
+	ticks := func(i int) float64 { v, _ := strconv.ParseFloat(fields[i], 64); return v / 100 } // 100 a second on Linux
+	ppid, _ = strconv.Atoi(fields[1])
+	return ticks(11) + ticks(12), ticks(13) + ticks(14), ppid
 }
 
-// allocated returns the bytes the process's Go runtime has allocated since it started, read
+// postgresCPU returns the CPU time the cluster has used so far: the postmaster, its live
+// backends and workers, and those that have exited. The difference over a phase, divided by
+// its requests, is the database's work per request, which a server's own figure leaves out.
+func (e *environment) postgresCPU() float64 {
+	b, err := os.ReadFile(filepath.Join(e.cluster.Dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	postmaster, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return 0
+	}
+	total, reaped, _ := procCPU(postmaster)
+	total += reaped
+	entries, _ := os.ReadDir("/proc")
+	for _, entry := range entries {
+		pid, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		if self, reaped, ppid := procCPU(pid); ppid == postmaster {
+			total += self + reaped
+		}
+	}
+	return total
+}
+
 // from its Prometheus metrics; 0 when it serves none (the floor).
 func (p *process) allocated() float64 {
 	resp, err := http.Get(p.base + "/metrics")

@@ -25,8 +25,9 @@ type figures struct {
 	// allocated is the bytes the process allocated per request at saturation (its Go
 	// runtime's count, from /metrics: the API only).
 	allocated float64
-	// cpu is the process's own CPU time per request at saturation, in seconds.
-	cpu float64
+	// cpu is the process's own CPU time per request at saturation, in seconds; pgCPU is
+	// PostgreSQL's over the same phase.
+	cpu, pgCPU float64
 }
 
 type result struct {
@@ -94,14 +95,15 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			r.peakReset = p.resetPeak() && r.peakReset
 			attack(ctx, sc, p.base, 0, workers, o.warmup)
 			stopProfile := env.profile(ctx, o, sc.name, p)
-			before, cpuBefore := p.allocated(), p.cpuSeconds()
+			before, cpuBefore, pgBefore := p.allocated(), p.cpuSeconds(), env.postgresCPU()
 			m, sample := attack(ctx, sc, p.base, 0, workers, o.duration)
-			after, cpuAfter := p.allocated(), p.cpuSeconds()
+			after, cpuAfter, pgAfter := p.allocated(), p.cpuSeconds(), env.postgresCPU()
 			stopProfile()
 			f := fig[p]
 			f.throughput = m.Throughput
 			f.allocated = (after - before) / float64(max(m.Requests, 1))
 			f.cpu = (cpuAfter - cpuBefore) / float64(max(m.Requests, 1))
+			f.pgCPU = (pgAfter - pgBefore) / float64(max(m.Requests, 1))
 			f.errors += errorsOf(m)
 			if sample != "" {
 				f.sample = sample
@@ -121,9 +123,9 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU, %.1f kB allocated per request), p50 %v, p99 %v; floor %.0f req/s (%.0f µs CPU per request), p50 %v, p99 %v",
-			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.allocated/1000, r.api.p50, r.api.p99,
-			r.floor.throughput, r.floor.cpu*1e6, r.floor.p50, r.floor.p99)
+		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v; floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v",
+			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99,
+			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99)
 		for _, p := range order {
 			if f := fig[p]; f.errors > 0 {
 				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)
@@ -135,18 +137,23 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 	return rounds[len(rounds)/2], nil
 }
 
-// profile fetches profiles of the API while a saturation phase runs, when asked to: its CPU
-// profile (<scenario>.pprof), its heap after a collection at the start (.heap.pprof), and
-// its allocation counts before and after (.allocs-before.pprof, .allocs-after.pprof:
+// profile fetches profiles of a process while a saturation phase runs, when asked to: its
+// CPU profile (<scenario>.pprof), its heap after a collection at the start (.heap.pprof),
+// and its allocation counts before and after (.allocs-before.pprof, .allocs-after.pprof:
 // `go tool pprof -sample_index=alloc_space -diff_base <before> <after>` shows what the phase
-// allocated).
+// allocated). The floor's files are named <scenario>.floor.*, so that
+// `go tool pprof -diff_base <scenario>.floor.pprof <scenario>.pprof` shows what the API
+// spends beyond it.
 func (e *environment) profile(ctx context.Context, o options, name string, p *process) func() {
-	if o.pprofDir == "" || p != e.api {
+	if o.pprofDir == "" {
 		return func() {}
+	}
+	if p != e.api {
+		name += ".floor"
 	}
 	seconds := int(o.duration.Seconds())
 	fetch := func(path, file string) {
-		resp, err := http.Get(fmt.Sprintf("http://%s%s", e.pprofAddr, path))
+		resp, err := http.Get(fmt.Sprintf("http://%s%s", p.pprof, path))
 		if err != nil {
 			log.Printf("profile: %v", err)
 			return

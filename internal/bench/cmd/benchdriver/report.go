@@ -22,14 +22,14 @@ func printTable(w io.Writer, results []result, o options) {
 	if o.againstEnv != "" {
 		fmt.Fprintf(w, "The floor's columns are the API itself run with %s.\n\n", o.againstEnv)
 	}
-	fmt.Fprintln(w, "| scenario | API req/s | floor req/s | ratio | paced req/s | API p50 | API p99 | floor p50 | floor p99 | API peak RSS | floor peak RSS | API CPU per request | floor CPU per request | API allocated per request | targets |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| scenario | API req/s | floor req/s | ratio | paced req/s | API p50 | API p99 | floor p50 | floor p99 | API peak RSS | floor peak RSS | API CPU per request | floor CPU per request | PostgreSQL CPU per request (API / floor) | API allocated per request | targets |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range results {
 		ratio := r.api.throughput / max(r.floor.throughput, 1)
-		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.0f %% | %.0f | %s | %s | %s | %s | %s | %s | %.0f µs | %.0f µs | %.1f kB | %s |\n",
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.0f %% | %.0f | %s | %s | %s | %s | %s | %s | %.0f µs | %.0f µs | %.0f / %.0f µs | %.1f kB | %s |\n",
 			r.scenario.name, r.api.throughput, r.floor.throughput, ratio*100, r.paceRate,
 			ms(r.api.p50), ms(r.api.p99), ms(r.floor.p50), ms(r.floor.p99),
-			mb(r.api.peakKB), mb(r.floor.peakKB), r.api.cpu*1e6, r.floor.cpu*1e6, r.api.allocated/1000, verdict(r, ratio))
+			mb(r.api.peakKB), mb(r.floor.peakKB), r.api.cpu*1e6, r.floor.cpu*1e6, r.api.pgCPU*1e6, r.floor.pgCPU*1e6, r.api.allocated/1000, verdict(r, ratio))
 	}
 	if len(results) > 0 && !results[0].peakReset {
 		fmt.Fprintln(w, "\n(peak RSS could not be reset between scenarios: each peak is the process's peak so far)")

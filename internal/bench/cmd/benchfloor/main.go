@@ -20,6 +20,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"sync"
@@ -39,16 +40,19 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8090", "address to serve on (loopback only)")
 	dsn := flag.String("dsn", os.Getenv("DATABASE_URL"), "PostgreSQL connection string (a database the API has migrated)")
+	pprofAddr := flag.String("pprof", "", "a loopback address to serve Go's profiler on, as the API's PPROF_ADDR (default: off)")
 	flag.Parse()
+	if *pprofAddr != "" {
+		go servePprof(*pprofAddr)
+	}
 	if err := run(*listen, *dsn); err != nil {
 		log.Fatal("benchfloor: ", err)
 	}
 }
 
 func run(listen, dsn string) error {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
-		return fmt.Errorf("-listen must be a loopback address, not %q", listen)
+	if err := loopback(listen); err != nil {
+		return fmt.Errorf("-listen: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -84,6 +88,27 @@ func run(listen, dsn string) error {
 		return err
 	}
 	return nil
+}
+
+func loopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+		return fmt.Errorf("must be a loopback address, not %q", addr)
+	}
+	return nil
+}
+
+// servePprof serves Go's profiler for `make bench BENCH_FLAGS=-cpuprofile-dir=…`, so that the
+// floor's profile can be set beside the API's.
+func servePprof(addr string) {
+	if err := loopback(addr); err != nil {
+		log.Fatal("benchfloor: -pprof: ", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	log.Print("benchfloor: profiler: ", srv.ListenAndServe())
 }
 
 type floor struct {
