@@ -23,7 +23,11 @@ type batcher[T any] struct {
 	maxBatch int
 	// linger is how long the first item of a batch waits for company: zero writes at once
 	// (callers wait for their write), more trades latency nobody waits for for fewer writes.
-	linger   time.Duration
+	linger time.Duration
+	// wake ends a linger early: a flush marker or a full batch is queued. During a linger
+	// the writer sleeps rather than receive item by item, so that offering an item is a
+	// buffered send that wakes no goroutine.
+	wake     chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -31,6 +35,8 @@ type batcher[T any] struct {
 	// the slice it is given.
 	entries []batchEntry[T]
 	items   []T
+	// backlog says the last batch was full: the next one is written without lingering.
+	backlog bool
 }
 
 type batchEntry[T any] struct {
@@ -46,6 +52,7 @@ func newBatcher[T any](capacity, maxBatch int, linger time.Duration, write func(
 		queue:    make(chan batchEntry[T], capacity),
 		maxBatch: maxBatch,
 		linger:   linger,
+		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -57,9 +64,20 @@ func newBatcher[T any](capacity, maxBatch int, linger time.Duration, write func(
 func (b *batcher[T]) offer(item T) bool {
 	select {
 	case b.queue <- batchEntry[T]{item: item}:
+		if len(b.queue) >= b.maxBatch {
+			b.signal()
+		}
 		return true
 	default:
 		return false
+	}
+}
+
+// signal ends the writer's linger, now or at its next one.
+func (b *batcher[T]) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -82,6 +100,9 @@ func (b *batcher[T]) enqueue(ctx context.Context, e batchEntry[T]) error {
 		return ctx.Err()
 	case <-b.done:
 		return errBatcherClosed
+	}
+	if e.flush || len(b.queue) >= b.maxBatch {
+		b.signal()
 	}
 	select {
 	case err := <-e.ack:
@@ -121,33 +142,29 @@ func (b *batcher[T]) run() {
 	}
 }
 
-// collect adds to a batch what arrives within linger, then what is already queued, up to
-// maxBatch entries or a flush marker.
+// collect lets a batch wait linger for company (less when a flush marker or a full batch
+// wakes it), then adds what is queued, up to maxBatch entries or a flush marker.
 func (b *batcher[T]) collect(entries []batchEntry[T]) []batchEntry[T] {
 	last := func() bool { return entries[len(entries)-1].flush || len(entries) >= b.maxBatch }
-	if b.linger > 0 && !last() {
+	if b.linger > 0 && !last() && !b.backlog {
 		timer := time.NewTimer(b.linger)
-		defer timer.Stop()
-	wait:
-		for !last() {
-			select {
-			case e := <-b.queue:
-				entries = append(entries, e)
-			case <-timer.C:
-				break wait
-			case <-b.stop:
-				break wait
-			}
+		select {
+		case <-timer.C:
+		case <-b.wake:
+		case <-b.stop:
 		}
+		timer.Stop()
 	}
 	for !last() {
 		select {
 		case e := <-b.queue:
 			entries = append(entries, e)
 		default:
+			b.backlog = false
 			return entries
 		}
 	}
+	b.backlog = len(entries) >= b.maxBatch
 	return entries
 }
 
