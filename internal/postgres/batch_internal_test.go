@@ -57,16 +57,24 @@ func closeBatcher(t *testing.T, b *batcher[int]) {
 	})
 }
 
-// Items offered while a batch lingers join it, and a flush ends the linger without waiting it out.
-func TestBatcherLingerGathersAndFlushEndsIt(t *testing.T) {
+// lingering starts a batcher whose batches linger an hour unless cut short, closed when
+// the test ends, and offers it items 0 to n-1.
+func lingering(t *testing.T, maxBatch, n int) (*recordedWrites, *batcher[int]) {
+	t.Helper()
 	w := &recordedWrites{}
-	b := newBatcher(100, 50, time.Hour, w.write)
+	b := newBatcher(100, maxBatch, time.Hour, w.write)
 	closeBatcher(t, b)
-	for i := range 20 {
+	for i := range n {
 		if !b.offer(i) {
 			t.Fatalf("offer %d refused", i)
 		}
 	}
+	return w, b
+}
+
+// Items offered while a batch lingers join it, and a flush ends the linger without waiting it out.
+func TestBatcherLingerGathersAndFlushEndsIt(t *testing.T) {
+	w, b := lingering(t, 50, 20)
 	flushed := make(chan error, 1)
 	go func() { flushed <- b.flush(context.Background()) }() // once queued, flush waits for the write
 	select {
@@ -85,14 +93,7 @@ func TestBatcherLingerGathersAndFlushEndsIt(t *testing.T) {
 
 // A full batch is written without waiting out the linger, and so is the backlog behind it.
 func TestBatcherFullBatchEndsLinger(t *testing.T) {
-	w := &recordedWrites{}
-	b := newBatcher(100, 10, time.Hour, w.write)
-	closeBatcher(t, b)
-	for i := range 25 {
-		if !b.offer(i) {
-			t.Fatalf("offer %d refused", i)
-		}
-	}
+	w, _ := lingering(t, 10, 25)
 	got := w.written(t, 20) // at least the two full batches, with no flush
 	var all []int
 	for _, batch := range got {
