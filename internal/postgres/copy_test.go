@@ -64,6 +64,16 @@ func TestBufferedCopy(t *testing.T) {
 		t.Error("the second batch of the same size built a new buffer")
 	}
 
+	// One index per logged row (migration 00103): the key, which serves the lists too.
+	var indexes []string
+	if err := db.Pool.QueryRow(ctx, `SELECT array_agg(indexdef ORDER BY indexname) FROM pg_indexes
+		WHERE tablename = 'request_logs'`).Scan(&indexes); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"CREATE UNIQUE INDEX request_logs_pkey ON public.request_logs USING btree (organization_id, id)"}; !reflect.DeepEqual(indexes, want) {
+		t.Errorf("request_logs indexes %q, want %q", indexes, want)
+	}
+
 	refused := []dbq.RequestLogInsertBatchParams{rows[0], rows[1]}
 	refused[0].ID, refused[1].ID, refused[1].Status = uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7()), 42 // CHECK (status BETWEEN 100 AND 599)
 	if _, err := dbq.New(copier).RequestLogInsertBatch(ctx, refused); err == nil {
