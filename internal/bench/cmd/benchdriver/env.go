@@ -244,6 +244,7 @@ func (e *environment) postgresCPU() float64 {
 	return total
 }
 
+// allocated returns the bytes the process's Go runtime has allocated since it started, read
 // from its Prometheus metrics; 0 when it serves none (the floor).
 func (p *process) allocated() float64 {
 	resp, err := http.Get(p.base + "/metrics")
