@@ -34,6 +34,7 @@ import (
 	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/profiler"
 	"github.com/provider/coreapi/internal/secretbox"
 	"github.com/provider/coreapi/internal/webhook"
 )
@@ -509,7 +510,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	_ = out.Flush() // whoever waits for the server to listen reads this line now
 
 	if addr := getenv("PPROF_ADDR"); addr != "" {
-		go servePprof(addr, logger)
+		go func() { logger.Error("profiler not serving", "addr", addr, "error", profiler.Serve(addr)) }()
 	}
 	go every(ctx, 10*time.Minute, func() { postgres.SweepIdempotencyKeys(ctx, db, logger) })
 	go every(ctx, time.Hour, func() { postgres.SweepWebhookEvents(ctx, db, webhookRetention, logger) })

@@ -20,7 +20,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	"sync"
@@ -34,6 +33,7 @@ import (
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/einvoice"
 	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/profiler"
 	"github.com/provider/coreapi/internal/secretbox"
 )
 
@@ -43,7 +43,8 @@ func main() {
 	pprofAddr := flag.String("pprof", "", "a loopback address to serve Go's profiler on, as the API's PPROF_ADDR (default: off)")
 	flag.Parse()
 	if *pprofAddr != "" {
-		go servePprof(*pprofAddr)
+		// For `benchdriver -cpuprofile-dir`, so that the floor's profile can be set beside the API's.
+		go func() { log.Fatal("benchfloor: -pprof: ", profiler.Serve(*pprofAddr)) }()
 	}
 	if err := run(*listen, *dsn); err != nil {
 		log.Fatal("benchfloor: ", err)
@@ -51,8 +52,9 @@ func main() {
 }
 
 func run(listen, dsn string) error {
-	if err := loopback(listen); err != nil {
-		return fmt.Errorf("-listen: %w", err)
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+		return fmt.Errorf("-listen must be a loopback address, not %q", listen)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -88,27 +90,6 @@ func run(listen, dsn string) error {
 		return err
 	}
 	return nil
-}
-
-func loopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
-		return fmt.Errorf("must be a loopback address, not %q", addr)
-	}
-	return nil
-}
-
-// servePprof serves Go's profiler for `make bench BENCH_FLAGS=-cpuprofile-dir=…`, so that the
-// floor's profile can be set beside the API's.
-func servePprof(addr string) {
-	if err := loopback(addr); err != nil {
-		log.Fatal("benchfloor: -pprof: ", err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	log.Print("benchfloor: profiler: ", srv.ListenAndServe())
 }
 
 type floor struct {
