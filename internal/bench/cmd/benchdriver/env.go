@@ -86,9 +86,10 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	env.floor = &process{name: "floor", base: "http://" + floorAddr, pprof: freeLoopback()}
 	env.floor.cmd = exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn, "-pprof", env.floor.pprof)
 	env.floor.cmd.Stderr = os.Stderr
-	if o.againstEnv != "" {
-		// The API against itself: the floor's column is the API with other variables.
-		env.floor.name, env.floor.cmd = "api ("+o.againstEnv+")", exec.Command(o.server)
+	if o.againstEnv != "" || o.againstServer != "" {
+		// The API against itself: the floor's column is the API with other variables, or
+		// another build of it.
+		env.floor.name, env.floor.cmd = "api ("+o.against()+")", exec.Command(valueOr(o.againstServer, o.server))
 		env.floor.cmd.Env = apiEnv(floorAddr, "PPROF_ADDR="+env.floor.pprof+" "+o.againstEnv)
 		againstLog, err := os.Create(filepath.Join(dir, "coreapi-against.log"))
 		if err != nil {

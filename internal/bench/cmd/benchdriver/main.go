@@ -35,6 +35,12 @@ type options struct {
 	durable       bool
 	pprofDir      string
 	againstEnv    string // instead of the floor, the API again with these variables
+	againstServer string // instead of the floor, another build of the API
+}
+
+// against describes what stands in the floor's place when the API is compared with itself.
+func (o options) against() string {
+	return strings.TrimSpace(o.againstServer + " " + o.againstEnv)
 }
 
 func main() {
@@ -52,6 +58,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's folder (and the API's log) afterwards")
 	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile and allocation profiles of the API's saturation phases into this folder (needs PPROF_ADDR support)")
 	flag.StringVar(&o.againstEnv, "against-env", "", "compare the API with itself run with these variables (e.g. 'GOGC=100') instead of with the floor")
+	flag.StringVar(&o.againstServer, "against-server", "", "compare the API with another build of it (a binary, e.g. of an earlier commit) instead of with the floor; combines with -against-env")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

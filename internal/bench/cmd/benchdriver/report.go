@@ -19,8 +19,8 @@ const (
 func printTable(w io.Writer, results []result, o options) {
 	fmt.Fprintf(w, "\nPer scenario: %v warm-up, %v saturated with %d connections (growth: 64), then %v at half the API's saturated rate; %d round(s).\n\n",
 		o.warmup, o.duration, o.workers, o.duration, o.rounds)
-	if o.againstEnv != "" {
-		fmt.Fprintf(w, "The floor's columns are the API itself run with %s.\n\n", o.againstEnv)
+	if against := o.against(); against != "" {
+		fmt.Fprintf(w, "The floor's columns are the API itself: %s.\n\n", against)
 	}
 	fmt.Fprintln(w, "| scenario | API req/s | floor req/s | ratio | paced req/s | API p50 | API p99 | floor p50 | floor p99 | API peak RSS | floor peak RSS | API CPU per request | floor CPU per request | PostgreSQL CPU per request (API / floor) | API allocated per request | targets |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
