@@ -89,6 +89,12 @@ func TestBatcherLingerGathersAndFlushEndsIt(t *testing.T) {
 	if got := w.snapshot(); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Fatalf("batches %v, want %v", got, want)
 	}
+	// The flush is spent: the next batch lingers again.
+	b.offer(20)
+	time.Sleep(50 * time.Millisecond)
+	if got := w.snapshot(); len(got) != 1 {
+		t.Fatalf("batches %v after a later offer: the next batch did not linger", got)
+	}
 }
 
 // A full batch is written without waiting out the linger, and so is the backlog behind it.
@@ -132,5 +138,156 @@ func TestBatcherSubmitReportsTheWrite(t *testing.T) {
 	closeBatcher(t, b)
 	if err := b.submit(context.Background(), 1); err == nil || err.Error() != "disk full" {
 		t.Fatalf("submit: %v, want the write's error", err)
+	}
+}
+
+// held starts a batcher whose writes wait until release is called (at the latest when the
+// test ends), closed after that.
+func held(t *testing.T, capacity, maxBatch int) (w *recordedWrites, b *batcher[int], release func()) {
+	t.Helper()
+	w, released := &recordedWrites{}, make(chan struct{})
+	b = newBatcher(capacity, maxBatch, 0, func(ctx context.Context, items []int) error {
+		<-released
+		return w.write(ctx, items)
+	})
+	closeBatcher(t, b)
+	release = sync.OnceFunc(func() { close(released) })
+	t.Cleanup(release) // runs before the close above
+	return w, b, release
+}
+
+// takenFirst offers item and waits until the writer took it from the queue.
+func takenFirst(t *testing.T, b *batcher[int], item int) {
+	t.Helper()
+	if !b.offer(item) {
+		t.Fatalf("offer %d refused", item)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		n := b.queued()
+		b.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("the writer did not take the first item")
+}
+
+// A full queue refuses offers and holds submitters until the writer takes from it; a
+// submitter whose context ends while it waits gives up and queues nothing.
+func TestBatcherFullQueueWaitsForRoom(t *testing.T) {
+	w, b, release := held(t, 3, 10)
+	takenFirst(t, b, 0) // the writer now waits in its write
+	for i := 1; i <= 3; i++ {
+		if !b.offer(i) {
+			t.Fatalf("offer %d refused with room in the queue", i)
+		}
+	}
+	if b.offer(99) {
+		t.Fatal("offer to a full queue accepted")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := b.submit(ctx, 98); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("submit to a full queue with an ending context: %v, want its deadline", err)
+	}
+	submitted := make(chan error, 1)
+	go func() { submitted <- b.submit(context.Background(), 4) }()
+	select {
+	case err := <-submitted:
+		t.Fatalf("submit returned (%v) while the queue was full", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	if err := <-submitted; err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	var all []int
+	for _, batch := range w.written(t, 5) {
+		all = append(all, batch...)
+	}
+	if want := []int{0, 1, 2, 3, 4}; !slices.Equal(all, want) {
+		t.Fatalf("written %v, want %v", all, want)
+	}
+}
+
+// The queue a burst grew is let go once the burst is written, so that it does not stay in
+// the live heap for the collector to mark.
+func TestBatcherLetsABurstsQueueGo(t *testing.T) {
+	w, b, release := held(t, 5_000, 10)
+	takenFirst(t, b, 0)
+	for i := 1; i < 3_000; i++ {
+		if !b.offer(i) {
+			t.Fatalf("offer %d refused", i)
+		}
+	}
+	b.mu.Lock()
+	grown := cap(b.queue)
+	b.mu.Unlock()
+	release()
+	w.written(t, 3_000)
+	if err := b.flush(context.Background()); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if grown < 2_999 || cap(b.queue) > 10 {
+		t.Fatalf("queue capacity %d during the burst, %d after it: want the burst's queue let go", grown, cap(b.queue))
+	}
+}
+
+// Many goroutines offering, submitting and flushing at once: every item accepted is written
+// exactly once, and each goroutine's items in the order it queued them.
+func TestBatcherConcurrentProducers(t *testing.T) {
+	w := &recordedWrites{}
+	b := newBatcher(64, 16, time.Millisecond, w.write)
+	const producers, each = 8, 300
+	var wg sync.WaitGroup
+	accepted := make([][]int, producers)
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				item := p*each + i
+				switch {
+				case i%3 == 0:
+					if err := b.submit(context.Background(), item); err != nil {
+						t.Errorf("submit %d: %v", item, err)
+						continue
+					}
+				case i%50 == 1:
+					if err := b.flush(context.Background()); err != nil {
+						t.Errorf("flush: %v", err)
+					}
+					continue
+				case !b.offer(item):
+					continue // refused: the queue was full
+				}
+				accepted[p] = append(accepted[p], item)
+			}
+		})
+	}
+	wg.Wait()
+	if err := b.close(context.Background()); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	var want, got []int
+	for _, items := range accepted {
+		want = append(want, items...)
+	}
+	for _, batch := range w.snapshot() {
+		if len(batch) > 16 {
+			t.Fatalf("a batch of %d, more than maxBatch", len(batch))
+		}
+		got = append(got, batch...)
+	}
+	byProducer := func(items []int) [][]int {
+		out := make([][]int, producers)
+		for _, item := range items {
+			out[item/each] = append(out[item/each], item)
+		}
+		return out
+	}
+	if !slices.EqualFunc(byProducer(got), byProducer(want), slices.Equal) {
+		t.Fatalf("written %d items, accepted %d: lost, duplicated or reordered", len(got), len(want))
 	}
 }
