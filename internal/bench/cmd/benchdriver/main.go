@@ -36,6 +36,7 @@ type options struct {
 	pprofDir      string
 	againstEnv    string // instead of the floor, the API again with these variables
 	againstServer string // instead of the floor, another build of the API
+	latenciesDir  string // where each paced phase's requests are written, if anywhere
 }
 
 // against describes what stands in the floor's place when the API is compared with itself.
@@ -59,6 +60,7 @@ func main() {
 	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile and allocation profiles of the API's saturation phases into this folder (needs PPROF_ADDR support)")
 	flag.StringVar(&o.againstEnv, "against-env", "", "compare the API with itself run with these variables (e.g. 'GOGC=100') instead of with the floor")
 	flag.StringVar(&o.againstServer, "against-server", "", "compare the API with another build of it (a binary, e.g. of an earlier commit) instead of with the floor; combines with -against-env")
+	flag.StringVar(&o.latenciesDir, "latencies-dir", "", "write every request of the paced phases (sent, latency, status) as CSV into this folder, one file per scenario, server and round")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

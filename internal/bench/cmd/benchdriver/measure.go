@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -38,8 +40,9 @@ type result struct {
 }
 
 // attack runs one phase against base and returns vegeta's metrics. rate 0 means as fast as
-// workers connections allow (closed loop); otherwise the rate is held (open loop).
-func attack(ctx context.Context, sc scenario, base string, rate float64, workers uint64, d time.Duration) (*vegeta.Metrics, string) {
+// workers connections allow (closed loop); otherwise the rate is held (open loop). each, if
+// not nil, sees every result.
+func attack(ctx context.Context, sc scenario, base string, rate float64, workers uint64, d time.Duration, each func(*vegeta.Result)) (*vegeta.Metrics, string) {
 	opts := []func(*vegeta.Attacker){
 		vegeta.KeepAlive(true), vegeta.Timeout(30 * time.Second), vegeta.MaxBody(512), vegeta.HTTP2(false),
 		vegeta.Connections(int(workers)), vegeta.MaxConnections(int(workers)),
@@ -57,6 +60,9 @@ func attack(ctx context.Context, sc scenario, base string, rate float64, workers
 	var sample string
 	for res := range atk.Attack(sc.targeter(base), r, d, sc.name) {
 		m.Add(res)
+		if each != nil {
+			each(res)
+		}
 		if (res.Code < 200 || res.Code >= 300) && sample == "" {
 			sample = fmt.Sprintf("%d %s %s", res.Code, res.Error, strings.TrimSpace(string(res.Body)))
 		}
@@ -93,10 +99,10 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		fig := map[*process]*figures{env.api: &r.api, env.floor: &r.floor}
 		for _, p := range order {
 			r.peakReset = p.resetPeak() && r.peakReset
-			attack(ctx, sc, p.base, 0, workers, o.warmup)
+			attack(ctx, sc, p.base, 0, workers, o.warmup, nil)
 			stopProfile := env.profile(ctx, o, sc.name, p)
 			before, cpuBefore, pgBefore := p.allocated(), p.cpuSeconds(), env.postgresCPU()
-			m, sample := attack(ctx, sc, p.base, 0, workers, o.duration)
+			m, sample := attack(ctx, sc, p.base, 0, workers, o.duration, nil)
 			after, cpuAfter, pgAfter := p.allocated(), p.cpuSeconds(), env.postgresCPU()
 			stopProfile()
 			f := fig[p]
@@ -111,7 +117,13 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		}
 		r.paceRate = max(1, r.api.throughput/2)
 		for _, p := range slices.Backward(order) {
-			m, sample := attack(ctx, sc, p.base, r.paceRate, 16, o.duration)
+			role := "api"
+			if p != env.api {
+				role = "floor"
+			}
+			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, role, round+1))
+			m, sample := attack(ctx, sc, p.base, r.paceRate, 16, o.duration, latencies.adder())
+			latencies.close()
 			f := fig[p]
 			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
 			f.errors += errorsOf(m)
@@ -178,5 +190,51 @@ func (e *environment) profile(ctx context.Context, o options, name string, p *pr
 	return func() {
 		<-done
 		fetch("/debug/pprof/allocs", name+".allocs-after.pprof")
+	}
+}
+
+// latencyFile keeps every request of a paced phase, when -latencies-dir asks for them, as
+// CSV: when it was sent (Unix nanoseconds), its latency (nanoseconds) and its status. A
+// server's slow requests can then be placed in time: spread evenly, they are its own cost;
+// gathered in bursts, something stalled (its collector, PostgreSQL, the host).
+type latencyFile struct {
+	w *bufio.Writer
+	f *os.File
+}
+
+func newLatencyFile(o options, name string) *latencyFile {
+	if o.latenciesDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.latenciesDir, 0o755); err != nil {
+		log.Printf("latencies: %v", err)
+		return nil
+	}
+	f, err := os.Create(filepath.Join(o.latenciesDir, name))
+	if err != nil {
+		log.Printf("latencies: %v", err)
+		return nil
+	}
+	w := bufio.NewWriter(f)
+	_, _ = w.WriteString("sent_unix_ns,latency_ns,status\n")
+	return &latencyFile{w: w, f: f}
+}
+
+// adder is the function that keeps a result, or nil when nothing is kept.
+func (l *latencyFile) adder() func(*vegeta.Result) {
+	if l == nil {
+		return nil
+	}
+	return func(res *vegeta.Result) {
+		fmt.Fprintf(l.w, "%d,%d,%d\n", res.Timestamp.UnixNano(), res.Latency.Nanoseconds(), res.Code)
+	}
+}
+
+func (l *latencyFile) close() {
+	if l == nil {
+		return
+	}
+	if err := errors.Join(l.w.Flush(), l.f.Close()); err != nil {
+		log.Printf("latencies: %v", err)
 	}
 }

@@ -17,8 +17,8 @@ func soak(ctx context.Context, env *environment, fix *fixtures, o options) error
 			mixed = sc
 		}
 	}
-	attack(ctx, mixed, env.api.base, 0, o.workers, o.warmup)
-	m, _ := attack(ctx, mixed, env.api.base, 0, o.workers, o.duration)
+	attack(ctx, mixed, env.api.base, 0, o.workers, o.warmup, nil)
+	m, _ := attack(ctx, mixed, env.api.base, 0, o.workers, o.duration, nil)
 	rate := max(1, m.Throughput/2)
 	log.Printf("soak: mixed load at %.0f req/s for %v", rate, o.soak)
 	env.api.resetPeak()
@@ -45,7 +45,7 @@ func soak(ctx context.Context, env *environment, fix *fixtures, o options) error
 			}
 		}
 	}()
-	res, sampleErr := attack(ctx, mixed, env.api.base, rate, 16, o.soak)
+	res, sampleErr := attack(ctx, mixed, env.api.base, rate, 16, o.soak, nil)
 	<-done
 	fmt.Printf("\nSoak: mixed workload, %.0f req/s offered for %v: %.0f req/s served, p50 %s, p99 %s, %d errors %s\n\n",
 		rate, o.soak, res.Throughput, ms(res.Latencies.P50), ms(res.Latencies.P99), errorsOf(res), sampleErr)
