@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -352,9 +353,22 @@ func (s *APIKeyService) checkUsable(row dbq.ApiKey, businessStatus *string) erro
 // so authentication is not a write per request.
 const touchInterval = time.Minute
 
+// touchDue says whether a key's last_used_at, last written at last, is due to be written
+// again at now. Each key has its own interval, between three quarters of touchInterval and
+// all of it, from the random end of its id: keys a client started using together would
+// otherwise all be written in the same moment, every minute, with requests waiting on
+// each write (docs/performance.md 9.).
+func touchDue(id uuid.UUID, last *time.Time, now time.Time) bool {
+	if last == nil {
+		return true
+	}
+	spread := time.Duration(binary.BigEndian.Uint16(id[14:])) * (touchInterval / 4) >> 16
+	return now.Sub(*last) >= touchInterval-spread
+}
+
 // touch maintains last_used_at, at most once a minute per key and never failing the request.
 func (s *APIKeyService) touch(ctx context.Context, id uuid.UUID, lastUsedAt *time.Time) {
-	if lastUsedAt != nil && s.now().Sub(*lastUsedAt) < touchInterval {
+	if !touchDue(id, lastUsedAt, s.now()) {
 		return
 	}
 	_ = s.db.queries(ctx).APIKeyTouch(context.WithoutCancel(ctx), id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -49,7 +50,7 @@ type CredentialCache struct {
 
 type cachedCredential struct {
 	credential
-	storedAt time.Time
+	trustedUntil time.Time // when it is looked up again: see lifetime
 }
 
 var _ core.CredentialService = (*CredentialCache)(nil)
@@ -66,12 +67,12 @@ func (c *CredentialCache) Authenticate(ctx context.Context, bearer string) (*cor
 	now := c.keys.now()
 	c.mu.Lock()
 	e, ok := c.entries[sum]
-	if ok && (now.Sub(e.storedAt) >= c.ttl || (e.expiresAt != nil && !e.expiresAt.After(now))) {
+	if ok && (!now.Before(e.trustedUntil) || (e.expiresAt != nil && !e.expiresAt.After(now))) {
 		delete(c.entries, sum) // stale, or expired: the database gives the exact answer
 		ok = false
 	}
 	var touch *uuid.UUID
-	if ok && (e.lastUsedAt == nil || now.Sub(*e.lastUsedAt) >= touchInterval) {
+	if ok && touchDue(e.keyID, e.lastUsedAt, now) {
 		last := now
 		e.lastUsedAt, touch = &last, &e.keyID
 	}
@@ -96,7 +97,7 @@ func (c *CredentialCache) Authenticate(ctx context.Context, bearer string) (*cor
 			if len(c.entries) >= maxCachedCredentials {
 				clear(c.entries)
 			}
-			cached := &cachedCredential{credential: *cred, storedAt: now}
+			cached := &cachedCredential{credential: *cred, trustedUntil: now.Add(c.lifetime())}
 			last := now
 			cached.lastUsedAt = &last // touched just now, or within the interval
 			c.entries[sum] = cached
@@ -104,6 +105,15 @@ func (c *CredentialCache) Authenticate(ctx context.Context, bearer string) (*cor
 		c.mu.Unlock()
 	}
 	return cred.principal, nil
+}
+
+// lifetime draws how long a new entry is trusted: between half the TTL and the TTL. Entries
+// stored together (every key a client uses, after a start or an idle spell) would otherwise
+// all be looked up again in the same moment, every TTL, and the requests of that moment
+// queued behind the lookups: the largest bursts of slow requests at half load
+// (docs/performance.md 9.).
+func (c *CredentialCache) lifetime() time.Duration {
+	return c.ttl - rand.N(c.ttl/2+1)
 }
 
 // IssueToken implements core.CredentialService; it is never cached.
