@@ -30,6 +30,7 @@ type figures struct {
 	// cpu is the process's own CPU time per request at saturation, in seconds; pgCPU is
 	// PostgreSQL's over the same phase.
 	cpu, pgCPU float64
+	slow       tail // the paced phase's requests slower than the p99 target
 }
 
 type result struct {
@@ -122,10 +123,15 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 				role = "floor"
 			}
 			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, role, round+1))
-			m, sample := attack(ctx, sc, p.base, r.paceRate, 16, o.duration, latencies.adder())
+			slow := &slowRequests{over: sc.p99Target()}
+			m, sample := attack(ctx, sc, p.base, r.paceRate, 16, o.duration, func(res *vegeta.Result) {
+				slow.add(res)
+				latencies.add(res)
+			})
 			latencies.close()
 			f := fig[p]
 			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
+			f.slow = slow.tail()
 			f.errors += errorsOf(m)
 			if sample != "" {
 				f.sample = sample
@@ -135,9 +141,9 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v; floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v",
-			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99,
-			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99)
+		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v (%s); floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v (%s)",
+			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99, r.api.slow,
+			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99, r.floor.slow)
 		for _, p := range order {
 			if f := fig[p]; f.errors > 0 {
 				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)
@@ -220,14 +226,64 @@ func newLatencyFile(o options, name string) *latencyFile {
 	return &latencyFile{w: w, f: f}
 }
 
-// adder is the function that keeps a result, or nil when nothing is kept.
-func (l *latencyFile) adder() func(*vegeta.Result) {
-	if l == nil {
-		return nil
-	}
-	return func(res *vegeta.Result) {
+// add keeps a result; a nil file keeps nothing.
+func (l *latencyFile) add(res *vegeta.Result) {
+	if l != nil {
 		fmt.Fprintf(l.w, "%d,%d,%d\n", res.Timestamp.UnixNano(), res.Latency.Nanoseconds(), res.Code)
 	}
+}
+
+// burstGap is the most time between the sends of two slow requests of one burst.
+const burstGap = 20 * time.Millisecond
+
+// slowRequests gathers a paced phase's requests slower than over, by when they were sent
+// (results arrive in the order they complete).
+type slowRequests struct {
+	over  time.Duration
+	first time.Time   // the phase's first send
+	sent  []time.Time // the slow requests'
+}
+
+func (s *slowRequests) add(res *vegeta.Result) {
+	if s.first.IsZero() || res.Timestamp.Before(s.first) {
+		s.first = res.Timestamp
+	}
+	if res.Latency > s.over {
+		s.sent = append(s.sent, res.Timestamp)
+	}
+}
+
+// tail describes a phase's slow requests: how many, and the largest burst of them. One
+// burst as large as the one per cent a p99 allows means one stall decided it (a collection
+// cycle, a wave of lookups, the host); slow requests spread thinly mean a steady cost.
+type tail struct {
+	over    time.Duration
+	slow    int
+	burst   int           // slow requests in the largest burst
+	burstAt time.Duration // when it started, from the phase's first send
+}
+
+func (s *slowRequests) tail() tail {
+	slices.SortFunc(s.sent, time.Time.Compare)
+	t := tail{over: s.over, slow: len(s.sent)}
+	for i := 0; i < len(s.sent); {
+		j := i + 1
+		for j < len(s.sent) && s.sent[j].Sub(s.sent[j-1]) < burstGap {
+			j++
+		}
+		if j-i > t.burst {
+			t.burst, t.burstAt = j-i, s.sent[i].Sub(s.first)
+		}
+		i = j
+	}
+	return t
+}
+
+func (t tail) String() string {
+	if t.slow == 0 {
+		return fmt.Sprintf("none over %v", t.over)
+	}
+	return fmt.Sprintf("%d over %v, the largest burst %d at %.2fs", t.slow, t.over, t.burst, t.burstAt.Seconds())
 }
 
 func (l *latencyFile) close() {

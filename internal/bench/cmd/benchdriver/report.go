@@ -42,12 +42,20 @@ func printTable(w io.Writer, results []result, o options) {
 	fmt.Fprintln(w)
 }
 
+// p99Target is the scenario's p99 target at half load.
+func (sc scenario) p99Target() time.Duration {
+	if sc.write {
+		return writeP99Target
+	}
+	return readP99Target
+}
+
 // verdict names the targets a scenario misses, or says it meets them.
 func verdict(r result, ratio float64) string {
 	var missed []string
-	ratioTarget, p99Target := readRatioTarget, readP99Target
+	ratioTarget, p99Target := readRatioTarget, r.scenario.p99Target()
 	if r.scenario.write {
-		ratioTarget, p99Target = writeRatioTarget, writeP99Target
+		ratioTarget = writeRatioTarget
 	}
 	if ratio < ratioTarget {
 		missed = append(missed, fmt.Sprintf("ratio < %.0f %%", ratioTarget*100))
