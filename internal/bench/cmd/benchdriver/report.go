@@ -17,8 +17,8 @@ const (
 )
 
 func printTable(w io.Writer, results []result, o options) {
-	fmt.Fprintf(w, "\nPer scenario: %v warm-up, %v saturated with %d connections (growth: 64), then %v at half the API's saturated rate; %d round(s).\n\n",
-		o.warmup, o.duration, o.workers, o.duration, o.rounds)
+	fmt.Fprintf(w, "\nPer scenario: %v warm-up, %v saturated with %d connections (growth: 64), then %v warm-up and %v at half the API's saturated rate; %d round(s).\n\n",
+		o.warmup, o.duration, o.workers, o.warmup, o.duration, o.rounds)
 	if against := o.against(); against != "" {
 		fmt.Fprintf(w, "The floor's columns are the API itself: %s.\n\n", against)
 	}
