@@ -7,8 +7,9 @@ import (
 // The garbage collector's defaults for serve, each unless the environment sets Go's own
 // variable (GOGC, GOMEMLIMIT), which then wins as usual.
 //
-// The server's live heap is small and mostly fixed (7-9 MB: the compiled contract and
-// kin-openapi's document), and every request leaves about ten kilobytes of garbage. Requests
+// The server's live heap is small and mostly fixed (9-10 MB: the compiled contract,
+// kin-openapi's document, the request-log and growth queues), and every request leaves
+// about ten kilobytes of garbage. Requests
 // served while a cycle marks are several times slower (docs/performance.md 7. and 9.), so
 // the fewer cycles the better: with Go's default (GOGC=100) a cycle started every ~9 MB
 // allocated, about seven times a second at 5,000 requests/s.
