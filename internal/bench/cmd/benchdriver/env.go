@@ -36,6 +36,15 @@ type environment struct {
 	keep    bool
 }
 
+// column names the table column p's figures go in: "api", or "floor" for whatever stands
+// in the floor's place (the floor, or the API again with -against-env or -against-server).
+func (e *environment) column(p *process) string {
+	if p == e.api {
+		return "api"
+	}
+	return "floor"
+}
+
 // startEnvironment starts a throwaway cluster in a temporary folder (never the developer's
 // .pgdata), the API over it (which migrates it) and the floor over the same database.
 func startEnvironment(ctx context.Context, o options) (*environment, error) {

@@ -118,15 +118,11 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		}
 		r.paceRate = max(1, r.api.throughput/2)
 		for _, p := range slices.Backward(order) {
-			role := "api"
-			if p != env.api {
-				role = "floor"
-			}
 			// A warm-up at the paced rate first: the server has idled through the other's
 			// phases, longer than its credential cache trusts an entry, and the p99 is
 			// the steady state's, not a cold start's (docs/performance.md 9.).
 			attack(ctx, sc, p.base, r.paceRate, 16, o.warmup, nil)
-			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, role, round+1))
+			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, env.column(p), round+1))
 			slow := &slowRequests{over: sc.p99Target()}
 			m, sample := attack(ctx, sc, p.base, r.paceRate, 16, o.duration, func(res *vegeta.Result) {
 				slow.add(res)
@@ -170,8 +166,8 @@ func (e *environment) profile(ctx context.Context, o options, name string, p *pr
 	if o.pprofDir == "" {
 		return func() {}
 	}
-	if p != e.api {
-		name += ".floor"
+	if col := e.column(p); col != "api" {
+		name += "." + col
 	}
 	seconds := int(o.duration.Seconds())
 	fetch := func(path, file string) {
