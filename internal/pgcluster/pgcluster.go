@@ -24,6 +24,9 @@ import (
 type Options struct {
 	// Ephemeral trades durability for speed (no fsync): for test clusters only.
 	Ephemeral bool
+	// Settings are server settings ("name=value") passed to postgres -c after the others, so
+	// they win: e.g. log_autovacuum_min_duration=0 for a benchmark's investigation.
+	Settings []string
 }
 
 // Cluster is a running PostgreSQL cluster owned by this process or found running in Dir.
@@ -93,6 +96,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	conf := fmt.Sprintf("-c listen_addresses='' -k %s -p %d", c.socketDir, c.port)
 	if opts.Ephemeral {
 		conf += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+	}
+	for _, setting := range opts.Settings {
+		conf += " -c " + setting
 	}
 	if err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", data,
 		"-l", filepath.Join(dir, "postgres.log"), "-o", conf); err != nil {

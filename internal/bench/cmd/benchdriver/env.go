@@ -45,6 +45,30 @@ func (e *environment) column(p *process) string {
 	return "floor"
 }
 
+// memoryFolder is where a run's cluster and logs go unless -durable: a memory file system
+// with room for a long run. On disk, the kernel writes back the dirty pages of a run without
+// fsync in bursts of hundreds of megabytes every half minute or so, and while it does, every
+// write to the file system waits (ext4's journal): the write scenarios then stall for
+// hundreds of milliseconds on whichever server is being measured (docs/performance.md, 10.).
+const memoryFolder = "/dev/shm"
+
+// runParent is the folder the run's temporary folder is made in: -dir; the system's temporary
+// folder with -durable (the disk is then measured on purpose); otherwise memoryFolder when it
+// is a memory file system with 8 GiB free, which the growth scenario's WAL and events fill
+// by gigabytes.
+func runParent(o options) string {
+	if o.dir != "" || o.durable {
+		return o.dir
+	}
+	const tmpfsMagic = 0x01021994
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(memoryFolder, &st); err != nil || st.Type != tmpfsMagic || st.Bavail*uint64(st.Bsize) < 8<<30 {
+		log.Printf("%s is not a memory file system with 8 GiB free: the cluster goes on disk, whose writeback stalls the write scenarios", memoryFolder)
+		return ""
+	}
+	return memoryFolder
+}
+
 // startEnvironment starts a throwaway cluster in a temporary folder (never the developer's
 // .pgdata), the API over it (which migrates it) and the floor over the same database.
 func startEnvironment(ctx context.Context, o options) (*environment, error) {
@@ -53,7 +77,7 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 			return nil, fmt.Errorf("%s: %w (build it first: make bench does)", bin, err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "coreapi-bench-")
+	dir, err := os.MkdirTemp(runParent(o), "coreapi-bench-")
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +91,7 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	// Without -durable the cluster does not wait for the disk (fsync and synchronous_commit
 	// off): on a shared machine fsync latency is other processes' noise, and the comparison
 	// is between two servers over the same database either way.
-	env.cluster, err = pgcluster.Start(ctx, filepath.Join(dir, "pg"), pgcluster.Options{Ephemeral: !o.durable})
+	env.cluster, err = pgcluster.Start(ctx, filepath.Join(dir, "pg"), pgcluster.Options{Ephemeral: !o.durable, Settings: strings.Fields(o.pgSettings)})
 	if err != nil {
 		env.stop()
 		return nil, err

@@ -37,6 +37,8 @@ type options struct {
 	againstEnv    string // instead of the floor, the API again with these variables
 	againstServer string // instead of the floor, another build of the API
 	latenciesDir  string // where each paced phase's requests are written, if anywhere
+	pgSettings    string // extra PostgreSQL settings, "name=value ..."
+	dir           string // where the run's folder is made ("": see runParent)
 }
 
 // against describes what stands in the floor's place when the API is compared with itself.
@@ -61,6 +63,8 @@ func main() {
 	flag.StringVar(&o.againstEnv, "against-env", "", "compare the API with itself run with these variables (e.g. 'GOGC=100') instead of with the floor")
 	flag.StringVar(&o.againstServer, "against-server", "", "compare the API with another build of it (a binary, e.g. of an earlier commit) instead of with the floor; combines with -against-env")
 	flag.StringVar(&o.latenciesDir, "latencies-dir", "", "write every request of the paced phases (sent, latency, status) as CSV into this folder, one file per scenario, server and round")
+	flag.StringVar(&o.pgSettings, "pg-settings", "", "extra PostgreSQL settings for the throwaway cluster, space-separated name=value (e.g. 'log_autovacuum_min_duration=0 log_lock_waits=on'); its log is kept with -keep")
+	flag.StringVar(&o.dir, "dir", "", "make the run's folder (the cluster, the API's log) in this folder; by default "+memoryFolder+" when it is a memory file system with room, the temporary folder with -durable")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
