@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,5 +48,63 @@ func TestBufferedLog(t *testing.T) {
 	}
 	if n := strings.Count(sink.String(), `"component":"test"`); n != 4 {
 		t.Fatalf("%d lines carry the logger's attributes, want 4", n)
+	}
+}
+
+// stalledWriter is an output that takes nothing until it is released.
+type stalledWriter struct {
+	released chan struct{}
+	sink     apitest.SyncBuffer
+}
+
+func (w *stalledWriter) Write(p []byte) (int, error) {
+	<-w.released
+	return w.sink.Write(p)
+}
+
+// A stalled output delays no line until logBufferMax is buffered; the lines then wait for
+// it rather than grow the buffer on, and all are written, in order, once it is released.
+func TestBufferedLogStalledOutput(t *testing.T) {
+	t.Parallel()
+	w := &stalledWriter{released: make(chan struct{})}
+	out := newBufferedLog(w)
+	const lineSize, lines = 1024, 2 * logBufferMax / 1024
+	var taken atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range lines {
+			if _, err := fmt.Fprintf(out, "%-*d\n", lineSize-1, i); err != nil {
+				t.Errorf("line %d: %v", i, err)
+			}
+			taken.Add(1)
+		}
+	}()
+	var waited int64 // lines taken when they started waiting for the output
+	for last := int64(-1); ; last = waited {
+		time.Sleep(200 * time.Millisecond)
+		if waited = taken.Load(); waited == last {
+			break
+		}
+		if waited == lines {
+			t.Fatal("every line was taken while the output stalled: the buffer grew without bound")
+		}
+	}
+	if waited*lineSize < logBufferMax-lineSize {
+		t.Fatalf("lines waited after %d bytes were buffered; they should wait only from %d", waited*lineSize, logBufferMax)
+	}
+	close(w.released)
+	<-done
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(w.sink.String(), "\n"), "\n")
+	if len(got) != lines {
+		t.Fatalf("%d lines written, want %d", len(got), lines)
+	}
+	for i, l := range got {
+		if n, err := strconv.Atoi(strings.TrimSpace(l)); err != nil || n != i {
+			t.Fatalf("line %d is %.10q…: lines lost or out of order", i, l)
+		}
 	}
 }
