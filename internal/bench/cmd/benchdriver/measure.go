@@ -121,10 +121,15 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			// A warm-up at the paced rate first: the server has idled through the other's
 			// phases, longer than its credential cache trusts an entry, and the p99 is
 			// the steady state's, not a cold start's (docs/performance.md 9.).
-			attack(ctx, sc, p.base, r.paceRate, 16, o.warmup, nil)
+			// As many connections as the saturation phase had: the paced phase measures the
+			// server, and a client with fewer connections than the rate needs at a moment's
+			// slower latency queues the requests itself (growth events wait ~1.5 ms for their
+			// group commit, so 16 connections carried 5 000 a second only while each took
+			// under 3 ms, and one slower moment turned into a backlog: 10.).
+			attack(ctx, sc, p.base, r.paceRate, workers, o.warmup, nil)
 			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, env.column(p), round+1))
 			slow := &slowRequests{over: sc.p99Target()}
-			m, sample := attack(ctx, sc, p.base, r.paceRate, 16, o.duration, func(res *vegeta.Result) {
+			m, sample := attack(ctx, sc, p.base, r.paceRate, workers, o.duration, func(res *vegeta.Result) {
 				slow.add(res)
 				latencies.add(res)
 			})

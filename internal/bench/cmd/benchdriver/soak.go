@@ -45,7 +45,7 @@ func soak(ctx context.Context, env *environment, fix *fixtures, o options) error
 			}
 		}
 	}()
-	res, sampleErr := attack(ctx, mixed, env.api.base, rate, 16, o.soak, nil)
+	res, sampleErr := attack(ctx, mixed, env.api.base, rate, o.workers, o.soak, nil)
 	<-done
 	fmt.Printf("\nSoak: mixed workload, %.0f req/s offered for %v: %.0f req/s served, p50 %s, p99 %s, %d errors %s\n\n",
 		rate, o.soak, res.Throughput, ms(res.Latencies.P50), ms(res.Latencies.P99), errorsOf(res), sampleErr)
