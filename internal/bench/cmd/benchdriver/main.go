@@ -39,6 +39,7 @@ type options struct {
 	latenciesDir  string // where each paced phase's requests are written, if anywhere
 	pgSettings    string // extra PostgreSQL settings, "name=value ..."
 	dir           string // where the run's folder is made ("": see runParent)
+	pacedConns    uint64 // connections of the paced phases (0: the saturation phase's)
 }
 
 // against describes what stands in the floor's place when the API is compared with itself.
@@ -65,6 +66,7 @@ func main() {
 	flag.StringVar(&o.latenciesDir, "latencies-dir", "", "write every request of the paced phases (sent, latency, status) as CSV into this folder, one file per scenario, server and round")
 	flag.StringVar(&o.pgSettings, "pg-settings", "", "extra PostgreSQL settings for the throwaway cluster, space-separated name=value (e.g. 'log_autovacuum_min_duration=0 log_lock_waits=on'); its log is kept with -keep")
 	flag.StringVar(&o.dir, "dir", "", "make the run's folder (the cluster, the API's log) in this folder; by default "+memoryFolder+" when it is a memory file system with room, the temporary folder with -durable")
+	flag.Uint64Var(&o.pacedConns, "paced-connections", 0, "connections of the paced phases (0: as many as the scenario's saturation phase)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
