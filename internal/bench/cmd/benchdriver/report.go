@@ -17,8 +17,12 @@ const (
 )
 
 func printTable(w io.Writer, results []result, o options) {
-	fmt.Fprintf(w, "\nPer scenario: %v warm-up, %v saturated with %d connections (growth: 64), then %v warm-up and %v at half the API's saturated rate; %d round(s).\n\n",
-		o.warmup, o.duration, o.workers, o.warmup, o.duration, o.rounds)
+	paced := "as many connections"
+	if o.pacedConns > 0 {
+		paced = fmt.Sprintf("%d connections", o.pacedConns)
+	}
+	fmt.Fprintf(w, "\nPer scenario: %v warm-up, %v saturated with %d connections (growth: 64), then %v warm-up and %v at half the API's saturated rate with %s; %d round(s).\n\n",
+		o.warmup, o.duration, o.workers, o.warmup, o.duration, paced, o.rounds)
 	if against := o.against(); against != "" {
 		fmt.Fprintf(w, "The floor's columns are the API itself: %s.\n\n", against)
 	}
