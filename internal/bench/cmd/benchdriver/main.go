@@ -17,6 +17,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -30,7 +31,7 @@ type options struct {
 	workers       uint64
 	orgs          int
 	soak          time.Duration
-	only          string
+	only          *regexp.Regexp // the scenarios run, if not all
 	keep          bool
 	durable       bool
 	pprofDir      string
@@ -57,7 +58,10 @@ func main() {
 	flag.Uint64Var(&o.workers, "workers", 32, "concurrent connections of the saturation phase")
 	flag.IntVar(&o.orgs, "orgs", 32, "organizations seeded (each with its own API keys)")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of the scenarios: the mixed load on the API for this long, sampling RSS")
-	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this")
+	flag.Func("only", "run only the scenarios whose name matches this regular expression (e.g. 'growth' or 'get-org|catalogue')", func(expr string) (err error) {
+		o.only, err = regexp.Compile(expr)
+		return err
+	})
 	flag.BoolVar(&o.durable, "durable", false, "run PostgreSQL with fsync, as in production (writes then measure the disk too)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's folder (and the API's log) afterwards")
 	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile and allocation profiles of the API's saturation phases into this folder (needs PPROF_ADDR support)")
@@ -90,7 +94,7 @@ func run(ctx context.Context, o options) error {
 	}
 	var results []result
 	for _, sc := range scenarios(fix) {
-		if o.only != "" && !strings.Contains(sc.name, o.only) {
+		if o.only != nil && !o.only.MatchString(sc.name) {
 			continue
 		}
 		if ctx.Err() != nil {
