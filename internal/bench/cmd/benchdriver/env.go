@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -108,7 +109,7 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	// apiEnv is the environment of an API process listening on addr, with the variables of
 	// extra ("NAME=value ...") last, so that they win.
 	apiEnv := func(addr, extra string) []string {
-		env := append(os.Environ(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+addr, "APP_ENV=development",
+		env := append(serverEnviron(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+addr, "APP_ENV=development",
 			"LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"))
 		return append(env, strings.Fields(extra)...)
 	}
@@ -118,7 +119,7 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 	env.api.cmd.Stdout, env.api.cmd.Stderr = apiLog, apiLog
 	env.floor = &process{name: "floor", base: "http://" + floorAddr, pprof: freeLoopback()}
 	env.floor.cmd = exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn, "-pprof", env.floor.pprof)
-	env.floor.cmd.Stderr = os.Stderr
+	env.floor.cmd.Env, env.floor.cmd.Stderr = serverEnviron(), os.Stderr
 	if o.againstEnv != "" || o.againstServer != "" {
 		// The API against itself: the floor's column is the API with other variables, or
 		// another build of it.
@@ -294,6 +295,16 @@ func (p *process) allocated() float64 {
 		}
 	}
 	return 0
+}
+
+// serverEnviron is the driver's environment without the variables of its own Go runtime
+// (GOGC, GOMEMLIMIT: see tuneGC; GODEBUG), which are not the servers' to inherit: each
+// server runs with its own defaults unless BENCH_API_ENV or -against-env says otherwise.
+func serverEnviron() []string {
+	return slices.DeleteFunc(os.Environ(), func(v string) bool {
+		name, _, _ := strings.Cut(v, "=")
+		return name == "GOGC" || name == "GOMEMLIMIT" || name == "GODEBUG"
+	})
 }
 
 // resetPeak restarts VmHWM from the current RSS (clear_refs 5), so each scenario reports

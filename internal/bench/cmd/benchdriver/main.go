@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -72,10 +73,28 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "make the run's folder (the cluster, the API's log) in this folder; by default "+memoryFolder+" when it is a memory file system with room, the temporary folder with -durable")
 	flag.Uint64Var(&o.pacedConns, "paced-connections", 0, "connections of the paced phases (0: as many as the scenario's saturation phase)")
 	flag.Parse()
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {
 		log.Fatal("benchdriver: ", err)
+	}
+}
+
+// driverMemoryLimit is the memory the driver's Go runtime may use before it collects.
+const driverMemoryLimit = 512 << 20
+
+// tuneGC keeps the driver's own collections out of the latencies it measures, unless the
+// environment sets GOGC or GOMEMLIMIT. vegeta allocates for every request it sends and
+// every response it reads, and with Go's default (GOGC=100) the driver's live heap of ~3
+// MB made it collect about 30 times a second, each cycle stopping the world for up to
+// 1.5 ms and slowing every goroutine while it marks: time a response waited for the driver
+// was counted as the server's (docs/performance.md 11.). Paced by a memory limit alone,
+// it collects every few seconds.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(driverMemoryLimit)
 	}
 }
 
