@@ -65,7 +65,7 @@ func main() {
 	})
 	flag.BoolVar(&o.durable, "durable", false, "run PostgreSQL with fsync, as in production (writes then measure the disk too)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the cluster's folder (and the API's log) afterwards")
-	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch a CPU profile and allocation profiles of the API's saturation phases into this folder (needs PPROF_ADDR support)")
+	flag.StringVar(&o.pprofDir, "cpuprofile-dir", "", "fetch CPU profiles of the saturation and paced phases, and allocation profiles of the saturation phases, of both servers into this folder")
 	flag.StringVar(&o.againstEnv, "against-env", "", "compare the API with itself run with these variables (e.g. 'GOGC=100') instead of with the floor")
 	flag.StringVar(&o.againstServer, "against-server", "", "compare the API with another build of it (a binary, e.g. of an earlier commit) instead of with the floor; combines with -against-env")
 	flag.StringVar(&o.latenciesDir, "latencies-dir", "", "write every request of the paced phases (sent, latency, status) as CSV into this folder, one file per scenario, server and round")

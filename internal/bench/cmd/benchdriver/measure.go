@@ -102,7 +102,7 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		for _, p := range order {
 			r.peakReset = p.resetPeak() && r.peakReset
 			attack(ctx, sc, p.base, 0, workers, o.warmup, nil)
-			stopProfile := env.profile(ctx, o, sc.name, p)
+			stopProfile := env.profile(ctx, o, sc.name, p, false)
 			before, cpuBefore, pgBefore := p.allocated(), p.cpuSeconds(), env.postgresCPU()
 			m, sample := attack(ctx, sc, p.base, 0, workers, o.duration, nil)
 			after, cpuAfter, pgAfter := p.allocated(), p.cpuSeconds(), env.postgresCPU()
@@ -131,10 +131,12 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			attack(ctx, sc, p.base, r.paceRate, pacedConns, o.warmup, nil)
 			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, env.column(p), round+1))
 			slow := &slowRequests{over: sc.p99Target()}
+			stopProfile := env.profile(ctx, o, sc.name, p, true)
 			m, sample := attack(ctx, sc, p.base, r.paceRate, pacedConns, o.duration, func(res *vegeta.Result) {
 				slow.add(res)
 				latencies.add(res)
 			})
+			stopProfile()
 			latencies.close()
 			f := fig[p]
 			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
@@ -168,13 +170,18 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 // `go tool pprof -sample_index=alloc_space -diff_base <before> <after>` shows what the phase
 // allocated). The floor's files are named <scenario>.floor.*, so that
 // `go tool pprof -diff_base <scenario>.floor.pprof <scenario>.pprof` shows what the API
-// spends beyond it.
-func (e *environment) profile(ctx context.Context, o options, name string, p *process) func() {
+// spends beyond it. For a paced phase only the CPU profile is fetched, as
+// <scenario>.paced.pprof (<scenario>.floor.paced.pprof): what the p99 is measured against,
+// where a request costs more than at saturation (fewer requests share each wake-up).
+func (e *environment) profile(ctx context.Context, o options, name string, p *process, paced bool) func() {
 	if o.pprofDir == "" {
 		return func() {}
 	}
 	if col := e.column(p); col != "api" {
 		name += "." + col
+	}
+	if paced {
+		name += ".paced"
 	}
 	seconds := int(o.duration.Seconds())
 	fetch := func(path, file string) {
@@ -193,8 +200,10 @@ func (e *environment) profile(ctx context.Context, o options, name string, p *pr
 		defer f.Close()
 		_, _ = io.Copy(f, resp.Body)
 	}
-	fetch("/debug/pprof/allocs", name+".allocs-before.pprof")
-	fetch("/debug/pprof/heap?gc=1", name+".heap.pprof")
+	if !paced {
+		fetch("/debug/pprof/allocs", name+".allocs-before.pprof")
+		fetch("/debug/pprof/heap?gc=1", name+".heap.pprof")
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -202,7 +211,9 @@ func (e *environment) profile(ctx context.Context, o options, name string, p *pr
 	}()
 	return func() {
 		<-done
-		fetch("/debug/pprof/allocs", name+".allocs-after.pprof")
+		if !paced {
+			fetch("/debug/pprof/allocs", name+".allocs-after.pprof")
+		}
 	}
 }
 
