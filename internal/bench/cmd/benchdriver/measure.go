@@ -31,7 +31,8 @@ type figures struct {
 	// cpu is the process's own CPU time per request at saturation, in seconds; pgCPU is
 	// PostgreSQL's over the same phase.
 	cpu, pgCPU float64
-	slow       tail // the paced phase's requests slower than the p99 target
+	slow       tail   // the paced phase's requests slower than the p99 target
+	paused     pauses // the host's pauses during the paced phase
 }
 
 type result struct {
@@ -132,6 +133,7 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, env.column(p), round+1))
 			slow := &slowRequests{over: sc.p99Target()}
 			stopProfile := env.profile(ctx, o, sc.name, p, true)
+			from := time.Now()
 			m, sample := attack(ctx, sc, p.base, r.paceRate, pacedConns, o.duration, func(res *vegeta.Result) {
 				slow.add(res)
 				latencies.add(res)
@@ -140,7 +142,7 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			latencies.close()
 			f := fig[p]
 			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
-			f.slow = slow.tail()
+			f.slow, f.paused = slow.tail(), env.pauses.between(from, time.Now())
 			f.errors += errorsOf(m)
 			if sample != "" {
 				f.sample = sample
@@ -150,9 +152,9 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v (%s); floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v (%s)",
-			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99, r.api.slow,
-			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99, r.floor.slow)
+		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v (%s; %s); floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v (%s; %s)",
+			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99, r.api.slow, r.api.paused,
+			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99, r.floor.slow, r.floor.paused)
 		for _, p := range order {
 			if f := fig[p]; f.errors > 0 {
 				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)

@@ -65,7 +65,11 @@ func verdict(r result, ratio float64) string {
 		missed = append(missed, fmt.Sprintf("ratio < %.0f %%", ratioTarget*100))
 	}
 	if r.api.p99 > p99Target {
-		missed = append(missed, fmt.Sprintf("p99 > %v", p99Target))
+		m := fmt.Sprintf("p99 > %v", p99Target)
+		if r.api.paused.count > 0 { // not excused: said, so that the reader can weigh it
+			m += " (" + r.api.paused.String() + " in the phase)"
+		}
+		missed = append(missed, m)
 	}
 	if r.scenario.name == "growth-events" && r.api.throughput < growthRateTarget {
 		missed = append(missed, fmt.Sprintf("< %d events/s", growthRateTarget))
