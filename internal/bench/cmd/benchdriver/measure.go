@@ -174,7 +174,8 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 // `go tool pprof -diff_base <scenario>.floor.pprof <scenario>.pprof` shows what the API
 // spends beyond it. For a paced phase only the CPU profile is fetched, as
 // <scenario>.paced.pprof (<scenario>.floor.paced.pprof): what the p99 is measured against,
-// where a request costs more than at saturation (fewer requests share each wake-up).
+// where a request costs more than at saturation (fewer requests share each wake-up). The
+// profiler's own cost is then in that phase's latencies: compare p99s from runs without it.
 func (e *environment) profile(ctx context.Context, o options, name string, p *process, paced bool) func() {
 	if o.pprofDir == "" {
 		return func() {}
