@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/gen/dbq"
-	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 )
 
@@ -18,11 +17,7 @@ import (
 // and leaves the writer usable.
 func TestBufferedCopy(t *testing.T) {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := openDB(t)
 	copier := postgres.NewBufferedCopy(db.Pool)
 	org := uuid.Must(uuid.NewV7())
 	prefix, route, code := "sk_sandbox_abc", "/v1/organizations/{id}", "not_found"

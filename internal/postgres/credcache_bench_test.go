@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/provider/coreapi/internal/core"
-	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 )
 
@@ -16,11 +15,7 @@ import (
 // database (one round trip, the constant-time secret check) and found in the cache.
 func BenchmarkCredentialLookup(b *testing.B) {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(b)
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 	org, err := postgres.NewOrganizationService(db).CreateOrganization(operator, core.OrganizationCreate{
 		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",

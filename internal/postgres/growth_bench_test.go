@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/internal/core"
-	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 )
 
@@ -20,11 +19,7 @@ import (
 // with `go test -run x -bench GrowthSummary ./internal/postgres/`; seeding takes a while.
 func BenchmarkGrowthSummary(b *testing.B) {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(b)
 	const events = 1_000_000
 	start := time.Now()
 	org := seedGrowthEvents(b, db, events)

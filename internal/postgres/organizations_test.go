@@ -24,16 +24,23 @@ func devBox(t testing.TB) *secretbox.Box {
 	return box
 }
 
+// openDB opens a fresh, migrated database of its own for t, closed when t ends.
+func openDB(t testing.TB) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
 func TestOrganizationService(t *testing.T) {
 	t.Parallel()
 	setup := func(t *testing.T) (*postgres.OrganizationService, context.Context) {
 		t.Helper()
 		ctx := context.Background()
-		db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(db.Close)
+		db := openDB(t)
 		operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 		return postgres.NewOrganizationService(db), operator
 	}

@@ -4,20 +4,13 @@ import (
 	"context"
 	"reflect"
 	"testing"
-
-	"github.com/provider/coreapi/internal/pgtest"
-	"github.com/provider/coreapi/internal/postgres"
 )
 
 // The invoice's bodies carry no planner statistics (migration 00104), and ANALYZE leaves
 // them out, while the columns queries filter on keep theirs.
 func TestInvoiceBodiesWithoutStatistics(t *testing.T) {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := openDB(t)
 	var targets map[string]int
 	if err := db.Pool.QueryRow(ctx, `SELECT jsonb_object_agg(attname, coalesce(attstattarget, -1))
 		FROM pg_attribute WHERE attrelid = 'tax_invoices'::regclass
