@@ -47,6 +47,8 @@ type Env struct {
 	doc    *openapi3.T
 	router routers.Router
 	HTTP   *http.Client // validates every response against the document
+	// Handler is the server's whole handler, for benchmarks that serve requests in process.
+	Handler http.Handler
 
 	stopWorkers func()
 	logs        *postgres.RequestLogWriter
@@ -145,7 +147,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: router: %v", err)
 	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router, stopWorkers: stop, logs: logs}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router, Handler: handler, stopWorkers: stop, logs: logs}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }
