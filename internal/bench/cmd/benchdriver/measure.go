@@ -33,6 +33,8 @@ type figures struct {
 	cpu, pgCPU float64
 	slow       tail   // the paced phase's requests slower than the p99 target
 	paused     pauses // the host's pauses during the paced phase
+	// kernel is what the paced phase's tail owes the kernel's memory monitor (kdamond.go).
+	kernel kernelShare
 }
 
 type result struct {
@@ -143,6 +145,7 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			f := fig[p]
 			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
 			f.slow, f.paused = slow.tail(), env.pauses.between(from, time.Now())
+			f.kernel = env.pauses.kernelShare(slow.allSent, slow.allLatency, slow.over)
 			f.errors += errorsOf(m)
 			if sample != "" {
 				f.sample = sample
@@ -152,9 +155,9 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v (%s; %s); floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v (%s; %s)",
-			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99, r.api.slow, r.api.paused,
-			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99, r.floor.slow, r.floor.paused)
+		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v (%s; %s; %s); floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v (%s; %s; %s)",
+			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99, r.api.slow, r.api.paused, r.api.kernel,
+			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99, r.floor.slow, r.floor.paused, r.floor.kernel)
 		for _, p := range order {
 			if f := fig[p]; f.errors > 0 {
 				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)
@@ -263,6 +266,9 @@ type slowRequests struct {
 	over  time.Duration
 	first time.Time   // the phase's first send
 	sent  []time.Time // the slow requests'
+	// Every request's send and latency, to place them against the kernel's runs.
+	allSent    []time.Time
+	allLatency []time.Duration
 }
 
 func (s *slowRequests) add(res *vegeta.Result) {
@@ -272,6 +278,8 @@ func (s *slowRequests) add(res *vegeta.Result) {
 	if res.Latency > s.over {
 		s.sent = append(s.sent, res.Timestamp)
 	}
+	s.allSent = append(s.allSent, res.Timestamp)
+	s.allLatency = append(s.allLatency, res.Latency)
 }
 
 // tail describes a phase's slow requests: how many, and the largest burst of them. One

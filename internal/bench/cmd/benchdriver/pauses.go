@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,12 @@ func runPauseWatcher() {
 	runtime.GOMAXPROCS(1)
 	runtime.LockOSThread()
 	fmt.Println(setRealtime() == nil)
+	threads := openKernelThreads()
+	var kernel kernelRunTracker
+	if threads != nil {
+		kernel.last = threads.runtime()
+		fmt.Println(kernelWatchedLine)
+	}
 	tick := syscall.Timespec{Nsec: pauseTick.Nanoseconds()}
 	prev := time.Now()
 	for {
@@ -50,10 +57,17 @@ func runPauseWatcher() {
 		// scheduler: nothing else in this process needs to run.
 		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&tick)), 0, 0)
 		now := time.Now()
+		var err error
 		if late := now.Sub(prev) - pauseTick; late >= pauseThreshold {
-			if _, err := fmt.Printf("%d %d\n", prev.UnixNano(), late.Nanoseconds()); err != nil {
-				return // the driver closed the pipe
+			_, err = fmt.Printf("%d %d\n", prev.UnixNano(), late.Nanoseconds())
+		}
+		if threads != nil {
+			if run, ended := kernel.observe(threads.runtime(), prev, now); ended {
+				_, err = fmt.Println(formatKernelRun(run))
 			}
+		}
+		if err != nil {
+			return // the driver closed the pipe
 		}
 		prev = now
 	}
@@ -80,6 +94,9 @@ type pauseLog struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	pauses []pause
+	kernel []kernelRun // the kernel memory monitor's runs (kdamond.go)
+	// kernelWatched: the machine has the monitor (the watcher said so).
+	kernelWatched bool
 }
 
 // watchPauses starts the watcher; if it cannot, the run goes on without it.
@@ -107,6 +124,18 @@ func watchPauses() *pauseLog {
 	}
 	go func() {
 		for lines.Scan() {
+			if run, ok := parseKernelRun(lines.Text()); ok {
+				l.mu.Lock()
+				l.kernel = append(l.kernel, run)
+				l.mu.Unlock()
+				continue
+			}
+			if lines.Text() == kernelWatchedLine {
+				l.mu.Lock()
+				l.kernelWatched = true
+				l.mu.Unlock()
+				continue
+			}
 			start, length, ok := strings.Cut(lines.Text(), " ")
 			ns, err1 := strconv.ParseInt(start, 10, 64)
 			d, err2 := strconv.ParseInt(length, 10, 64)
@@ -149,6 +178,20 @@ func (l *pauseLog) between(from, to time.Time) pauses {
 		}
 	}
 	return p
+}
+
+// kernelShare places a phase's requests against the kernel memory monitor's runs.
+func (l *pauseLog) kernelShare(sent []time.Time, latency []time.Duration, over time.Duration) kernelShare {
+	if l == nil {
+		return kernelShare{}
+	}
+	l.mu.Lock()
+	runs, watched := slices.Clone(l.kernel), l.kernelWatched
+	l.mu.Unlock()
+	if !watched {
+		return kernelShare{}
+	}
+	return shareOf(runs, sent, latency, over)
 }
 
 func (p pauses) String() string {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -66,8 +67,16 @@ func verdict(r result, ratio float64) string {
 	}
 	if r.api.p99 > p99Target {
 		m := fmt.Sprintf("p99 > %v", p99Target)
-		if r.api.paused.count > 0 { // not excused: said, so that the reader can weigh it
-			m += " (" + r.api.paused.String() + " in the phase)"
+		// Not excused: said, so that the reader can weigh it.
+		var why []string
+		if r.api.paused.count > 0 {
+			why = append(why, r.api.paused.String()+" in the phase")
+		}
+		if r.api.kernel.slow > 0 {
+			why = append(why, r.api.kernel.String())
+		}
+		if len(why) > 0 {
+			m += " (" + strings.Join(why, "; ") + ")"
 		}
 		missed = append(missed, m)
 	}
