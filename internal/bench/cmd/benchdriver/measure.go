@@ -145,6 +145,9 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			f := fig[p]
 			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
 			f.slow, f.paused = slow.tail(), env.pauses.between(from, time.Now())
+			// The watcher reports a run of the kernel's monitor once it has been over for
+			// kernelRunGap: wait for one that ended with the phase.
+			time.Sleep(kernelRunGap + 10*time.Millisecond)
 			f.kernel = env.pauses.kernelShare(slow.allSent, slow.allLatency, slow.over)
 			f.errors += errorsOf(m)
 			if sample != "" {
