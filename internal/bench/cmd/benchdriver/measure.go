@@ -148,7 +148,7 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			// The watcher reports a run of the kernel's monitor once it has been over for
 			// kernelRunGap: wait for one that ended with the phase.
 			time.Sleep(kernelRunGap + 10*time.Millisecond)
-			f.kernel = env.pauses.kernelShare(slow.allSent, slow.allLatency, slow.over)
+			f.kernel = env.pauses.kernelShare(slow.sent, slow.latency, slow.over)
 			f.errors += errorsOf(m)
 			if sample != "" {
 				f.sample = sample
@@ -266,23 +266,16 @@ const burstGap = 20 * time.Millisecond
 // slowRequests gathers a paced phase's requests slower than over, by when they were sent
 // (results arrive in the order they complete).
 type slowRequests struct {
-	over  time.Duration
-	first time.Time   // the phase's first send
-	sent  []time.Time // the slow requests'
-	// Every request's send and latency, to place them against the kernel's runs.
-	allSent    []time.Time
-	allLatency []time.Duration
+	over time.Duration
+	// Every request's send and latency: the slow ones make the tail, and all of them are
+	// placed against the kernel's runs (kdamond.go).
+	sent    []time.Time
+	latency []time.Duration
 }
 
 func (s *slowRequests) add(res *vegeta.Result) {
-	if s.first.IsZero() || res.Timestamp.Before(s.first) {
-		s.first = res.Timestamp
-	}
-	if res.Latency > s.over {
-		s.sent = append(s.sent, res.Timestamp)
-	}
-	s.allSent = append(s.allSent, res.Timestamp)
-	s.allLatency = append(s.allLatency, res.Latency)
+	s.sent = append(s.sent, res.Timestamp)
+	s.latency = append(s.latency, res.Latency)
 }
 
 // tail describes a phase's slow requests: how many, and the largest burst of them. One
@@ -296,15 +289,25 @@ type tail struct {
 }
 
 func (s *slowRequests) tail() tail {
-	slices.SortFunc(s.sent, time.Time.Compare)
-	t := tail{over: s.over, slow: len(s.sent)}
-	for i := 0; i < len(s.sent); {
+	var slow []time.Time
+	for i, d := range s.latency {
+		if d > s.over {
+			slow = append(slow, s.sent[i])
+		}
+	}
+	slices.SortFunc(slow, time.Time.Compare)
+	t := tail{over: s.over, slow: len(slow)}
+	if len(slow) == 0 {
+		return t
+	}
+	first := slices.MinFunc(s.sent, time.Time.Compare) // the phase's first send
+	for i := 0; i < len(slow); {
 		j := i + 1
-		for j < len(s.sent) && s.sent[j].Sub(s.sent[j-1]) < burstGap {
+		for j < len(slow) && slow[j].Sub(slow[j-1]) < burstGap {
 			j++
 		}
 		if j-i > t.burst {
-			t.burst, t.burstAt = j-i, s.sent[i].Sub(s.first)
+			t.burst, t.burstAt = j-i, slow[i].Sub(first)
 		}
 		i = j
 	}
