@@ -42,9 +42,13 @@ func TestHelp(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
-			code, stdout, _ := runCommand(t, nil, tc.args...)
+			code, stdout, stderr := runCommand(t, nil, tc.args...)
 			if code != 0 {
 				t.Fatalf("exit %d", code)
+			}
+			// Once, on stdout: a terminal shows both streams.
+			if n := strings.Count(stdout, "Usage: coreapi"); n != 1 || stderr != "" {
+				t.Errorf("the help is printed %d times on stdout, and on stderr:\n%s", n, stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(stdout, w) {
@@ -61,8 +65,21 @@ func TestHelp(t *testing.T) {
 	})
 	t.Run("ErrUnknownFlag", func(t *testing.T) {
 		t.Parallel()
-		if code, _, _ := runCommand(t, nil, "migrate", "--force"); code != 2 {
+		code, stdout, stderr := runCommand(t, nil, "migrate", "--force")
+		if code != 2 {
 			t.Fatalf("exit %d, want 2", code)
+		}
+		if !strings.Contains(stderr, "flag provided but not defined: -force") ||
+			strings.Count(stderr, "Usage: coreapi migrate") != 1 || stdout != "" {
+			t.Errorf("a bad flag: the error and the usage once on stderr, nothing on stdout; stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		}
+	})
+	t.Run("GarbageCollectorAsTheCodeDoes", func(t *testing.T) {
+		t.Parallel()
+		// The server sets no collector settings of its own: the help says Go's defaults.
+		_, stdout, _ := runCommand(t, nil, "serve", "--help")
+		if !strings.Contains(stdout, "GOGC=100 and no memory limit") {
+			t.Errorf("the help's GOGC line:\n%s", stdout)
 		}
 	})
 }

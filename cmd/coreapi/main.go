@@ -60,7 +60,8 @@ const environmentHelp = `Environment:
   CREDENTIAL_CACHE_TTL        how long an authenticated credential is trusted without a database
                               lookup when no change was announced (default 5s; 0: no cache)
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
-  GOGC, GOMEMLIMIT            Go's garbage collector settings (serve's defaults: 400 and 96MiB)
+  GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
+                              (default: Go's, GOGC=100 and no memory limit)
 `
 
 // Webhook delivery: how often a process looks for due deliveries (a new event reaches its
@@ -200,22 +201,26 @@ func execute(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		fs := flag.NewFlagSet("coreapi "+c.name, flag.ContinueOnError)
 		fs.SetOutput(stderr)
-		fs.Usage = func() {
-			fmt.Fprintf(fs.Output(), "Usage: coreapi %s [flags]\n\n%s\n\n", c.name, c.usage)
+		// Parse reports a bad flag on stderr and calls Usage for it and for -h alike; the
+		// text is printed here instead, once: on stdout when asked for, on stderr after an error.
+		fs.Usage = func() {}
+		usage := func(w io.Writer) {
+			fs.SetOutput(w)
+			fmt.Fprintf(w, "Usage: coreapi %s [flags]\n\n%s\n\n", c.name, c.usage)
 			if hasFlags(fs) {
-				fmt.Fprintln(fs.Output(), "Flags:")
+				fmt.Fprintln(w, "Flags:")
 				fs.PrintDefaults()
-				fmt.Fprintln(fs.Output())
+				fmt.Fprintln(w)
 			}
-			fmt.Fprint(fs.Output(), environmentHelp)
+			fmt.Fprint(w, environmentHelp)
 		}
 		run := c.flags(fs)
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(stdout)
-				fs.Usage()
+				usage(stdout)
 				return 0
 			}
+			usage(stderr)
 			return 2
 		}
 		if fs.NArg() > 0 {
@@ -428,7 +433,6 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	tuneGC(getenv)
 	out := newBufferedLog(stdout)
 	defer out.Close() // deferred first, so it runs last: it writes the shutdown's lines too
 	logger := slog.New(flushOnWarning{Handler: slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.logLevel}), out: out})
