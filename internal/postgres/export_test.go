@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"crypto/sha256"
-	"unsafe"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Listening reports whether c hears credential changes (and so may cache).
@@ -24,12 +21,3 @@ func (c *CredentialCache) Cached(bearer string) bool {
 
 // SummaryFromEvents makes s read every summary from growth_events, not the rollups.
 func (s *GrowthService) SummaryFromEvents() { s.rawSummary = true }
-
-// BufferedCopy is the batch writers' COPY, for the external tests.
-type BufferedCopy = bufferedCopy
-
-// NewBufferedCopy returns a BufferedCopy over p.
-func NewBufferedCopy(p *pgxpool.Pool) *BufferedCopy { return &bufferedCopy{Pool: p} }
-
-// Buffer tells where c's kept buffer lives, to show it reused.
-func (c *bufferedCopy) Buffer() *byte { return unsafe.SliceData(c.buf) }

@@ -36,13 +36,12 @@ var _ core.GrowthService = (*GrowthService)(nil)
 // NewGrowthService returns the growth service over d. Its writer lives as long as the
 // process; events are acknowledged only once stored, so there is nothing to flush.
 func NewGrowthService(d *DB) *GrowthService {
-	copier := &bufferedCopy{Pool: d.Pool}
 	return &GrowthService{
 		db:  d,
 		now: time.Now,
 		batcher: newBatcher(growthEventQueue, growthEventMaxBatch, 0,
 			func(ctx context.Context, rows []dbq.GrowthEventInsertBatchParams) error {
-				_, err := dbq.New(copier).GrowthEventInsertBatch(ctx, rows)
+				_, err := dbq.New(d.Pool).GrowthEventInsertBatch(ctx, rows)
 				return translate(err)
 			}),
 	}

@@ -32,13 +32,12 @@ type RequestLogWriter struct {
 // NewRequestLogWriter starts a writer over d; Close stops it.
 func NewRequestLogWriter(d *DB, logger *slog.Logger) *RequestLogWriter {
 	w := &RequestLogWriter{logger: logger}
-	copier := &bufferedCopy{Pool: d.Pool}
 	w.batcher = newBatcher(requestLogQueue, requestLogMaxBatch, requestLogLinger,
 		func(ctx context.Context, rows []dbq.RequestLogInsertBatchParams) error {
 			if n := w.dropped.Swap(0); n > 0 {
 				w.logger.Warn("request logs dropped: the queue was full", "dropped", n)
 			}
-			if _, err := dbq.New(copier).RequestLogInsertBatch(ctx, rows); err != nil {
+			if _, err := dbq.New(d.Pool).RequestLogInsertBatch(ctx, rows); err != nil {
 				w.logger.Error("writing request logs", "count", len(rows), "error", err)
 				return err
 			}
