@@ -35,7 +35,6 @@ type environment struct {
 	api     *process
 	floor   *process
 	keep    bool
-	pauses  *pauseLog // the host's pauses, if watched
 }
 
 // column names the table column p's figures go in: "api", or "floor" for whatever stands

@@ -50,10 +50,6 @@ func (o options) against() string {
 }
 
 func main() {
-	if os.Getenv(pauseWatcherEnv) != "" {
-		runPauseWatcher()
-		return
-	}
 	var o options
 	flag.StringVar(&o.server, "server", "bin/coreapi", "the API binary (make build)")
 	flag.StringVar(&o.floor, "floor", "bin/benchfloor", "the floor binary")
@@ -108,8 +104,6 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer env.stop()
-	env.pauses = watchPauses()
-	defer env.pauses.stop()
 	fix, err := seed(ctx, env.api.base, o.orgs)
 	if err != nil {
 		return fmt.Errorf("seeding: %w", err)

@@ -31,10 +31,7 @@ type figures struct {
 	// cpu is the process's own CPU time per request at saturation, in seconds; pgCPU is
 	// PostgreSQL's over the same phase.
 	cpu, pgCPU float64
-	slow       tail   // the paced phase's requests slower than the p99 target
-	paused     pauses // the host's pauses during the paced phase
-	// kernel is what the paced phase's tail owes the kernel's memory monitor (kdamond.go).
-	kernel kernelShare
+	slow       tail // the paced phase's requests slower than the p99 target
 }
 
 type result struct {
@@ -135,7 +132,6 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			latencies := newLatencyFile(o, fmt.Sprintf("%s.%s.round%d.csv", sc.name, env.column(p), round+1))
 			slow := &slowRequests{over: sc.p99Target()}
 			stopProfile := env.profile(ctx, o, sc.name, p, true)
-			from := time.Now()
 			m, sample := attack(ctx, sc, p.base, r.paceRate, pacedConns, o.duration, func(res *vegeta.Result) {
 				slow.add(res)
 				latencies.add(res)
@@ -144,11 +140,7 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 			latencies.close()
 			f := fig[p]
 			f.p50, f.p99 = m.Latencies.P50, m.Latencies.P99
-			f.slow, f.paused = slow.tail(), env.pauses.between(from, time.Now())
-			// The watcher reports a run of the kernel's monitor once it has been over for
-			// kernelRunGap: wait for one that ended with the phase.
-			time.Sleep(kernelRunGap + 10*time.Millisecond)
-			f.kernel = env.pauses.kernelShare(slow.sent, slow.latency, slow.over)
+			f.slow = slow.tail()
 			f.errors += errorsOf(m)
 			if sample != "" {
 				f.sample = sample
@@ -158,9 +150,9 @@ func measure(ctx context.Context, env *environment, sc scenario, o options) (res
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v (%s; %s; %s); floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v (%s; %s; %s)",
-			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99, r.api.slow, r.api.paused, r.api.kernel,
-			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99, r.floor.slow, r.floor.paused, r.floor.kernel)
+		log.Printf("%s round %d: api %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's, %.1f kB allocated per request), p50 %v, p99 %v (%s); floor %.0f req/s (%.0f µs CPU + %.0f µs PostgreSQL's per request), p50 %v, p99 %v (%s)",
+			sc.name, round+1, r.api.throughput, r.api.cpu*1e6, r.api.pgCPU*1e6, r.api.allocated/1000, r.api.p50, r.api.p99, r.api.slow,
+			r.floor.throughput, r.floor.cpu*1e6, r.floor.pgCPU*1e6, r.floor.p50, r.floor.p99, r.floor.slow)
 		for _, p := range order {
 			if f := fig[p]; f.errors > 0 {
 				log.Printf("%s: %s answered %d requests with errors, e.g. %s", sc.name, p.name, f.errors, f.sample)
@@ -266,21 +258,24 @@ const burstGap = 20 * time.Millisecond
 // slowRequests gathers a paced phase's requests slower than over, by when they were sent
 // (results arrive in the order they complete).
 type slowRequests struct {
-	over time.Duration
-	// Every request's send and latency: the slow ones make the tail, and all of them are
-	// placed against the kernel's runs (kdamond.go).
-	sent    []time.Time
-	latency []time.Duration
+	over  time.Duration
+	first time.Time   // the phase's first send
+	slow  []time.Time // when each slow request was sent
 }
 
 func (s *slowRequests) add(res *vegeta.Result) {
-	s.sent = append(s.sent, res.Timestamp)
-	s.latency = append(s.latency, res.Latency)
+	if s.first.IsZero() || res.Timestamp.Before(s.first) {
+		s.first = res.Timestamp
+	}
+	if res.Latency > s.over {
+		s.slow = append(s.slow, res.Timestamp)
+	}
 }
 
 // tail describes a phase's slow requests: how many, and the largest burst of them. One
 // burst as large as the one per cent a p99 allows means one stall decided it (a collection
-// cycle, a wave of lookups, the host); slow requests spread thinly mean a steady cost.
+// cycle, a wave of lookups, a neighbour on the machine); slow requests spread thinly mean a
+// steady cost.
 type tail struct {
 	over    time.Duration
 	slow    int
@@ -289,25 +284,15 @@ type tail struct {
 }
 
 func (s *slowRequests) tail() tail {
-	var slow []time.Time
-	for i, d := range s.latency {
-		if d > s.over {
-			slow = append(slow, s.sent[i])
-		}
-	}
-	slices.SortFunc(slow, time.Time.Compare)
+	slow := slices.SortedFunc(slices.Values(s.slow), time.Time.Compare)
 	t := tail{over: s.over, slow: len(slow)}
-	if len(slow) == 0 {
-		return t
-	}
-	first := slices.MinFunc(s.sent, time.Time.Compare) // the phase's first send
 	for i := 0; i < len(slow); {
 		j := i + 1
 		for j < len(slow) && slow[j].Sub(slow[j-1]) < burstGap {
 			j++
 		}
 		if j-i > t.burst {
-			t.burst, t.burstAt = j-i, slow[i].Sub(first)
+			t.burst, t.burstAt = j-i, slow[i].Sub(s.first)
 		}
 		i = j
 	}

@@ -35,25 +35,3 @@ func TestSlowRequestsTail(t *testing.T) {
 		t.Errorf("no slow requests: %q", s)
 	}
 }
-
-// A phase is charged with the pauses that began within it, and a run without a watcher
-// has none.
-func TestPausesBetween(t *testing.T) {
-	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
-	l := &pauseLog{pauses: []pause{{at(500), 38 * time.Millisecond}, {at(1000), 6 * time.Millisecond}, {at(2500), 9 * time.Millisecond}, {at(4000), 7 * time.Millisecond}}}
-	got := l.between(at(1000), at(4000))
-	if want := (pauses{count: 2, total: 15 * time.Millisecond, longest: 9 * time.Millisecond}); got != want {
-		t.Fatalf("between = %+v, want %+v", got, want)
-	}
-	if s := got.String(); s != "the host paused 2 times, 15.00 ms in all, the longest 9.00 ms" {
-		t.Errorf("String() = %q", s)
-	}
-	if s := l.between(at(0), at(999)).String(); s != "the host paused once, 38.00 ms" {
-		t.Errorf("one pause: %q", s)
-	}
-	var none *pauseLog
-	if s := none.between(at(0), at(9000)).String(); s != "the host never paused" {
-		t.Errorf("no watcher: %q", s)
-	}
-}
