@@ -17,6 +17,7 @@ import (
 	"github.com/decred/dcrd/dcrec/secp256k1/v4/ecdsa"
 
 	"github.com/provider/coreapi/internal/einvoice"
+	"github.com/provider/coreapi/internal/einvoice/ubl21"
 )
 
 // sampleRequest is a valid request touching every part of the document: every tax
@@ -96,28 +97,16 @@ func xmllint(t testing.TB, args ...string) []byte {
 	return out
 }
 
-// invoiceSchema finds ../shared/ubl-2.1 beside the repository root (the folder holding go.mod).
+// invoiceSchema writes the embedded UBL 2.1 schemas (package ubl21) into a temporary folder
+// for xmllint and returns the path of the invoice schema there: the tests validate against
+// what the server embeds, and read nothing outside the repository.
 func invoiceSchema(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, ubl21.FS); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-	xsd := filepath.Join(dir, "..", "shared", "ubl-2.1", "xsd", "maindoc", "UBL-Invoice-2.1.xsd")
-	if _, err := os.Stat(xsd); err != nil {
-		t.Fatalf("the UBL 2.1 schemas are expected in ../shared/ubl-2.1 beside the repository: %v", err)
-	}
-	return xsd
+	return filepath.Join(dir, filepath.FromSlash(ubl21.InvoiceSchema))
 }
 
 func writeTemp(t testing.TB, name string, b []byte) string {
