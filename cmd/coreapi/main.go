@@ -333,13 +333,16 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger) (dsn str
 		}
 		dsn = cluster.DSN("postgres")
 		logger.Info("using the private PostgreSQL cluster", "dir", cluster.Dir, "dsn", dsn, "reused", cluster.Reused())
-		if !cluster.Reused() {
-			close = func() {
-				stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := cluster.Stop(stopCtx); err != nil {
-					logger.Error("stopping PostgreSQL", "error", err)
-				}
+		// Another process over the same folder (a second `make run` on another port) shares
+		// the cluster: the last of them to stop stops it.
+		close = func() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			stopped, err := cluster.Release(stopCtx)
+			if err != nil {
+				logger.Error("stopping PostgreSQL", "error", err)
+			} else if !stopped {
+				logger.Info("PostgreSQL left running: another process uses it", "dir", cluster.Dir)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -111,5 +112,50 @@ func TestRunDrainsInFlightRequests(t *testing.T) {
 		"SELECT count(*) FROM request_logs WHERE method = 'POST' AND route = '/v1/organizations' AND status = 201").Scan(&logged)
 	if err != nil || logged != 1 {
 		t.Errorf("request log of the drained request: %d rows, %v", logged, err)
+	}
+}
+
+// TestSecondServerKeepsTheSharedCluster is a second `make run` on another port: both use the
+// private cluster of the same PGDATA_DIR, and the first one stopping must not take the
+// database away from the second; the last one stops it.
+func TestSecondServerKeepsTheSharedCluster(t *testing.T) {
+	t.Parallel()
+	// Not t.TempDir: its parent is private to root, and the cluster may run as postgres.
+	dir, err := os.MkdirTemp("", "coreapi-pgdata-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cfg := config{pgdataDir: dir}
+	logger := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	dsn, closeFirst, err := openDatabase(ctx, cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, closeSecond, err := openDatabase(ctx, cfg, logger)
+	if err != nil {
+		closeFirst()
+		t.Fatal(err)
+	}
+	if second != dsn {
+		t.Errorf("the second server uses %q, not the first's cluster %q", second, dsn)
+	}
+	closeFirst()
+	ping := func() error {
+		conn, err := pgx.Connect(ctx, second)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		return conn.Ping(ctx)
+	}
+	if err := ping(); err != nil {
+		closeSecond()
+		t.Fatalf("the second server lost its database when the first stopped: %v", err)
+	}
+	closeSecond()
+	if ping() == nil {
+		t.Error("the cluster still runs after the last server stopped")
 	}
 }

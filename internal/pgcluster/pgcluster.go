@@ -2,6 +2,10 @@
 // binaries: the server's own database when no DATABASE_URL is given, and the throwaway
 // cluster of the test suite. The cluster listens on a Unix socket inside its folder only, so
 // it never collides with another PostgreSQL on the machine.
+//
+// Several processes may use one cluster: the first starts it, the others find it running,
+// and it is stopped by the last of them to Release it (flock(2) on two files in its folder
+// keeps the count, and the kernel drops a crashed process's share).
 package pgcluster
 
 import (
@@ -37,7 +41,18 @@ type Cluster struct {
 	bin       string
 	cred      *syscall.Credential // nil unless the cluster runs as another user (we are root)
 	reused    bool
+	// users is this Cluster's share of the cluster: a shared flock on usersLock, held from
+	// Start to Release, Stop or Destroy.
+	users *os.File
 }
+
+// The lock files of a cluster's folder. usersLock is held shared by every process using the
+// cluster; startLock is held exclusively while a process starts the cluster or decides
+// whether to stop it, so that a start never races a stop.
+const (
+	usersLock = "users.lock"
+	startLock = "start.lock"
+)
 
 // ErrNoBinaries means no PostgreSQL server binaries were found on this machine.
 var ErrNoBinaries = errors.New("pgcluster: no PostgreSQL server binaries found (initdb, pg_ctl); " +
@@ -76,6 +91,24 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	starting, err := lock(ctx, filepath.Join(dir, startLock), syscall.LOCK_EX)
+	if err != nil {
+		return nil, err
+	}
+	defer starting.Close() // unlocks
+	if c.users, err = lock(ctx, filepath.Join(dir, usersLock), syscall.LOCK_SH); err != nil {
+		return nil, err
+	}
+	if err := c.start(ctx, opts); err != nil {
+		c.users.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// start creates the cluster on first use and starts it unless it runs already.
+func (c *Cluster) start(ctx context.Context, opts Options) error {
+	dir := c.Dir
 	data := filepath.Join(dir, "data")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		args := []string{"-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"}
@@ -83,15 +116,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 			args = append(args, "--no-sync")
 		}
 		if err := c.run(ctx, "initdb", args...); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if c.running(ctx) {
 		c.reused = true
-		if err := c.readPidFile(); err != nil {
-			return nil, err
-		}
-		return c, nil
+		return c.readPidFile()
 	}
 	conf := fmt.Sprintf("-c listen_addresses='' -k %s -p %d", c.socketDir, c.port)
 	if opts.Ephemeral {
@@ -100,11 +130,32 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	for _, setting := range opts.Settings {
 		conf += " -c " + setting
 	}
-	if err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", data,
-		"-l", filepath.Join(dir, "postgres.log"), "-o", conf); err != nil {
+	return c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", data,
+		"-l", filepath.Join(dir, "postgres.log"), "-o", conf)
+}
+
+// lock opens path and takes a flock of kind on it, waiting until it is granted or ctx ends.
+func lock(ctx context.Context, path string, kind int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	for {
+		err := syscall.Flock(int(f.Fd()), kind|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("pgcluster: locking %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // DSN is the connection string of database name in this cluster.
@@ -115,13 +166,48 @@ func (c *Cluster) DSN(name string) string {
 // Reused reports whether Start found the cluster already running.
 func (c *Cluster) Reused() bool { return c.reused }
 
-// Stop shuts the cluster down. Fast mode lets the server finish its shutdown checkpoint.
+// Release gives up this process's use of the cluster and stops it when no other process
+// uses it any more (started it, or found it running, and has not released it): a second
+// server over the same folder keeps its database when the first one stops. stopped says
+// whether this call stopped it.
+func (c *Cluster) Release(ctx context.Context) (stopped bool, err error) {
+	if c.users == nil {
+		return false, errors.New("pgcluster: the cluster was already released")
+	}
+	starting, err := lock(ctx, filepath.Join(c.Dir, startLock), syscall.LOCK_EX)
+	if err != nil {
+		return false, err
+	}
+	defer starting.Close()
+	// Alone if the shared lock becomes exclusive at once. No one can start using the
+	// cluster meanwhile: Start waits for startLock.
+	last := syscall.Flock(int(c.users.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+	c.users.Close()
+	c.users = nil
+	if !last {
+		return false, nil
+	}
+	return true, c.Stop(ctx)
+}
+
+// Stop shuts the cluster down whoever else uses it. Fast mode lets the server finish its
+// shutdown checkpoint.
 func (c *Cluster) Stop(ctx context.Context) error {
+	c.unlock()
 	return c.run(ctx, "pg_ctl", "stop", "-w", "-m", "fast", "-D", filepath.Join(c.Dir, "data"))
+}
+
+// unlock gives up this Cluster's share, if it still holds one.
+func (c *Cluster) unlock() {
+	if c.users != nil {
+		c.users.Close()
+		c.users = nil
+	}
 }
 
 // Destroy stops the cluster at once and removes its folder: for throwaway clusters.
 func (c *Cluster) Destroy(ctx context.Context) error {
+	c.unlock()
 	err := c.run(ctx, "pg_ctl", "stop", "-w", "-m", "immediate", "-D", filepath.Join(c.Dir, "data"))
 	if c.socketDir != c.Dir {
 		os.RemoveAll(c.socketDir)
