@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Page sizes of keyset-paginated lists (DESIGN.md §6).
+// Page sizes of keyset-paginated lists (docs/design.md, "Lists").
 const (
 	DefaultPageLimit = 50
 	MaxPageLimit     = 200

@@ -10,7 +10,7 @@ import (
 // IdempotencyRetention is how long a completed response is replayed for its key.
 const IdempotencyRetention = 24 * time.Hour
 
-// Idempotency problem codes (DESIGN.md §5).
+// Idempotency problem codes (docs/design.md, "Idempotency").
 const (
 	EIdempotencyInProgress = "idempotency_request_in_progress"
 	EIdempotencyKeyReused  = "idempotency_key_reused"

@@ -16,7 +16,7 @@ const (
 // NewOperatorToken returns a fresh operator token.
 func NewOperatorToken() string { return OperatorTokenPrefix + randomString(operatorTokenBytes) }
 
-// OperatorToken is a credential of the provider's staff (DESIGN.md §3: the production
+// OperatorToken is a credential of the provider's staff (docs/design.md, "Credentials and principals": the production
 // operator access). The token itself is shown once, when minted; only its hash is kept.
 type OperatorToken struct {
 	ID         uuid.UUID

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Subscription statuses (DESIGN.md §7).
+// Subscription statuses (docs/design.md, "Subscriptions").
 const (
 	CommercialActive    = "active"
 	CommercialPastDue   = "past_due"
@@ -78,7 +78,7 @@ type transitionRule struct {
 	service    []string
 }
 
-// transitions is the table of DESIGN.md §7. select-plan follows change-plan: a plan is
+// transitions is the table of docs/design.md, "Subscriptions". select-plan follows change-plan: a plan is
 // selected on a live subscription whose commercial status is active or past_due.
 var transitions = map[SubscriptionAction]transitionRule{
 	ActionSelectPlan: {commercial: []string{CommercialActive, CommercialPastDue}},

@@ -10,7 +10,7 @@ import (
 	"github.com/provider/coreapi/internal/core"
 )
 
-// allowed is DESIGN.md §7, written out independently of the implementation's table.
+// allowed is docs/design.md, "Subscriptions", written out independently of the implementation's table.
 func allowed(action core.SubscriptionAction, commercial, service string) bool {
 	if service == core.ServiceTerminated {
 		return false

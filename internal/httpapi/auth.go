@@ -28,7 +28,7 @@ func bearer(r *http.Request) (string, bool) {
 
 // bearerAuthenticator accepts API keys, OAuth access tokens and operator tokens (minted by
 // `coreapi operator-token`; the operator with every scope), and in development mode the
-// development tokens of DESIGN.md §3: `dev:operator` is the operator and
+// development tokens of docs/design.md, "Credentials and principals": `dev:operator` is the operator and
 // `dev:org:<organization id>` that organization, both with every scope.
 type bearerAuthenticator struct {
 	development bool

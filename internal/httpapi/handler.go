@@ -20,7 +20,7 @@ import (
 // Config wires the HTTP layer.
 type Config struct {
 	Logger *slog.Logger
-	// Development enables the development bearer tokens (DESIGN.md §3).
+	// Development enables the development bearer tokens (docs/design.md, "Credentials and principals").
 	Development bool
 	// ProductionTrafficEnabled lets production API keys through; while false (the default)
 	// they are refused with 403 production_gated.
@@ -131,7 +131,7 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	gated := gate.middleware(idempotent(cfg.Services.Idempotency, cfg.Metrics, apiRouter))
 	// Every other path goes to the gate, which answers 404 or 405 for what the document
 	// lacks. As root's not-found handler rather than mounted at "/": a mount sets a "*"
-	// path value on every request (an allocation each, docs/performance.md 12.).
+	// path value on every request (an allocation each, docs/performance.md).
 	root.NotFound(gated.ServeHTTP)
 	// Methods chi does not know (PROPFIND, BREW, ...) and methods the endpoints above lack
 	// reach the gate too, which answers 405 with Allow like for any other method an

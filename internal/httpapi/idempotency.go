@@ -15,7 +15,7 @@ import (
 )
 
 // idempotent makes every POST sent with an Idempotency-Key run at most once per principal
-// and key (DESIGN.md §5): the first completed response is stored with the request's effect
+// and key (docs/design.md, "Idempotency"): the first completed response is stored with the request's effect
 // and replayed, with `Idempotent-Replayed: true`, to every retry. It runs after the contract
 // gate, so the key (1..255 characters), the credential and the body are already valid.
 func idempotent(svc core.IdempotencyService, m *metrics.Metrics, next http.Handler) http.Handler {

@@ -109,7 +109,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 
 // accessLog writes the request's access line to h. It hands h the record itself rather than
 // calling the logger, which would walk the stack for a source location this line never
-// shows (2 µs a request, docs/performance.md 8.).
+// shows (2 µs a request, docs/performance.md).
 func accessLog(ctx context.Context, h slog.Handler, r *http.Request, route string, status int, bytes int64, elapsed time.Duration, id string) {
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return

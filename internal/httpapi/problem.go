@@ -20,7 +20,7 @@ type problemKind struct {
 	retryable bool
 }
 
-// problemKinds maps every core error code to its status: the one table of it (DESIGN.md §4).
+// problemKinds maps every core error code to its status: the one table of it (docs/design.md, "Errors").
 var problemKinds = map[string]problemKind{
 	core.EValidation:        {http.StatusBadRequest, "The request is invalid.", false},
 	core.EMalformedJSON:     {http.StatusBadRequest, "The request body is not valid JSON.", false},

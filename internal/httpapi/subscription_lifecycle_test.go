@@ -14,7 +14,7 @@ import (
 	"github.com/provider/coreapi/internal/apitest"
 )
 
-// lifecycle is DESIGN.md §7 for the HTTP tests: from which states each action is allowed,
+// lifecycle is docs/design.md, "Subscriptions" for the HTTP tests: from which states each action is allowed,
 // the audit event it writes and the body it is sent with.
 var lifecycle = []struct {
 	action, audit, body string

@@ -22,7 +22,7 @@ type seededOrg struct {
 // benchScopes are the scopes the scenarios need.
 var benchScopes = []string{"organizations:read", "products:read", "support:write", "growth-events:write", "invoice:generate"}
 
-// keysPerOrg keeps every key under its rate limit (100/s, DESIGN.md §3) at the throughput
+// keysPerOrg keeps every key under its rate limit (100/s: the standard policy, README) at the throughput
 // of this machine; the first organization, the one of the single-organization invoices,
 // gets more.
 const keysPerOrg = 8
