@@ -357,7 +357,7 @@ const touchInterval = time.Minute
 // again at now. Each key has its own interval, between three quarters of touchInterval and
 // all of it, from the random end of its id: keys a client started using together would
 // otherwise all be written in the same moment, every minute, with requests waiting on
-// each write (docs/performance.md 9.).
+// each write (docs/performance.md).
 func touchDue(id uuid.UUID, last *time.Time, now time.Time) bool {
 	if last == nil {
 		return true

@@ -111,7 +111,7 @@ func (c *CredentialCache) Authenticate(ctx context.Context, bearer string) (*cor
 // stored together (every key a client uses, after a start or an idle spell) would otherwise
 // all be looked up again in the same moment, every TTL, and the requests of that moment
 // queued behind the lookups: the largest bursts of slow requests at half load
-// (docs/performance.md 9.).
+// (docs/performance.md).
 func (c *CredentialCache) lifetime() time.Duration {
 	return c.ttl - rand.N(c.ttl/2+1)
 }

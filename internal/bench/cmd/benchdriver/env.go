@@ -50,7 +50,7 @@ func (e *environment) column(p *process) string {
 // with room for a long run. On disk, the kernel writes back the dirty pages of a run without
 // fsync in bursts of hundreds of megabytes every half minute or so, and while it does, every
 // write to the file system waits (ext4's journal): the write scenarios then stall for
-// hundreds of milliseconds on whichever server is being measured (docs/performance.md, 10.).
+// hundreds of milliseconds on whichever server is being measured (docs/performance.md).
 const memoryFolder = "/dev/shm"
 
 // runParent is the folder the run's temporary folder is made in: -dir; the system's temporary

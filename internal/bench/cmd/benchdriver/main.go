@@ -89,7 +89,7 @@ const driverMemoryLimit = 512 << 20
 // every response it reads, and with Go's default (GOGC=100) the driver's live heap of ~3
 // MB made it collect about 30 times a second, each cycle stopping the world for up to
 // 1.5 ms and slowing every goroutine while it marks: time a response waited for the driver
-// was counted as the server's (docs/performance.md 11.). Paced by a memory limit alone,
+// was counted as the server's (docs/performance.md). Paced by a memory limit alone,
 // it collects every few seconds.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
