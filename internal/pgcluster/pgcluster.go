@@ -61,8 +61,9 @@ var ErrNoBinaries = errors.New("pgcluster: no PostgreSQL server binaries found (
 const port = 5432
 
 // Start starts the cluster in dir, creating it on first use, or reuses the one already
-// running there. When the process runs as root, the cluster runs as the unprivileged
-// `postgres` system user, because PostgreSQL refuses to run as root.
+// running there; either way the caller uses it until Release (which stops it if no other
+// process uses it), Stop or Destroy. When the process runs as root, the cluster runs as the
+// unprivileged `postgres` system user, because PostgreSQL refuses to run as root.
 func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 	bin, err := findBinaries()
 	if err != nil {
