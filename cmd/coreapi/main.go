@@ -47,7 +47,8 @@ const provisioningPollInterval = 250 * time.Millisecond
 const environmentHelp = `Environment:
   DATABASE_URL                PostgreSQL connection string (default: empty, a private cluster
                               is started from the local PostgreSQL binaries in PGDATA_DIR)
-  PGDATA_DIR                  folder of that private cluster (default .pgdata)
+  PGDATA_DIR                  folder of that private cluster (default .pgdata); processes over
+                              one folder share the cluster, and the last to stop stops it
   PG_BIN                      folder of the PostgreSQL server binaries for that cluster
                               (default: the newest /usr/lib/postgresql/*/bin, then PATH)
   LISTEN_ADDR                 address to listen on (default 127.0.0.1:8080)
