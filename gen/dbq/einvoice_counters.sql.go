@@ -12,15 +12,16 @@ import (
 )
 
 const einvoiceCounterNext = `-- name: EinvoiceCounterNext :one
-INSERT INTO einvoice_counters (organization_id, egs_unit_id, last_icv, last_invoice_hash)
-VALUES ($1, $2, 1, $3::text)
-ON CONFLICT (organization_id, egs_unit_id)
+INSERT INTO einvoice_counters (organization_id, seller_id, egs_unit_id, last_icv, last_invoice_hash)
+VALUES ($1, $2, $3, 1, $4::text)
+ON CONFLICT (organization_id, seller_id, egs_unit_id)
 DO UPDATE SET last_icv = einvoice_counters.last_icv + 1
 RETURNING last_icv, last_invoice_hash
 `
 
 type EinvoiceCounterNextParams struct {
 	OrganizationID uuid.UUID
+	SellerID       uuid.UUID
 	EgsUnitID      string
 	FirstHash      string
 }
@@ -30,11 +31,17 @@ type EinvoiceCounterNextRow struct {
 	LastInvoiceHash string
 }
 
-// Takes the next counter value of an organization's EGS unit and returns it with the hash of
-// the previous invoice (first_hash for the first one). The row stays locked until the
-// transaction ends.
+// Takes the next counter value of a seller's EGS unit and returns it with the hash of the
+// previous invoice (first_hash for the first one). The seller is the organization itself
+// (seller_id = organization_id) or one of its connected businesses. The row stays locked
+// until the transaction ends.
 func (q *Queries) EinvoiceCounterNext(ctx context.Context, arg EinvoiceCounterNextParams) (EinvoiceCounterNextRow, error) {
-	row := q.db.QueryRow(ctx, einvoiceCounterNext, arg.OrganizationID, arg.EgsUnitID, arg.FirstHash)
+	row := q.db.QueryRow(ctx, einvoiceCounterNext,
+		arg.OrganizationID,
+		arg.SellerID,
+		arg.EgsUnitID,
+		arg.FirstHash,
+	)
 	var i EinvoiceCounterNextRow
 	err := row.Scan(&i.LastIcv, &i.LastInvoiceHash)
 	return i, err
@@ -42,16 +49,22 @@ func (q *Queries) EinvoiceCounterNext(ctx context.Context, arg EinvoiceCounterNe
 
 const einvoiceCounterSetHash = `-- name: EinvoiceCounterSetHash :exec
 UPDATE einvoice_counters SET last_invoice_hash = $1
-WHERE organization_id = $2 AND egs_unit_id = $3
+WHERE organization_id = $2 AND seller_id = $3 AND egs_unit_id = $4
 `
 
 type EinvoiceCounterSetHashParams struct {
 	LastInvoiceHash string
 	OrganizationID  uuid.UUID
+	SellerID        uuid.UUID
 	EgsUnitID       string
 }
 
 func (q *Queries) EinvoiceCounterSetHash(ctx context.Context, arg EinvoiceCounterSetHashParams) error {
-	_, err := q.db.Exec(ctx, einvoiceCounterSetHash, arg.LastInvoiceHash, arg.OrganizationID, arg.EgsUnitID)
+	_, err := q.db.Exec(ctx, einvoiceCounterSetHash,
+		arg.LastInvoiceHash,
+		arg.OrganizationID,
+		arg.SellerID,
+		arg.EgsUnitID,
+	)
 	return err
 }

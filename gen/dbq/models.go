@@ -95,6 +95,7 @@ type EinvoiceCounter struct {
 	EgsUnitID       string
 	LastIcv         int64
 	LastInvoiceHash string
+	SellerID        uuid.UUID
 }
 
 type EinvoiceSandboxKey struct {
@@ -371,25 +372,26 @@ type SupportCase struct {
 }
 
 type TaxInvoice struct {
-	ID             uuid.UUID
-	OrganizationID uuid.UUID
-	EgsUnitID      string
-	Icv            int64
-	Number         string
-	Uuid           uuid.UUID
-	Pih            string
-	InvoiceHash    string
-	Status         string
-	InvoiceType    string
-	RequestedType  string
-	Valid          bool
-	PayableAmount  int64
-	IssuedAt       time.Time
-	CreatedAt      time.Time
-	Request        []byte
-	Result         []byte
-	Xml            string
-	RequestID      *string
+	ID                  uuid.UUID
+	OrganizationID      uuid.UUID
+	EgsUnitID           string
+	Icv                 int64
+	Number              string
+	Uuid                uuid.UUID
+	Pih                 string
+	InvoiceHash         string
+	Status              string
+	InvoiceType         string
+	RequestedType       string
+	Valid               bool
+	PayableAmount       int64
+	IssuedAt            time.Time
+	CreatedAt           time.Time
+	Request             []byte
+	Result              []byte
+	Xml                 string
+	RequestID           *string
+	ConnectedBusinessID *uuid.UUID
 }
 
 type UsageCounter struct {

@@ -13,16 +13,21 @@ import (
 )
 
 const taxInvoiceGetByID = `-- name: TaxInvoiceGetByID :one
-SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id FROM tax_invoices WHERE organization_id = $1 AND id = $2
+SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id FROM tax_invoices
+WHERE organization_id = $1 AND id = $2
+  AND ($3::uuid IS NULL OR connected_business_id = $3)
 `
 
 type TaxInvoiceGetByIDParams struct {
-	OrganizationID uuid.UUID
-	ID             uuid.UUID
+	OrganizationID      uuid.UUID
+	ID                  uuid.UUID
+	ConnectedBusinessID *uuid.UUID
 }
 
+// An organization's read: a connected business (connected_business_id set) sees only its own
+// invoices, the platform organization (null) all of the organization's.
 func (q *Queries) TaxInvoiceGetByID(ctx context.Context, arg TaxInvoiceGetByIDParams) (TaxInvoice, error) {
-	row := q.db.QueryRow(ctx, taxInvoiceGetByID, arg.OrganizationID, arg.ID)
+	row := q.db.QueryRow(ctx, taxInvoiceGetByID, arg.OrganizationID, arg.ID, arg.ConnectedBusinessID)
 	var i TaxInvoice
 	err := row.Scan(
 		&i.ID,
@@ -44,12 +49,13 @@ func (q *Queries) TaxInvoiceGetByID(ctx context.Context, arg TaxInvoiceGetByIDPa
 		&i.Result,
 		&i.Xml,
 		&i.RequestID,
+		&i.ConnectedBusinessID,
 	)
 	return i, err
 }
 
 const taxInvoiceGetByIDAnyOrganization = `-- name: TaxInvoiceGetByIDAnyOrganization :one
-SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id FROM tax_invoices WHERE id = $1
+SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id FROM tax_invoices WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -76,46 +82,49 @@ func (q *Queries) TaxInvoiceGetByIDAnyOrganization(ctx context.Context, id uuid.
 		&i.Result,
 		&i.Xml,
 		&i.RequestID,
+		&i.ConnectedBusinessID,
 	)
 	return i, err
 }
 
 const taxInvoiceInsert = `-- name: TaxInvoiceInsert :one
 INSERT INTO tax_invoices (
-    id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
+    id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
     requested_type, valid, payable_amount, issued_at, request, result, xml, request_id
 ) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-    $11, $12, $13, $14, $15, $16, $17, $18
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+    $12, $13, $14, $15, $16, $17, $18, $19
 )
-RETURNING id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id
+RETURNING id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id
 `
 
 type TaxInvoiceInsertParams struct {
-	ID             uuid.UUID
-	OrganizationID uuid.UUID
-	EgsUnitID      string
-	Icv            int64
-	Number         string
-	Uuid           uuid.UUID
-	Pih            string
-	InvoiceHash    string
-	Status         string
-	InvoiceType    string
-	RequestedType  string
-	Valid          bool
-	PayableAmount  int64
-	IssuedAt       time.Time
-	Request        []byte
-	Result         []byte
-	Xml            string
-	RequestID      *string
+	ID                  uuid.UUID
+	OrganizationID      uuid.UUID
+	ConnectedBusinessID *uuid.UUID
+	EgsUnitID           string
+	Icv                 int64
+	Number              string
+	Uuid                uuid.UUID
+	Pih                 string
+	InvoiceHash         string
+	Status              string
+	InvoiceType         string
+	RequestedType       string
+	Valid               bool
+	PayableAmount       int64
+	IssuedAt            time.Time
+	Request             []byte
+	Result              []byte
+	Xml                 string
+	RequestID           *string
 }
 
 func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (TaxInvoice, error) {
 	row := q.db.QueryRow(ctx, taxInvoiceInsert,
 		arg.ID,
 		arg.OrganizationID,
+		arg.ConnectedBusinessID,
 		arg.EgsUnitID,
 		arg.Icv,
 		arg.Number,
@@ -154,6 +163,7 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 		&i.Result,
 		&i.Xml,
 		&i.RequestID,
+		&i.ConnectedBusinessID,
 	)
 	return i, err
 }
@@ -161,12 +171,14 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 const taxInvoiceListChain = `-- name: TaxInvoiceListChain :many
 SELECT id, icv, pih, invoice_hash FROM tax_invoices
 WHERE organization_id = $1 AND egs_unit_id = $2
+  AND connected_business_id IS NOT DISTINCT FROM $3::uuid
 ORDER BY icv
 `
 
 type TaxInvoiceListChainParams struct {
-	OrganizationID uuid.UUID
-	EgsUnitID      string
+	OrganizationID      uuid.UUID
+	EgsUnitID           string
+	ConnectedBusinessID *uuid.UUID
 }
 
 type TaxInvoiceListChainRow struct {
@@ -176,9 +188,10 @@ type TaxInvoiceListChainRow struct {
 	InvoiceHash string
 }
 
-// The chain of one EGS unit in counter order.
+// The chain of one seller's EGS unit in counter order (connected_business_id null: the
+// organization's own chain).
 func (q *Queries) TaxInvoiceListChain(ctx context.Context, arg TaxInvoiceListChainParams) ([]TaxInvoiceListChainRow, error) {
-	rows, err := q.db.Query(ctx, taxInvoiceListChain, arg.OrganizationID, arg.EgsUnitID)
+	rows, err := q.db.Query(ctx, taxInvoiceListChain, arg.OrganizationID, arg.EgsUnitID, arg.ConnectedBusinessID)
 	if err != nil {
 		return nil, err
 	}

@@ -140,3 +140,7 @@ func signatureExtension() *etree.Element {
 	el(el(el(s, "ds:KeyInfo"), "ds:X509Data"), "ds:X509Certificate")
 	return ext
 }
+
+// Valid reports whether the draft has no issue of severity error: only a valid draft may be
+// issued (given a counter value and a place in the chain).
+func (d *Draft) Valid() bool { return !hasErrors(d.Issues) }

@@ -411,3 +411,28 @@ func TestGenerate_OneSellerIdentification(t *testing.T) {
 		})
 	}
 }
+
+func TestDraft_Valid(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		change func(*einvoice.Request)
+		want   bool
+	}{
+		"Sample":   {func(*einvoice.Request) {}, true},
+		"Warnings": {func(r *einvoice.Request) { r.Buyer = nil }, true}, // SBX-NOTE-01
+		"DiscountBeyondLine": {func(r *einvoice.Request) {
+			r.Lines[0].Discounts = []einvoice.AllowanceCharge{{Amount: 9001, Reason: ptr("Too generous")}}
+		}, false},
+		"SellerVATNumber": {func(r *einvoice.Request) { r.Seller.VATNumber = "123" }, false},
+	} {
+		req := sampleRequest()
+		tc.change(&req)
+		d, err := einvoice.Prepare(req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d.Valid() != tc.want {
+			t.Errorf("%s: Valid() = %v, want %v (issues %+v)", name, d.Valid(), tc.want, d.Issues)
+		}
+	}
+}

@@ -182,11 +182,10 @@ func TestGenerateSimplifiedInvoice(t *testing.T) {
 		}
 	})
 
-	t.Run("BusinessRuleProblemsAreIssues", func(t *testing.T) {
+	t.Run("BusinessRuleWarningsAreIssues", func(t *testing.T) {
 		t.Parallel()
 		env, org, token := setup(t)
 		r := generateInvoice(t, env, token, invoiceBody(t, org, map[string]string{
-			"seller.vat_number":              `"123"`,
 			"line_items":                     `[{"line_id":"1","name_en":"Export","quantity":1,"unit_code":"PCE","unit_price":100,"tax_category":"Z","tax_rate":0}]`,
 			"tax_calculation_mode":           `"client_supplied"`,
 			"supplied_totals":                `{"vat_amount": 5}`,
@@ -195,15 +194,14 @@ func TestGenerateSimplifiedInvoice(t *testing.T) {
 			"buyer.buyer_type":               `"business"`,
 			"supply.end_date":                `"2025-02-01"`,
 		}))
-		if r.Validation.Internal.Valid {
-			t.Error("valid with rule errors")
+		if !r.Validation.Internal.Valid {
+			t.Error("warnings made the invoice invalid")
 		}
 		codes := map[string]string{}
 		for _, is := range r.Validation.Internal.Issues {
 			codes[is.Code] = is.Severity + " " + is.Path
 		}
 		for code, want := range map[string]string{
-			"BR-KSA-40":   "error /seller/vat_number",
 			"BR-KSA-69":   "warning /line_items/0/tax_exemption_reason",
 			"BR-KSA-37":   "warning /seller/address/building_number",
 			"BR-KSA-36":   "warning /supply/end_date",
@@ -307,14 +305,6 @@ func TestGenerateSimplifiedInvoice(t *testing.T) {
 		assertProblem(t, "unknown invoice", resp, http.StatusNotFound, "not_found")
 	})
 
-	t.Run("ErrAmountOutOfRange", func(t *testing.T) {
-		t.Parallel()
-		env, org, token := setup(t)
-		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: invoicePath, Token: token, Body: invoiceBody(t, org, map[string]string{
-			"line_items": `[{"line_id":"1","name_en":"x","quantity":1000000000,"unit_code":"PCE","unit_price":1000000000000,"tax_category":"S","tax_rate":15}]`})})
-		assertProblem(t, "huge amount", resp, http.StatusUnprocessableEntity, "unprocessable")
-	})
-
 	t.Run("ErrStructural", func(t *testing.T) {
 		t.Parallel()
 		env, org, token := setup(t)
@@ -339,6 +329,319 @@ func TestGenerateSimplifiedInvoice(t *testing.T) {
 		}
 		if n := env.Count("SELECT count(*) FROM tax_invoices"); n != 0 {
 			t.Errorf("bad requests stored %d invoices", n)
+		}
+	})
+}
+
+// problemErrors decodes a problem's field errors.
+func problemErrors(t testing.TB, resp *apitest.Response) (detail string, errs []map[string]string) {
+	t.Helper()
+	var p struct {
+		Detail string              `json:"detail"`
+		Errors []map[string]string `json:"errors"`
+	}
+	if err := json.Unmarshal(resp.Body, &p); err != nil {
+		t.Fatalf("%v: %s", err, resp.Body)
+	}
+	return p.Detail, p.Errors
+}
+
+// invoiceChainState is the stored state of the chain of one organization's EGS unit: how many
+// invoices it holds and its counter row.
+func invoiceChainState(t testing.TB, env *apitest.Env, org string) (invoices int, lastICV int64, lastHash string) {
+	t.Helper()
+	invoices = env.Count("SELECT count(*) FROM tax_invoices WHERE organization_id = $1", org)
+	if err := env.Pool.QueryRow(context.Background(), "SELECT last_icv, last_invoice_hash FROM einvoice_counters WHERE organization_id = $1 AND egs_unit_id = $2",
+		org, einvoice.DefaultEGSUnit).Scan(&lastICV, &lastHash); err != nil {
+		t.Fatalf("counter: %v", err)
+	}
+	return invoices, lastICV, lastHash
+}
+
+// Issue 21, item 8: an invoice with an error-severity issue is refused with 422 listing the
+// issues; it uses no counter value, links no hash and stores nothing.
+func TestGenerateSimplifiedInvoiceInvalidIsNotIssued(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org := createOrganization(t, env, minimalOrganization)["id"].(string)
+	token := "dev:org:" + org
+	first := generateInvoice(t, env, token, invoiceBody(t, org, nil))
+
+	for name, tc := range map[string]struct {
+		changes map[string]string
+		pointer string
+		code    string
+	}{
+		// Discount 10000 on a gross of 9000: the line's net (and the payable amount) below zero.
+		"DiscountBeyondLine": {map[string]string{"line_items": `[{"line_id":"1","name_en":"x","quantity":2,"unit_code":"PCE","unit_price":4500,
+			"discounts":[{"amount":10000,"reason":"Too generous"}],"tax_category":"S","tax_rate":15}]`}, "/line_items/0", "SBX-LINE-02"},
+		"SellerVATNumber": {map[string]string{"seller.vat_number": `"123"`}, "/seller/vat_number", "BR-KSA-40"},
+	} {
+		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: invoicePath, Token: token, Body: invoiceBody(t, org, tc.changes)})
+		assertProblem(t, name, resp, http.StatusUnprocessableEntity, "unprocessable")
+		detail, errs := problemErrors(t, resp)
+		found := false
+		for _, e := range errs {
+			if e["location"] != "body" || e["message"] == "" {
+				t.Errorf("%s: field error %v", name, e)
+			}
+			found = found || (e["pointer"] == tc.pointer && e["code"] == tc.code)
+		}
+		if !found || !strings.Contains(detail, "not issued") {
+			t.Errorf("%s: want %s at %s in the problem: %s", name, tc.code, tc.pointer, resp.Body)
+		}
+		if n, icv, hash := invoiceChainState(t, env, org); n != 1 || icv != 1 || hash != first.Invoice.Identity.InvoiceHash {
+			t.Errorf("%s: after the refusal %d invoices, counter %d %s; want 1, 1 and the first invoice's hash", name, n, icv, hash)
+		}
+	}
+
+	next := generateInvoice(t, env, token, invoiceBody(t, org, nil))
+	if next.Invoice.Identity.ICV != 2 || next.Invoice.Identity.PIH != first.Invoice.Identity.InvoiceHash || !next.Validation.Internal.Valid {
+		t.Errorf("the next valid invoice: ICV %d PIH %s, want 2 and %s", next.Invoice.Identity.ICV, next.Invoice.Identity.PIH, first.Invoice.Identity.InvoiceHash)
+	}
+	if n, icv, hash := invoiceChainState(t, env, org); n != 2 || icv != 2 || hash != next.Invoice.Identity.InvoiceHash {
+		t.Errorf("%d invoices, counter %d %s; want 2, 2 and the second invoice's hash", n, icv, hash)
+	}
+	if n := env.Count("SELECT count(*) FROM usage_events WHERE organization_id = $1", org); n != 2 {
+		t.Errorf("%d usage events, want 2 (refused invoices count nothing)", n)
+	}
+	if n := env.Count("SELECT count(*) FROM audit_events WHERE action = 'tax_invoice.generated'"); n != 2 {
+		t.Errorf("%d audit events, want 2", n)
+	}
+	if n := env.Count("SELECT count(*) FROM tax_invoices WHERE NOT valid"); n != 0 {
+		t.Errorf("%d invalid invoices stored", n)
+	}
+}
+
+// Issue 21, item 8: quantity, unit_price and every amount are bounded in the document, so a
+// computed amount either fits or is refused; nothing answers 500 and nothing is stored.
+func TestGenerateSimplifiedInvoiceBounds(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org := createOrganization(t, env, minimalOrganization)["id"].(string)
+	token := "dev:org:" + org
+	line := func(fields string) map[string]string {
+		return map[string]string{"line_items": `[{"line_id":"1","name_en":"x","unit_code":"PCE","tax_category":"S","tax_rate":15,` + fields + `}]`}
+	}
+	discounts := func(n int, amount string) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = `{"amount":` + amount + `,"reason":"r"}`
+		}
+		return `"discounts":[` + strings.Join(items, ",") + `]`
+	}
+	for name, tc := range map[string]struct {
+		changes map[string]string
+		status  int
+		code    string
+	}{
+		"QuantityAboveMaximum":  {line(`"quantity":1000000.5,"unit_price":1`), http.StatusBadRequest, "validation_failed"},
+		"QuantityHuge":          {line(`"quantity":1e308,"unit_price":1`), http.StatusBadRequest, "validation_failed"},
+		"UnitPriceAboveMaximum": {line(`"quantity":1,"unit_price":1000000001`), http.StatusBadRequest, "validation_failed"},
+		"UnitPriceBeyondInt64":  {line(`"quantity":1,"unit_price":100000000000000000000`), http.StatusBadRequest, "validation_failed"},
+		"UnitPriceInt64Limit":   {line(`"quantity":1,"unit_price":9223372036854775807`), http.StatusBadRequest, "validation_failed"},
+		"DiscountAboveMaximum":  {line(`"quantity":1,"unit_price":1,` + discounts(1, "1000000000000001")), http.StatusBadRequest, "validation_failed"},
+		"TooManyDiscounts":      {line(`"quantity":1,"unit_price":1000,` + discounts(101, "1")), http.StatusBadRequest, "validation_failed"},
+		// At the bounds the gross is 10^15 minor units; with 15 % VAT the total exceeds the range.
+		"MaximaWithVAT": {line(`"quantity":1000000,"unit_price":1000000000`), http.StatusUnprocessableEntity, "unprocessable"},
+		// A thousand lines at the bounds: the document total exceeds the range.
+		"MaximaSummed": {map[string]string{"line_items": `[` + strings.TrimSuffix(strings.Repeat(
+			`{"line_id":"1","name_en":"x","quantity":1000000,"unit_code":"PCE","unit_price":1000000000,"tax_category":"Z","tax_rate":0},`, 1000), ",") + `]`},
+			http.StatusUnprocessableEntity, "unprocessable"},
+		// Charges at their bound summed on one line exceed the range.
+		"ChargesSummed": {line(`"quantity":1,"unit_price":1,"charges":[` + strings.TrimSuffix(strings.Repeat(
+			`{"amount":1000000000000000,"reason":"r","reason_code":"FC"},`, 100), ",") + `]`), http.StatusUnprocessableEntity, "unprocessable"},
+	} {
+		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: invoicePath, Token: token, Body: invoiceBody(t, org, tc.changes)})
+		assertProblem(t, name, resp, tc.status, tc.code)
+	}
+	if n := env.Count("SELECT count(*) FROM tax_invoices") + env.Count("SELECT count(*) FROM einvoice_counters") +
+		env.Count("SELECT count(*) FROM usage_events"); n != 0 {
+		t.Errorf("refused requests stored %d rows", n)
+	}
+
+	// At the bounds without VAT every amount is exactly 10^15 minor units, and it is issued.
+	r := generateInvoice(t, env, token, invoiceBody(t, org, map[string]string{"line_items": `[{"line_id":"1","name_en":"x","quantity":1000000,
+		"unit_code":"PCE","unit_price":1000000000,"tax_category":"Z","tax_rate":0,"tax_exemption_reason":"VATEX-SA-35"}]`}))
+	if r.Invoice.Totals.Payable != einvoice.MaxAmount || r.Invoice.Identity.ICV != 1 {
+		t.Errorf("at the bounds: payable %d ICV %d", r.Invoice.Totals.Payable, r.Invoice.Identity.ICV)
+	}
+	var payable int64
+	if err := env.Pool.QueryRow(context.Background(), "SELECT payable_amount FROM tax_invoices WHERE id = $1", r.Invoice.ID).Scan(&payable); err != nil ||
+		payable != einvoice.MaxAmount {
+		t.Errorf("stored payable %d, %v", payable, err)
+	}
+}
+
+// einvoiceCredential creates a connected business of platform p and returns its id and an
+// einvoice credential of it.
+func einvoiceCredential(t testing.TB, p *platformFixture, ref string) (business, key string) {
+	t.Helper()
+	cb := p.create(t, businessBody(ref, nil))
+	business = cb["id"].(string)
+	resp := p.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/connected-businesses/" + business + "/credentials", Token: p.token,
+		Body: `{"product":"einvoice"}`})
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("credential: %d %s", resp.Status, resp.Body)
+	}
+	return business, resp.JSON(t)["full_key"].(string)
+}
+
+// storedSeller is the connected business an invoice is stored with ("" for the
+// organization's own).
+func storedSeller(t testing.TB, env *apitest.Env, invoiceID string) string {
+	t.Helper()
+	var business *string
+	if err := env.Pool.QueryRow(context.Background(), "SELECT connected_business_id::text FROM tax_invoices WHERE id = $1", invoiceID).Scan(&business); err != nil {
+		t.Fatalf("invoice %s: %v", invoiceID, err)
+	}
+	if business == nil {
+		return ""
+	}
+	return *business
+}
+
+// Issue 21, item 2: a connected business is its own seller: its invoices record it, have
+// their own chain per EGS unit, and are not readable by another business.
+func TestGenerateSimplifiedInvoiceConnectedBusiness(t *testing.T) {
+	t.Parallel()
+	setup := func(t *testing.T) (*apitest.Env, *platformFixture) {
+		t.Helper()
+		env := apitest.New(t)
+		return env, newPlatform(t, env)
+	}
+
+	t.Run("OwnChainPerBusiness", func(t *testing.T) {
+		t.Parallel()
+		env, p := setup(t)
+		b1, key1 := einvoiceCredential(t, p, "b-1")
+		b2, key2 := einvoiceCredential(t, p, "b-2")
+		body := invoiceBody(t, p.orgID, nil)
+		platform1 := generateInvoice(t, env, p.token, body)
+		steps := []struct {
+			name, token, seller string
+			egs                 string
+			icv                 int64
+			pih                 string
+		}{
+			{"b2", key2, b2, "", 1, einvoice.FirstPIH},
+			{"platform", p.token, "", "", 2, platform1.Invoice.Identity.InvoiceHash},
+			{"b1", key1, b1, "", 1, einvoice.FirstPIH},
+			{"b2 again", key2, b2, "", 2, ""}, // PIH: b2's first hash
+			{"b1 other unit", key1, b1, "till-2", 1, einvoice.FirstPIH},
+		}
+		var b2First string
+		for _, st := range steps {
+			changes := map[string]string{}
+			if st.egs != "" {
+				changes["egs_unit_id"] = `"` + st.egs + `"`
+			}
+			r := generateInvoice(t, env, st.token, invoiceBody(t, p.orgID, changes))
+			pih := st.pih
+			if st.name == "b2 again" {
+				pih = b2First
+			}
+			if r.Invoice.Identity.ICV != st.icv || r.Invoice.Identity.PIH != pih || r.Invoice.OrganizationID != p.orgID {
+				t.Errorf("%s: ICV %d PIH %s organization %s; want %d %s %s", st.name, r.Invoice.Identity.ICV, r.Invoice.Identity.PIH,
+					r.Invoice.OrganizationID, st.icv, pih, p.orgID)
+			}
+			if st.name == "b2" {
+				b2First = r.Invoice.Identity.InvoiceHash
+			}
+			if got := storedSeller(t, env, r.Invoice.ID); got != st.seller {
+				t.Errorf("%s: stored with business %q, want %q", st.name, got, st.seller)
+			}
+		}
+		counters := map[string]int64{}
+		rows, err := env.Pool.Query(context.Background(), "SELECT seller_id::text, egs_unit_id, last_icv FROM einvoice_counters WHERE organization_id = $1", p.orgID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var seller, egs string
+			var last int64
+			if err := rows.Scan(&seller, &egs, &last); err != nil {
+				t.Fatal(err)
+			}
+			counters[seller+" "+egs] = last
+		}
+		want := map[string]int64{
+			p.orgID + " " + einvoice.DefaultEGSUnit: 2, b1 + " " + einvoice.DefaultEGSUnit: 1, b1 + " till-2": 1, b2 + " " + einvoice.DefaultEGSUnit: 2,
+		}
+		if fmt.Sprint(counters) != fmt.Sprint(want) {
+			t.Errorf("counters %v, want %v", counters, want)
+		}
+	})
+
+	t.Run("ErrOtherBusinessReads", func(t *testing.T) {
+		t.Parallel()
+		env, p := setup(t)
+		_, key1 := einvoiceCredential(t, p, "b-1")
+		_, key2 := einvoiceCredential(t, p, "b-2")
+		mine := generateInvoice(t, env, key1, invoiceBody(t, p.orgID, nil))
+		platform := generateInvoice(t, env, p.token, invoiceBody(t, p.orgID, nil))
+		get := func(token, id string) *apitest.Response {
+			return env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/taxauth/invoices/" + id, Token: token})
+		}
+		for name, token := range map[string]string{"OwnBusiness": key1, "Platform": p.token, "Operator": apitest.OperatorToken} {
+			if r := get(token, mine.Invoice.ID); r.Status != http.StatusOK || decodeInvoice(t, r).Invoice.Identity != mine.Invoice.Identity {
+				t.Errorf("%s reads the business's invoice: %d %s", name, r.Status, r.Body)
+			}
+		}
+		unknown := uuid.NewString()
+		wantDetail, _ := problemErrors(t, get(key2, unknown))
+		for name, id := range map[string]string{"OtherBusiness": mine.Invoice.ID, "PlatformOwn": platform.Invoice.ID} {
+			resp := get(key2, id)
+			assertProblem(t, name, resp, http.StatusNotFound, "not_found")
+			if detail, _ := problemErrors(t, resp); strings.ReplaceAll(detail, id, unknown) != wantDetail {
+				t.Errorf("%s: detail %q differs from an unknown id's %q", name, detail, wantDetail)
+			}
+		}
+	})
+
+	t.Run("ChainsExactUnderConcurrency", func(t *testing.T) {
+		t.Parallel()
+		env, p := setup(t)
+		b1, key1 := einvoiceCredential(t, p, "b-1")
+		_, key2 := einvoiceCredential(t, p, "b-2")
+		const n = 15
+		var wg sync.WaitGroup
+		for _, token := range []string{p.token, key1, key2} {
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					generateInvoice(t, env, token, invoiceBody(t, p.orgID, nil))
+				}()
+			}
+		}
+		wg.Wait()
+		// Each seller's chain, read from the database: ICV 1..n without a gap, each PIH the
+		// previous invoice's hash.
+		rows, err := env.Pool.Query(context.Background(), `SELECT coalesce(connected_business_id::text, ''), icv, pih, invoice_hash
+			FROM tax_invoices WHERE organization_id = $1 ORDER BY 1, icv`, p.orgID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, next, count := map[string]string{}, map[string]int64{}, map[string]int{}
+		for rows.Next() {
+			var seller, pih, hash string
+			var icv int64
+			if err := rows.Scan(&seller, &icv, &pih, &hash); err != nil {
+				t.Fatal(err)
+			}
+			if prev[seller] == "" {
+				prev[seller] = einvoice.FirstPIH
+			}
+			next[seller]++
+			if icv != next[seller] || pih != prev[seller] {
+				t.Fatalf("seller %q: ICV %d PIH %s, want %d %s", seller, icv, pih, next[seller], prev[seller])
+			}
+			prev[seller] = hash
+			count[seller]++
+		}
+		if len(count) != 3 || count[""] != n || count[b1] != n {
+			t.Errorf("invoices per seller: %v", count)
 		}
 	})
 }

@@ -50,6 +50,11 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	if err != nil {
 		return nil, err
 	}
+	// An invalid document is not issued: refused before the chain is touched, so it takes
+	// no counter value, links no hash and stores nothing.
+	if !draft.Valid() {
+		return nil, invalidInvoiceError(draft.Issues)
+	}
 	if _, err := s.db.queries(ctx).OrganizationGetByID(ctx, orgID); err != nil {
 		if core.ErrorCode(translate(err)) == core.ENotFound {
 			return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", orgID)
@@ -67,6 +72,13 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	if in.Request.EGSUnitID != nil {
 		egs = *in.Request.EGSUnitID
 	}
+	// The seller is the organization itself, or the connected business whose credential
+	// made the request: a business is its own seller with its own chain per EGS unit.
+	business := p.ConnectedBusinessID
+	sellerID := orgID
+	if business != nil {
+		sellerID = *business
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
@@ -76,7 +88,9 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		// The counter row stays locked until commit: concurrent invoices of one EGS unit
 		// queue here, each sees the previous one's hash, and a rollback leaves no gap.
-		next, err := q.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{OrganizationID: orgID, EgsUnitID: egs, FirstHash: einvoice.FirstPIH})
+		next, err := q.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{
+			OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, FirstHash: einvoice.FirstPIH,
+		})
 		if err != nil {
 			return err
 		}
@@ -92,7 +106,9 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 		if err != nil {
 			return err
 		}
-		if err := q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{OrganizationID: orgID, EgsUnitID: egs, LastInvoiceHash: inv.Hash}); err != nil {
+		if err := q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{
+			OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, LastInvoiceHash: inv.Hash,
+		}); err != nil {
 			return err
 		}
 		result, err := json.Marshal(inv)
@@ -100,24 +116,25 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 			return err
 		}
 		row, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
-			ID:             id,
-			OrganizationID: orgID,
-			EgsUnitID:      egs,
-			Icv:            identity.ICV,
-			Number:         identity.Number,
-			Uuid:           invoiceUUID,
-			Pih:            identity.PIH,
-			InvoiceHash:    inv.Hash,
-			Status:         einvoice.StatusGenerated,
-			InvoiceType:    inv.Type,
-			RequestedType:  in.Request.RequestedType,
-			Valid:          inv.Valid(),
-			PayableAmount:  inv.Totals.Payable,
-			IssuedAt:       issuedAt,
-			Request:        in.RequestJSON,
-			Result:         result,
-			Xml:            inv.XML,
-			RequestID:      nonEmpty(core.RequestIDFrom(ctx)),
+			ID:                  id,
+			OrganizationID:      orgID,
+			ConnectedBusinessID: business,
+			EgsUnitID:           egs,
+			Icv:                 identity.ICV,
+			Number:              identity.Number,
+			Uuid:                invoiceUUID,
+			Pih:                 identity.PIH,
+			InvoiceHash:         inv.Hash,
+			Status:              einvoice.StatusGenerated,
+			InvoiceType:         inv.Type,
+			RequestedType:       in.Request.RequestedType,
+			Valid:               inv.Valid(),
+			PayableAmount:       inv.Totals.Payable,
+			IssuedAt:            issuedAt,
+			Request:             in.RequestJSON,
+			Result:              result,
+			Xml:                 inv.XML,
+			RequestID:           nonEmpty(core.RequestIDFrom(ctx)),
 		})
 		if err != nil {
 			return err
@@ -131,7 +148,7 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 			ResourceType:   "tax_invoice",
 			ResourceID:     id.String(),
 			After: taxInvoiceAudit{
-				ID: id, OrganizationID: orgID, Number: identity.Number, UUID: invoiceUUID, EGSUnitID: egs, ICV: identity.ICV,
+				ID: id, OrganizationID: orgID, ConnectedBusinessID: business, Number: identity.Number, UUID: invoiceUUID, EGSUnitID: egs, ICV: identity.ICV,
 				InvoiceHash: inv.Hash, Valid: inv.Valid(), Status: row.Status, InvoiceType: row.InvoiceType,
 				PayableAmount: inv.Totals.Payable, Currency: einvoice.Currency, CreatedAt: row.CreatedAt,
 			},
@@ -144,6 +161,32 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 		return nil, err
 	}
 	return out, nil
+}
+
+// maxInvoiceIssues bounds the issues an invalid invoice's problem lists; detail says how
+// many more there were.
+const maxInvoiceIssues = 50
+
+// invalidInvoiceError is the 422 of a document with error-severity issues: each such issue
+// becomes a field error (its path, its rule code and message), warnings are left out.
+func invalidInvoiceError(issues []einvoice.Issue) *core.Error {
+	var fields []core.FieldError
+	errs := 0
+	for _, is := range issues {
+		if is.Severity != einvoice.SeverityError {
+			continue
+		}
+		errs++
+		if len(fields) < maxInvoiceIssues {
+			fields = append(fields, core.FieldError{Location: "body", Pointer: is.Path, Code: is.Code, Message: is.Message})
+		}
+	}
+	msg := fmt.Sprintf("The invoice is invalid and was not issued: %d business-rule error(s), listed in errors.", errs)
+	if more := errs - len(fields); more > 0 {
+		msg = fmt.Sprintf("The invoice is invalid and was not issued: %d business-rule errors; the first %d are listed in errors, %d more were not.",
+			errs, len(fields), more)
+	}
+	return &core.Error{Code: core.EUnprocessable, Message: msg, Fields: fields}
 }
 
 // sandboxKey returns the organization's sandbox stamping key, creating it on first use.
@@ -185,7 +228,11 @@ func (s *TaxInvoiceService) FindTaxInvoiceByID(ctx context.Context, id uuid.UUID
 	if p.IsOperator() {
 		row, err = s.db.queries(ctx).TaxInvoiceGetByIDAnyOrganization(ctx, id)
 	} else {
-		row, err = s.db.queries(ctx).TaxInvoiceGetByID(ctx, dbq.TaxInvoiceGetByIDParams{OrganizationID: p.OrganizationID, ID: id})
+		// A connected business's credential sees only that business's invoices; another
+		// business's is not found, exactly like an unknown id.
+		row, err = s.db.queries(ctx).TaxInvoiceGetByID(ctx, dbq.TaxInvoiceGetByIDParams{
+			OrganizationID: p.OrganizationID, ID: id, ConnectedBusinessID: p.ConnectedBusinessID,
+		})
 	}
 	if err != nil {
 		if core.ErrorCode(translate(err)) == core.ENotFound {
@@ -198,18 +245,19 @@ func (s *TaxInvoiceService) FindTaxInvoiceByID(ctx context.Context, id uuid.UUID
 
 func taxInvoiceFromRow(r dbq.TaxInvoice) (*core.TaxInvoice, error) {
 	t := &core.TaxInvoice{
-		ID:             r.ID,
-		OrganizationID: r.OrganizationID,
-		EGSUnitID:      r.EgsUnitID,
-		Status:         r.Status,
-		RequestedType:  r.RequestedType,
-		Number:         r.Number,
-		UUID:           r.Uuid,
-		ICV:            r.Icv,
-		PIH:            r.Pih,
-		IssuedAt:       r.IssuedAt,
-		CreatedAt:      r.CreatedAt,
-		Request:        r.Request,
+		ID:                  r.ID,
+		OrganizationID:      r.OrganizationID,
+		ConnectedBusinessID: r.ConnectedBusinessID,
+		EGSUnitID:           r.EgsUnitID,
+		Status:              r.Status,
+		RequestedType:       r.RequestedType,
+		Number:              r.Number,
+		UUID:                r.Uuid,
+		ICV:                 r.Icv,
+		PIH:                 r.Pih,
+		IssuedAt:            r.IssuedAt,
+		CreatedAt:           r.CreatedAt,
+		Request:             r.Request,
 	}
 	if err := json.Unmarshal(r.Result, &t.Invoice); err != nil {
 		return nil, fmt.Errorf("postgres: tax invoice %s result: %w", r.ID, err)

@@ -300,17 +300,19 @@ func spendControlEvent(after any) (any, error) {
 type taxInvoiceAudit struct {
 	ID             uuid.UUID `json:"id"`
 	OrganizationID uuid.UUID `json:"organization_id"`
-	Number         string    `json:"number"`
-	UUID           uuid.UUID `json:"uuid"`
-	EGSUnitID      string    `json:"egs_unit_id"`
-	ICV            int64     `json:"icv"`
-	InvoiceHash    string    `json:"invoice_hash"`
-	Valid          bool      `json:"valid"`
-	Status         string    `json:"status"`
-	InvoiceType    string    `json:"invoice_type"`
-	PayableAmount  int64     `json:"payable_amount"`
-	Currency       string    `json:"currency"`
-	CreatedAt      time.Time `json:"created_at"`
+	// ConnectedBusinessID is the seller when a connected business issued the invoice.
+	ConnectedBusinessID *uuid.UUID `json:"connected_business_id,omitempty"`
+	Number              string     `json:"number"`
+	UUID                uuid.UUID  `json:"uuid"`
+	EGSUnitID           string     `json:"egs_unit_id"`
+	ICV                 int64      `json:"icv"`
+	InvoiceHash         string     `json:"invoice_hash"`
+	Valid               bool       `json:"valid"`
+	Status              string     `json:"status"`
+	InvoiceType         string     `json:"invoice_type"`
+	PayableAmount       int64      `json:"payable_amount"`
+	Currency            string     `json:"currency"`
+	CreatedAt           time.Time  `json:"created_at"`
 }
 
 // taxInvoiceEventData is the document's TaxInvoiceEventData.

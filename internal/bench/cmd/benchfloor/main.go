@@ -423,7 +423,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
 	tq := dbq.New(tx)
 	egs := einvoice.DefaultEGSUnit
-	next, err := tq.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{OrganizationID: org, EgsUnitID: egs, FirstHash: einvoice.FirstPIH})
+	next, err := tq.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{OrganizationID: org, SellerID: org, EgsUnitID: egs, FirstHash: einvoice.FirstPIH})
 	if err != nil {
 		fail(w, err)
 		return
@@ -439,7 +439,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if err := tq.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{OrganizationID: org, EgsUnitID: egs, LastInvoiceHash: inv.Hash}); err != nil {
+	if err := tq.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{OrganizationID: org, SellerID: org, EgsUnitID: egs, LastInvoiceHash: inv.Hash}); err != nil {
 		fail(w, err)
 		return
 	}
