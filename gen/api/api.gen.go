@@ -5098,6 +5098,8 @@ type ClientInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -5116,6 +5118,8 @@ type ClientInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -5133,6 +5137,9 @@ type ClientInterface interface {
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+	// undone by the operator (see `reactivate`).
+	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 	CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5142,6 +5149,8 @@ type ClientInterface interface {
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5155,6 +5164,8 @@ type ClientInterface interface {
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -5165,6 +5176,10 @@ type ClientInterface interface {
 	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+	// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+	// reactivate any cancellation.
+	//
 	// Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 	ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5172,6 +5187,10 @@ type ClientInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5182,6 +5201,10 @@ type ClientInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5210,6 +5233,8 @@ type ClientInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -5237,6 +5262,8 @@ type ClientInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -5247,6 +5274,9 @@ type ClientInterface interface {
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5259,6 +5289,9 @@ type ClientInterface interface {
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -5270,6 +5303,10 @@ type ClientInterface interface {
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -5280,6 +5317,10 @@ type ClientInterface interface {
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6110,6 +6151,8 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -6137,6 +6180,8 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6175,6 +6220,9 @@ func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...Reque
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 // `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+// undone by the operator (see `reactivate`).
+//
 // Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelSubscriptionRequest(c.Server, id, params)
@@ -6194,6 +6242,8 @@ func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSu
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6217,6 +6267,8 @@ func (c *Client) ChangeSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -6237,6 +6289,10 @@ func (c *Client) ChangeSubscriptionPlan(ctx context.Context, id Id, params *Chan
 // Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 // again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+// reactivate any cancellation.
+//
 // Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReactivateSubscriptionRequest(c.Server, id, params)
@@ -6254,6 +6310,10 @@ func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *Reac
 //
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6274,6 +6334,10 @@ func (c *Client) ResumeSubscriptionWithBody(ctx context.Context, id Id, params *
 //
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6312,6 +6376,8 @@ func (c *Client) ResumeSubscription(ctx context.Context, id Id, params *ResumeSu
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -6349,6 +6415,8 @@ func (c *Client) SelectSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -6369,6 +6437,9 @@ func (c *Client) SelectSubscriptionPlan(ctx context.Context, id Id, params *Sele
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6391,6 +6462,9 @@ func (c *Client) SuspendSubscriptionWithBody(ctx context.Context, id Id, params 
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -6412,6 +6486,10 @@ func (c *Client) SuspendSubscription(ctx context.Context, id Id, params *Suspend
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -6432,6 +6510,10 @@ func (c *Client) TerminateSubscriptionWithBody(ctx context.Context, id Id, param
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9802,6 +9884,8 @@ type ClientWithResponsesInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -9819,6 +9903,8 @@ type ClientWithResponsesInterface interface {
 	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9839,6 +9925,9 @@ type ClientWithResponsesInterface interface {
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+	// undone by the operator (see `reactivate`).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
@@ -9850,6 +9939,8 @@ type ClientWithResponsesInterface interface {
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9863,6 +9954,8 @@ type ClientWithResponsesInterface interface {
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -9872,6 +9965,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+	// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+	// reactivate any cancellation.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9883,6 +9980,10 @@ type ClientWithResponsesInterface interface {
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
@@ -9892,6 +9993,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9920,6 +10025,8 @@ type ClientWithResponsesInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -9947,6 +10054,8 @@ type ClientWithResponsesInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -9957,6 +10066,9 @@ type ClientWithResponsesInterface interface {
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9969,6 +10081,9 @@ type ClientWithResponsesInterface interface {
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -9980,6 +10095,10 @@ type ClientWithResponsesInterface interface {
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -9990,6 +10109,10 @@ type ClientWithResponsesInterface interface {
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18214,6 +18337,8 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -18237,6 +18362,8 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18269,6 +18396,9 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 // `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+// undone by the operator (see `reactivate`).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
@@ -18286,6 +18416,8 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18305,6 +18437,8 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithBodyWithResponse(ctx con
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -18320,6 +18454,10 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithResponse(ctx context.Con
 //
 // Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 // again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+// reactivate any cancellation.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18337,6 +18475,10 @@ func (c *ClientWithResponses) ReactivateSubscriptionWithResponse(ctx context.Con
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
@@ -18352,6 +18494,10 @@ func (c *ClientWithResponses) ResumeSubscriptionWithBodyWithResponse(ctx context
 //
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18386,6 +18532,8 @@ func (c *ClientWithResponses) ResumeSubscriptionWithResponse(ctx context.Context
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -18419,6 +18567,8 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithBodyWithResponse(ctx con
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -18435,6 +18585,9 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithResponse(ctx context.Con
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18453,6 +18606,9 @@ func (c *ClientWithResponses) SuspendSubscriptionWithBodyWithResponse(ctx contex
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -18470,6 +18626,10 @@ func (c *ClientWithResponses) SuspendSubscriptionWithResponse(ctx context.Contex
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -18486,6 +18646,10 @@ func (c *ClientWithResponses) TerminateSubscriptionWithBodyWithResponse(ctx cont
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
