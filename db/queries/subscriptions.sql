@@ -43,7 +43,9 @@ UPDATE subscriptions SET
     billing_anchor_at = @billing_anchor_at,
     renews_at         = @renews_at,
     suspended_at      = @suspended_at,
+    suspended_by      = @suspended_by,
     terminated_at     = @terminated_at,
+    cancelled_by      = @cancelled_by,
     updated_at        = @updated_at
 WHERE organization_id = @organization_id AND id = @id
 RETURNING *;

@@ -3727,7 +3727,7 @@ type WebhookEndpointCreateRequest struct {
 	EnabledEvents  []WebhookEventType `json:"enabled_events"`
 	OrganizationId string             `json:"organization_id"`
 
-	// Url HTTPS URL (HTTP allowed in development mode). Private, loopback and link-local targets are refused outside development mode.
+	// Url HTTPS URL (HTTP allowed in development mode). Numeric hosts other than a dotted-quad IPv4 address, non-ASCII hosts and ports outside 1..65535 are refused; private, loopback and link-local targets (and IPv6 forms embedding them) are refused outside development mode. See `createWebhookEndpoint`.
 	Url string `json:"url"`
 }
 
@@ -5098,6 +5098,8 @@ type ClientInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -5116,6 +5118,8 @@ type ClientInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -5133,6 +5137,9 @@ type ClientInterface interface {
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+	// undone by the operator (see `reactivate`).
+	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 	CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5142,6 +5149,8 @@ type ClientInterface interface {
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5155,6 +5164,8 @@ type ClientInterface interface {
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -5165,6 +5176,10 @@ type ClientInterface interface {
 	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+	// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+	// reactivate any cancellation.
+	//
 	// Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 	ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5172,6 +5187,10 @@ type ClientInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5182,6 +5201,10 @@ type ClientInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5210,6 +5233,8 @@ type ClientInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -5237,6 +5262,8 @@ type ClientInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -5247,6 +5274,9 @@ type ClientInterface interface {
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5259,6 +5289,9 @@ type ClientInterface interface {
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -5270,6 +5303,10 @@ type ClientInterface interface {
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -5280,6 +5317,10 @@ type ClientInterface interface {
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5378,7 +5419,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpointWithBody Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5387,7 +5428,7 @@ type ClientInterface interface {
 
 	// CreateWebhookEndpoint Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6114,6 +6155,8 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -6141,6 +6184,8 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6179,6 +6224,9 @@ func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...Reque
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 // `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+// undone by the operator (see `reactivate`).
+//
 // Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
 func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelSubscriptionRequest(c.Server, id, params)
@@ -6198,6 +6246,8 @@ func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSu
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6221,6 +6271,8 @@ func (c *Client) ChangeSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -6241,6 +6293,10 @@ func (c *Client) ChangeSubscriptionPlan(ctx context.Context, id Id, params *Chan
 // Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 // again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+// reactivate any cancellation.
+//
 // Corresponds with POST /v1/subscriptions/{id}/reactivate (the `ReactivateSubscription` operationId).
 func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *ReactivateSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReactivateSubscriptionRequest(c.Server, id, params)
@@ -6258,6 +6314,10 @@ func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *Reac
 //
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6278,6 +6338,10 @@ func (c *Client) ResumeSubscriptionWithBody(ctx context.Context, id Id, params *
 //
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6316,6 +6380,8 @@ func (c *Client) ResumeSubscription(ctx context.Context, id Id, params *ResumeSu
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -6353,6 +6419,8 @@ func (c *Client) SelectSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -6373,6 +6441,9 @@ func (c *Client) SelectSubscriptionPlan(ctx context.Context, id Id, params *Sele
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6395,6 +6466,9 @@ func (c *Client) SuspendSubscriptionWithBody(ctx context.Context, id Id, params 
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -6416,6 +6490,10 @@ func (c *Client) SuspendSubscription(ctx context.Context, id Id, params *Suspend
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -6436,6 +6514,10 @@ func (c *Client) TerminateSubscriptionWithBody(ctx context.Context, id Id, param
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6644,7 +6726,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 
 // CreateWebhookEndpointWithBody Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6663,7 +6745,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 
 // CreateWebhookEndpoint Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9810,6 +9892,8 @@ type ClientWithResponsesInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -9827,6 +9911,8 @@ type ClientWithResponsesInterface interface {
 	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9847,6 +9933,9 @@ type ClientWithResponsesInterface interface {
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+	// undone by the operator (see `reactivate`).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
@@ -9858,6 +9947,8 @@ type ClientWithResponsesInterface interface {
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9871,6 +9962,8 @@ type ClientWithResponsesInterface interface {
 	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -9880,6 +9973,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+	// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+	// reactivate any cancellation.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9891,6 +9988,10 @@ type ClientWithResponsesInterface interface {
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
@@ -9900,6 +10001,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+	// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+	// suspension; the organization may resume its own.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9928,6 +10033,8 @@ type ClientWithResponsesInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -9955,6 +10062,8 @@ type ClientWithResponsesInterface interface {
 	// `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 	// subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -9965,6 +10074,9 @@ type ClientWithResponsesInterface interface {
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9977,6 +10089,9 @@ type ClientWithResponsesInterface interface {
 	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+	// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -9988,6 +10103,10 @@ type ClientWithResponsesInterface interface {
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -9998,6 +10117,10 @@ type ClientWithResponsesInterface interface {
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+	// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+	// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10108,7 +10231,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10117,7 +10240,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookEndpointWithResponse Register a webhook endpoint
 	//
-	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18226,6 +18349,8 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions (the `CreateSubscription` operationId).
@@ -18249,6 +18374,8 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18281,6 +18408,9 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 // `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
+// undone by the operator (see `reactivate`).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/cancel (the `CancelSubscription` operationId).
@@ -18298,6 +18428,8 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18317,6 +18449,8 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithBodyWithResponse(ctx con
 // invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
 // new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/change-plan (the `ChangeSubscriptionPlan` operationId).
@@ -18332,6 +18466,10 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithResponse(ctx context.Con
 //
 // Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
 // again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
+// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
+// reactivate any cancellation.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18349,6 +18487,10 @@ func (c *ClientWithResponses) ReactivateSubscriptionWithResponse(ctx context.Con
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/resume (the `ResumeSubscription` operationId).
@@ -18364,6 +18506,10 @@ func (c *ClientWithResponses) ResumeSubscriptionWithBodyWithResponse(ctx context
 //
 // Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
+// (checked after the state: a subscription that is not suspended is still 409) and nothing changes. The operator may resume any
+// suspension; the organization may resume its own.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18398,6 +18544,8 @@ func (c *ClientWithResponses) ResumeSubscriptionWithResponse(ctx context.Context
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -18431,6 +18579,8 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithBodyWithResponse(ctx con
 // `tax_document_status` `pending` and `due_at` 14 days after `issued_at`. An unpaid invoice of an earlier selection is voided, so a
 // subscription never has two invoices due. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan selection does not lift a suspension.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/select-plan (the `SelectSubscriptionPlan` operationId).
@@ -18447,6 +18597,9 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithResponse(ctx context.Con
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18465,6 +18618,9 @@ func (c *ClientWithResponses) SuspendSubscriptionWithBodyWithResponse(ctx contex
 // Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
+// can only be lifted by the operator (see `resume` and `terminate`); one by the organization may be lifted by either.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/suspend (the `SuspendSubscription` operationId).
@@ -18482,6 +18638,10 @@ func (c *ClientWithResponses) SuspendSubscriptionWithResponse(ctx context.Contex
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
@@ -18498,6 +18658,10 @@ func (c *ClientWithResponses) TerminateSubscriptionWithBodyWithResponse(ctx cont
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
 // `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
+// the suspension and frees the product for a new subscription, so the organization gets 403 `forbidden` and nothing changes (it may
+// still `cancel`). A cancellation by the operator does not stop the organization terminating.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18674,7 +18838,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 
 // CreateWebhookEndpointWithBodyWithResponse Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18689,7 +18853,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 
 // CreateWebhookEndpointWithResponse Register a webhook endpoint
 //
-// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials; private, loopback and link-local targets are refused outside development mode (400 `validation_failed` at `/url`, code `url_not_allowed`): an address literal in those ranges, `localhost`, or a name that resolves to such an address. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Registers an endpoint for the listed event types and returns its signing secret (`whsec_…`) once; it is stored encrypted and never shown again. URLs must be https outside development mode, without credentials. In every mode the port, if given, is a number from 1 to 65535, the host is ASCII (an internationalised name in its `xn--` form), and a numeric host is an IPv4 address only in canonical dotted-quad form: a host whose last label is a number (decimal, or `0x` hex) and that is not `a.b.c.d` without leading zeros, such as `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` or `0`, is refused, because resolvers read those forms differently. Outside development mode, private, loopback, link-local, unspecified, carrier-grade NAT, multicast and reserved targets are refused: an address literal in those ranges (an IPv6 literal with a zone too), an IPv6 literal that embeds such an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`; NAT64 `64:ff9b::/96` and `64:ff9b:1::/48` are refused whole), `localhost`, or a name that resolves to such an address. Every refusal is 400 `validation_failed` with an error at `/url`, code `url_not_allowed`, saying why. A name that does not resolve yet is accepted, because every delivery checks again: each connection is refused when the address DNS gives at that moment is private, loopback or link-local (no DNS rebinding), no proxy is used and redirects are not followed. Deliveries are described by the `webhookEvent` callback. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, and an organization that does not exist is 404. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

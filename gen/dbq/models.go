@@ -349,6 +349,8 @@ type Subscription struct {
 	RenewsAt               *time.Time
 	SuspendedAt            *time.Time
 	TerminatedAt           *time.Time
+	SuspendedBy            *string
+	CancelledBy            *string
 }
 
 type SupportCase struct {

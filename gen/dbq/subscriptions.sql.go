@@ -13,7 +13,7 @@ import (
 )
 
 const subscriptionGetByID = `-- name: SubscriptionGetByID :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions
 WHERE id = $1
   AND ($2::uuid IS NULL OR organization_id = $2::uuid)
 `
@@ -45,12 +45,14 @@ func (q *Queries) SubscriptionGetByID(ctx context.Context, arg SubscriptionGetBy
 		&i.RenewsAt,
 		&i.SuspendedAt,
 		&i.TerminatedAt,
+		&i.SuspendedBy,
+		&i.CancelledBy,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdate = `-- name: SubscriptionGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions
 WHERE id = $1
   AND ($2::uuid IS NULL OR organization_id = $2::uuid)
 FOR UPDATE
@@ -83,12 +85,14 @@ func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg Subscrip
 		&i.RenewsAt,
 		&i.SuspendedAt,
 		&i.TerminatedAt,
+		&i.SuspendedBy,
+		&i.CancelledBy,
 	)
 	return i, err
 }
 
 const subscriptionGetLiveByProduct = `-- name: SubscriptionGetLiveByProduct :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions
 WHERE organization_id = $1 AND product_id = $2 AND service_status <> 'terminated'
 LIMIT 1
 `
@@ -118,6 +122,8 @@ func (q *Queries) SubscriptionGetLiveByProduct(ctx context.Context, arg Subscrip
 		&i.RenewsAt,
 		&i.SuspendedAt,
 		&i.TerminatedAt,
+		&i.SuspendedBy,
+		&i.CancelledBy,
 	)
 	return i, err
 }
@@ -130,7 +136,7 @@ INSERT INTO subscriptions (
     $1, $2, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $2, $11, $12
 )
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by
 `
 
 type SubscriptionInsertParams struct {
@@ -182,12 +188,14 @@ func (q *Queries) SubscriptionInsert(ctx context.Context, arg SubscriptionInsert
 		&i.RenewsAt,
 		&i.SuspendedAt,
 		&i.TerminatedAt,
+		&i.SuspendedBy,
+		&i.CancelledBy,
 	)
 	return i, err
 }
 
 const subscriptionListByOrganization = `-- name: SubscriptionListByOrganization :many
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at FROM subscriptions WHERE organization_id = $1 ORDER BY id
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE organization_id = $1 ORDER BY id
 `
 
 func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizationID uuid.UUID) ([]Subscription, error) {
@@ -216,6 +224,8 @@ func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizati
 			&i.RenewsAt,
 			&i.SuspendedAt,
 			&i.TerminatedAt,
+			&i.SuspendedBy,
+			&i.CancelledBy,
 		); err != nil {
 			return nil, err
 		}
@@ -236,10 +246,12 @@ UPDATE subscriptions SET
     billing_anchor_at = $5,
     renews_at         = $6,
     suspended_at      = $7,
-    terminated_at     = $8,
-    updated_at        = $9
-WHERE organization_id = $10 AND id = $11
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at
+    suspended_by      = $8,
+    terminated_at     = $9,
+    cancelled_by      = $10,
+    updated_at        = $11
+WHERE organization_id = $12 AND id = $13
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by
 `
 
 type SubscriptionUpdateStateParams struct {
@@ -250,7 +262,9 @@ type SubscriptionUpdateStateParams struct {
 	BillingAnchorAt  time.Time
 	RenewsAt         *time.Time
 	SuspendedAt      *time.Time
+	SuspendedBy      *string
 	TerminatedAt     *time.Time
+	CancelledBy      *string
 	UpdatedAt        time.Time
 	OrganizationID   uuid.UUID
 	ID               uuid.UUID
@@ -267,7 +281,9 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		arg.BillingAnchorAt,
 		arg.RenewsAt,
 		arg.SuspendedAt,
+		arg.SuspendedBy,
 		arg.TerminatedAt,
+		arg.CancelledBy,
 		arg.UpdatedAt,
 		arg.OrganizationID,
 		arg.ID,
@@ -290,6 +306,8 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		&i.RenewsAt,
 		&i.SuspendedAt,
 		&i.TerminatedAt,
+		&i.SuspendedBy,
+		&i.CancelledBy,
 	)
 	return i, err
 }

@@ -54,7 +54,17 @@ type Subscription struct {
 	RenewsAt        *time.Time `json:"renews_at"`
 	SuspendedAt     *time.Time `json:"suspended_at"`
 	TerminatedAt    *time.Time `json:"terminated_at"`
+	// SuspendedBy and CancelledBy say who suspended the service and who cancelled the
+	// subscription (an actor type: ActorOperator, "organization", "connected_business"); ""
+	// when it is not suspended or not cancelled. Internal: the audit trail records them, the
+	// API's subscription does not show them.
+	SuspendedBy string `json:"suspended_by,omitempty"`
+	CancelledBy string `json:"cancelled_by,omitempty"`
 }
+
+// ActorOperator is the actor type of the operator (Principal.ActorType): its decisions on a
+// subscription cannot be undone by the organization.
+const ActorOperator = "operator"
 
 // SubscriptionAction is a lifecycle action on a subscription, named as in its path.
 type SubscriptionAction string
@@ -72,11 +82,16 @@ const (
 
 // transitionRule says from which states an action is allowed: the commercial status must be
 // one of commercial and the service status one of service (nil allows any), and a terminated
-// subscription refuses every action.
+// subscription refuses every action. undoes, when set, names the decision the action undoes
+// or escapes and returns who made it: when that is the operator, only the operator may act.
 type transitionRule struct {
 	commercial []string
 	service    []string
+	undoes     func(s *Subscription) (decision, by string)
 }
+
+func suspension(s *Subscription) (string, string)   { return "suspended", s.SuspendedBy }
+func cancellation(s *Subscription) (string, string) { return "cancelled", s.CancelledBy }
 
 // transitions is the table of docs/design.md, "Subscriptions". select-plan follows change-plan: a plan is
 // selected on a live subscription whose commercial status is active or past_due.
@@ -84,15 +99,19 @@ var transitions = map[SubscriptionAction]transitionRule{
 	ActionSelectPlan: {commercial: []string{CommercialActive, CommercialPastDue}},
 	ActionChangePlan: {commercial: []string{CommercialActive, CommercialPastDue}},
 	ActionCancel:     {commercial: []string{CommercialActive, CommercialPastDue, CommercialPaused}},
-	ActionReactivate: {commercial: []string{CommercialCancelled}},
+	ActionReactivate: {commercial: []string{CommercialCancelled}, undoes: cancellation},
 	ActionSuspend:    {service: []string{ServiceProvisioning, ServiceActive, ServiceDegraded}},
-	ActionResume:     {service: []string{ServiceSuspended}},
-	ActionTerminate:  {},
+	ActionResume:     {service: []string{ServiceSuspended}, undoes: suspension},
+	// Terminating ends a suspension too, and frees the product for a new subscription.
+	ActionTerminate: {undoes: suspension},
 }
 
-// CheckTransition returns nil when action is allowed from the current state of s, and an
-// EInvalidTransition error naming the current state and the action otherwise.
-func (s *Subscription) CheckTransition(action SubscriptionAction) error {
+// CheckTransition returns nil when actor (an actor type, see Principal.ActorType) may take
+// action from the current state of s. Otherwise it returns an EInvalidTransition error naming
+// the current state and the action, or, when the state allows it but the action would undo
+// the operator's suspension (resume, terminate) or cancellation (reactivate) and actor is not
+// the operator, EForbidden.
+func (s *Subscription) CheckTransition(action SubscriptionAction, actor string) error {
 	rule, ok := transitions[action]
 	if !ok {
 		return fmt.Errorf("core: unknown subscription action %q", action)
@@ -112,15 +131,21 @@ func (s *Subscription) CheckTransition(action SubscriptionAction) error {
 	case rule.service != nil && !slices.Contains(rule.service, s.ServiceStatus):
 		return refuse("service status is "+s.ServiceStatus, "service status "+orList(rule.service))
 	}
+	if rule.undoes != nil && actor != ActorOperator {
+		if decision, by := rule.undoes(s); by == ActorOperator {
+			return Errorf(EForbidden, "Subscription %s was %s by the operator; only the operator can %s it.", s.ID, decision, action)
+		}
+	}
 	return nil
 }
 
-// Apply checks action against the current state and, when allowed, changes s as the action
-// does at now. plan is the plan the subscription is on after the action: the requested plan
+// Apply checks action by actor against the current state (CheckTransition) and, when
+// allowed, changes s as the action does at now, recording actor as who suspended or
+// cancelled. plan is the plan the subscription is on after the action: the requested plan
 // for select-plan and change-plan (the caller checks it belongs to the product and is
 // active), the current plan otherwise.
-func (s *Subscription) Apply(action SubscriptionAction, plan *Plan, now time.Time) error {
-	if err := s.CheckTransition(action); err != nil {
+func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan, now time.Time) error {
+	if err := s.CheckTransition(action, actor); err != nil {
 		return err
 	}
 	switch action {
@@ -135,22 +160,24 @@ func (s *Subscription) Apply(action SubscriptionAction, plan *Plan, now time.Tim
 		s.PlanID = plan.ID
 		s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
 	case ActionCancel:
-		s.CommercialStatus = CommercialCancelled
+		s.CommercialStatus, s.CancelledBy = CommercialCancelled, actor
 		s.RenewsAt = nil
 	case ActionReactivate:
-		s.CommercialStatus = CommercialActive
+		s.CommercialStatus, s.CancelledBy = CommercialActive, ""
 		s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
 	case ActionSuspend:
-		s.ServiceStatus = ServiceSuspended
+		s.ServiceStatus, s.SuspendedBy = ServiceSuspended, actor
 		s.SuspendedAt = &now
 	case ActionResume:
-		s.ServiceStatus = ServiceActive
+		s.ServiceStatus, s.SuspendedBy = ServiceActive, ""
 		s.SuspendedAt = nil
 	case ActionTerminate:
 		s.ServiceStatus = ServiceTerminated
-		s.CommercialStatus = CommercialCancelled
+		if s.CommercialStatus != CommercialCancelled {
+			s.CommercialStatus, s.CancelledBy = CommercialCancelled, actor
+		}
 		s.TerminatedAt = &now
-		s.SuspendedAt = nil
+		s.SuspendedAt, s.SuspendedBy = nil, ""
 		s.RenewsAt = nil
 	}
 	return nil
@@ -206,7 +233,9 @@ type SubscriptionService interface {
 	// invoicing. Errors as SelectPlan.
 	ChangePlan(ctx context.Context, id uuid.UUID, planID string) (*Subscription, error)
 	// Cancel, Reactivate, Suspend, Resume and Terminate perform the action of their name:
-	// ENotFound or EInvalidTransition. reason, when not empty, is kept in the audit trail.
+	// ENotFound, EInvalidTransition, or EForbidden when an organization would undo the
+	// operator's suspension (Resume, Terminate) or cancellation (Reactivate). Who suspended
+	// or cancelled is recorded and kept in the audit trail; reason, when not empty, too.
 	Cancel(ctx context.Context, id uuid.UUID) (*Subscription, error)
 	Reactivate(ctx context.Context, id uuid.UUID) (*Subscription, error)
 	Suspend(ctx context.Context, id uuid.UUID, reason string) (*Subscription, error)

@@ -57,7 +57,7 @@ func TestSubscription_Apply(t *testing.T) {
 				if action == core.ActionSelectPlan || action == core.ActionChangePlan {
 					plan = next
 				}
-				err := s.Apply(action, plan, now)
+				err := s.Apply(action, "organization", plan, now)
 				if !allowed(action, commercial, service) {
 					if core.ErrorCode(err) != core.EInvalidTransition {
 						t.Errorf("%s: err %v, want invalid_state_transition", name, err)
@@ -87,7 +87,10 @@ func subscriptionIn(commercial, service string, planID uuid.UUID, anchor time.Ti
 		s.RenewsAt = &renews
 	}
 	if service == core.ServiceSuspended {
-		s.SuspendedAt = &anchor
+		s.SuspendedAt, s.SuspendedBy = &anchor, "organization"
+	}
+	if commercial == core.CommercialCancelled {
+		s.CancelledBy = "organization"
 	}
 	if service == core.ServiceTerminated {
 		s.TerminatedAt = &anchor
@@ -110,6 +113,89 @@ func checkInvariants(t *testing.T, name string, s *core.Subscription) {
 	if s.CommercialStatus == core.CommercialCancelled && s.RenewsAt != nil {
 		t.Errorf("%s: cancelled but renews at %v", name, s.RenewsAt)
 	}
+	if (s.ServiceStatus == core.ServiceSuspended) != (s.SuspendedBy != "") {
+		t.Errorf("%s: suspended_by %q with service %s", name, s.SuspendedBy, s.ServiceStatus)
+	}
+	if (s.CommercialStatus == core.CommercialCancelled) != (s.CancelledBy != "") {
+		t.Errorf("%s: cancelled_by %q with commercial %s", name, s.CancelledBy, s.CommercialStatus)
+	}
+}
+
+// TestSubscription_Apply_Actors is who may do what (DESIGN.md §3, issue 21 item 6): an
+// organization may not undo or escape the operator's suspension (resume, terminate) or
+// cancellation (reactivate); everything else is open to both, and the operator may undo
+// anything.
+func TestSubscription_Apply_Actors(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)
+	anchor := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
+	plan := &core.Plan{ID: uuid.New(), BillingPeriod: core.BillingPeriodMonthly}
+	tests := []struct {
+		name                     string
+		commercial, service      string
+		suspendedBy, cancelledBy string
+		action                   core.SubscriptionAction
+		actor                    string
+		forbidden                bool
+	}{
+		{"ResumeOperatorSuspensionAsOrganization", "active", "suspended", "operator", "", core.ActionResume, "organization", true},
+		{"ResumeOperatorSuspensionAsConnectedBusiness", "active", "suspended", "operator", "", core.ActionResume, "connected_business", true},
+		{"ResumeOperatorSuspensionAsOperator", "active", "suspended", "operator", "", core.ActionResume, "operator", false},
+		{"ResumeOwnSuspension", "active", "suspended", "organization", "", core.ActionResume, "organization", false},
+		{"OperatorResumesOrganizationSuspension", "active", "suspended", "organization", "", core.ActionResume, "operator", false},
+		{"TerminateOperatorSuspensionAsOrganization", "active", "suspended", "operator", "", core.ActionTerminate, "organization", true},
+		{"TerminateOperatorSuspensionAsOperator", "active", "suspended", "operator", "", core.ActionTerminate, "operator", false},
+		{"TerminateOwnSuspension", "active", "suspended", "organization", "", core.ActionTerminate, "organization", false},
+		{"ReactivateOperatorCancellationAsOrganization", "cancelled", "active", "", "operator", core.ActionReactivate, "organization", true},
+		{"ReactivateOperatorCancellationAsOperator", "cancelled", "active", "", "operator", core.ActionReactivate, "operator", false},
+		{"ReactivateOwnCancellation", "cancelled", "active", "", "organization", core.ActionReactivate, "organization", false},
+		{"CancelDuringOperatorSuspension", "active", "suspended", "operator", "", core.ActionCancel, "organization", false},
+		{"ChangePlanDuringOperatorSuspension", "active", "suspended", "operator", "", core.ActionChangePlan, "organization", false},
+		{"TerminateOperatorCancellationAsOrganization", "cancelled", "active", "", "operator", core.ActionTerminate, "organization", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := subscriptionIn(tc.commercial, tc.service, plan.ID, anchor)
+			if s.SuspendedBy != "" {
+				s.SuspendedBy = tc.suspendedBy
+			}
+			if s.CancelledBy != "" {
+				s.CancelledBy = tc.cancelledBy
+			}
+			before := *s
+			err := s.Apply(tc.action, tc.actor, plan, now)
+			if tc.forbidden {
+				if core.ErrorCode(err) != core.EForbidden || !strings.Contains(err.Error(), "by the operator") {
+					t.Fatalf("err %v, want forbidden naming the operator", err)
+				}
+				if s.ServiceStatus != before.ServiceStatus || s.CommercialStatus != before.CommercialStatus || s.SuspendedBy != before.SuspendedBy {
+					t.Errorf("a refused action changed the subscription: %+v", s)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, tc.name, s)
+		})
+	}
+	t.Run("RecordsWhoSuspendedAndCancelled", func(t *testing.T) {
+		t.Parallel()
+		s := subscriptionIn("active", "active", plan.ID, anchor)
+		if err := s.Apply(core.ActionSuspend, "operator", plan, now); err != nil || s.SuspendedBy != "operator" {
+			t.Fatalf("suspend by the operator: %v, suspended_by %q", err, s.SuspendedBy)
+		}
+		if err := s.Apply(core.ActionCancel, "organization", plan, now); err != nil || s.CancelledBy != "organization" {
+			t.Fatalf("cancel by the organization: %v, cancelled_by %q", err, s.CancelledBy)
+		}
+		if err := s.Apply(core.ActionResume, "operator", plan, now); err != nil || s.SuspendedBy != "" {
+			t.Fatalf("resume by the operator: %v, suspended_by %q", err, s.SuspendedBy)
+		}
+		if err := s.Apply(core.ActionTerminate, "operator", plan, now); err != nil || s.CancelledBy != "organization" {
+			t.Fatalf("terminate keeps who cancelled: %v, cancelled_by %q", err, s.CancelledBy)
+		}
+	})
 }
 
 func checkEffect(t *testing.T, name string, action core.SubscriptionAction, commercial, service string, s *core.Subscription, plan *core.Plan, now time.Time) {

@@ -313,3 +313,171 @@ func TestSubscriptionConcurrentActions(t *testing.T) {
 		}
 	})
 }
+
+// subscriptionKey creates an API key of org with the subscription scopes and returns it: the
+// tenant acting with its own key.
+func subscriptionKey(t testing.TB, env *apitest.Env, org string) string {
+	t.Helper()
+	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken,
+		Body: fmt.Sprintf(`{"organization_id":%q,"name":"lifecycle","environment":"sandbox","scopes":["subscriptions:read","subscriptions:write"]}`, org)})
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("create key: %d %s", resp.Status, resp.Body)
+	}
+	return resp.JSON(t)["full_key"].(string)
+}
+
+// TestSubscriptionLifecycle_WhoMayDoWhat is the rule each lifecycle operation's description
+// states (issue 21, item 6): the organization and the operator may both take every action,
+// except that an organization may not undo the operator's suspension (resume, or terminate
+// and subscribe afresh) or the operator's cancellation (reactivate): 403 forbidden, nothing
+// changed. Each restriction is tried from both sides.
+func TestSubscriptionLifecycle_WhoMayDoWhat(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	ok := func(t *testing.T, resp *apitest.Response, what string) {
+		t.Helper()
+		if resp.Status != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", what, resp.Status, resp.Body)
+		}
+		if strings.Contains(string(resp.Body), "_by") {
+			t.Errorf("%s: the subscription shows who acted: %s", what, resp.Body)
+		}
+	}
+	column := func(t *testing.T, id, name string) *string {
+		t.Helper()
+		var v *string
+		if err := env.Pool.QueryRow(context.Background(), "SELECT "+name+" FROM subscriptions WHERE id = $1", id).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	refused := func(t *testing.T, key, id, action, audit, commercial, service string) {
+		t.Helper()
+		events := env.Count("SELECT count(*) FROM audit_events WHERE resource_id = $1", id)
+		resp := subscriptionAction(env, key, id, action, "")
+		assertProblem(t, "organization "+action, resp, http.StatusForbidden, "forbidden")
+		if detail, _ := resp.JSON(t)["detail"].(string); !strings.Contains(detail, "by the operator") {
+			t.Errorf("detail does not say the operator holds it: %q", detail)
+		}
+		if n := env.Count("SELECT count(*) FROM subscriptions WHERE id = $1 AND commercial_status = $2 AND service_status = $3", id, commercial, service); n != 1 {
+			t.Errorf("a refused %s changed the subscription", action)
+		}
+		if n := env.Count("SELECT count(*) FROM audit_events WHERE resource_id = $1", id); n != events || auditCount(env, id, audit) != 0 {
+			t.Errorf("a refused %s wrote audit events", action)
+		}
+	}
+
+	t.Run("OperatorSuspension", func(t *testing.T) {
+		t.Parallel()
+		org, _ := newOrganization(t, env)
+		key := subscriptionKey(t, env, org)
+		sub := createSubscription(t, env, key, org, productEinvoice, planEinvoiceSandbox)
+		waitForService(t, env, key, sub.ID, "active")
+		ok(t, subscriptionAction(env, apitest.OperatorToken, sub.ID, "suspend", `{"reason":"Fraud review"}`), "operator suspend")
+
+		if by := column(t, sub.ID, "suspended_by"); by == nil || *by != "operator" {
+			t.Errorf("suspended_by %v, want operator", by)
+		}
+		var actor, by, reason string
+		if err := env.Pool.QueryRow(context.Background(), `SELECT actor_type, after->'resource'->>'suspended_by', after->>'reason'
+			FROM audit_events WHERE resource_id = $1 AND action = 'subscription.suspended'`, sub.ID).Scan(&actor, &by, &reason); err != nil {
+			t.Fatal(err)
+		}
+		if actor != "operator" || by != "operator" || reason != "Fraud review" {
+			t.Errorf("audit event: actor %q suspended_by %q reason %q", actor, by, reason)
+		}
+		if n := env.Count("SELECT count(*) FROM webhook_events WHERE organization_id = $1 AND (data ? 'suspended_by' OR data ? 'cancelled_by')", org); n != 0 {
+			t.Errorf("%d webhook events show who acted; the subscription object has no such field", n)
+		}
+
+		refused(t, key, sub.ID, "resume", "subscription.resumed", "active", "suspended")
+		refused(t, key, sub.ID, "terminate", "subscription.terminated", "active", "suspended")
+		assertProblem(t, "organization suspends again", subscriptionAction(env, key, sub.ID, "suspend", ""), http.StatusConflict, "invalid_state_transition")
+		// What does not undo the suspension stays open to the organization.
+		ok(t, subscriptionAction(env, key, sub.ID, "change-plan", `{"plan_id":"`+planEinvoiceGrowthMonthly+`"}`), "organization change-plan")
+
+		ok(t, subscriptionAction(env, apitest.OperatorToken, sub.ID, "resume", `{"reason":"Review cleared"}`), "operator resume")
+		if by := column(t, sub.ID, "suspended_by"); by != nil {
+			t.Errorf("resumed, but suspended_by %q", *by)
+		}
+		// The organization's own suspension is its own to lift again.
+		ok(t, subscriptionAction(env, key, sub.ID, "suspend", ""), "organization suspend")
+		ok(t, subscriptionAction(env, key, sub.ID, "resume", ""), "organization resume")
+	})
+
+	t.Run("OperatorTerminatesItsSuspension", func(t *testing.T) {
+		t.Parallel()
+		org, _ := newOrganization(t, env)
+		key := subscriptionKey(t, env, org)
+		sub := createSubscription(t, env, key, org, productEinvoice, planEinvoiceSandbox)
+		ok(t, subscriptionAction(env, apitest.OperatorToken, sub.ID, "suspend", ""), "operator suspend")
+		ok(t, subscriptionAction(env, apitest.OperatorToken, sub.ID, "terminate", ""), "operator terminate")
+		if by := column(t, sub.ID, "cancelled_by"); by == nil || *by != "operator" {
+			t.Errorf("terminated by the operator, but cancelled_by %v", by)
+		}
+	})
+
+	t.Run("OrganizationSuspension", func(t *testing.T) {
+		t.Parallel()
+		org, _ := newOrganization(t, env)
+		key := subscriptionKey(t, env, org)
+		sub := createSubscription(t, env, key, org, productEinvoice, planEinvoiceSandbox)
+		ok(t, subscriptionAction(env, key, sub.ID, "suspend", `{"reason":"Migration"}`), "organization suspend")
+		if by := column(t, sub.ID, "suspended_by"); by == nil || *by != "organization" {
+			t.Errorf("suspended_by %v, want organization", by)
+		}
+		// The operator may lift the organization's suspension, and the organization may
+		// terminate its own.
+		ok(t, subscriptionAction(env, apitest.OperatorToken, sub.ID, "resume", ""), "operator resume")
+		ok(t, subscriptionAction(env, key, sub.ID, "suspend", ""), "organization suspend")
+		ok(t, subscriptionAction(env, key, sub.ID, "terminate", ""), "organization terminate")
+	})
+
+	t.Run("OperatorCancellation", func(t *testing.T) {
+		t.Parallel()
+		org, _ := newOrganization(t, env)
+		key := subscriptionKey(t, env, org)
+		sub := createSubscription(t, env, key, org, productEinvoice, planEinvoiceSandbox)
+		waitForService(t, env, key, sub.ID, "active")
+		ok(t, subscriptionAction(env, apitest.OperatorToken, sub.ID, "cancel", ""), "operator cancel")
+		if by := column(t, sub.ID, "cancelled_by"); by == nil || *by != "operator" {
+			t.Errorf("cancelled_by %v, want operator", by)
+		}
+		refused(t, key, sub.ID, "reactivate", "subscription.reactivated", "cancelled", "active")
+		ok(t, subscriptionAction(env, apitest.OperatorToken, sub.ID, "reactivate", ""), "operator reactivate")
+		if by := column(t, sub.ID, "cancelled_by"); by != nil {
+			t.Errorf("reactivated, but cancelled_by %q", *by)
+		}
+		ok(t, subscriptionAction(env, key, sub.ID, "cancel", ""), "organization cancel")
+		ok(t, subscriptionAction(env, key, sub.ID, "reactivate", ""), "organization reactivate")
+	})
+
+	// Every action is open to both sides where nothing of the other's is undone.
+	for name, token := range map[string]func(org string) string{
+		"Organization": func(org string) string { return subscriptionKey(t, env, org) },
+		"Operator":     func(string) string { return apitest.OperatorToken },
+	} {
+		t.Run("EveryActionAs"+name, func(t *testing.T) {
+			t.Parallel()
+			org, _ := newOrganization(t, env)
+			tok := token(org)
+			resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/subscriptions", Token: tok,
+				Body: subscriptionBody(org, productEinvoice, planEinvoiceSandbox)})
+			if resp.Status != http.StatusCreated {
+				t.Fatalf("create: %d %s", resp.Status, resp.Body)
+			}
+			sub := decode[subscription](t, resp)
+			for _, step := range []struct{ action, body string }{
+				{"select-plan", `{"plan_id":"` + planEinvoiceGrowthMonthly + `"}`},
+				{"change-plan", `{"plan_id":"` + planEinvoiceSandbox + `"}`},
+				{"cancel", ""},
+				{"reactivate", ""},
+				{"suspend", ""},
+				{"resume", ""},
+				{"terminate", ""},
+			} {
+				ok(t, subscriptionAction(env, tok, sub.ID, step.action, step.body), step.action)
+			}
+		})
+	}
+}

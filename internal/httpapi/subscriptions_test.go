@@ -118,6 +118,8 @@ func setState(t testing.TB, env *apitest.Env, id, commercial, service string) {
 	}
 	if _, err := env.Pool.Exec(ctx, `UPDATE subscriptions SET commercial_status = $2, service_status = $3,
 		suspended_at  = CASE WHEN $3 = 'suspended' THEN now() END,
+		suspended_by  = CASE WHEN $3 = 'suspended' THEN 'organization' END,
+		cancelled_by  = CASE WHEN $2 = 'cancelled' THEN 'organization' END,
 		terminated_at = CASE WHEN $3 = 'terminated' THEN now() END,
 		renews_at     = CASE WHEN $2 = 'cancelled' THEN NULL ELSE coalesce(renews_at, now() + interval '1 month') END
 		WHERE id = $1`, id, commercial, service); err != nil {

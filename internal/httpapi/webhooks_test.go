@@ -614,6 +614,17 @@ func TestWebhookEndpoints_RefusesPrivateTargetsInProduction(t *testing.T) {
 		"https://localhost/x",
 		"https://LOCALHOST./x",
 		"https://api.localhost:8443/x",
+		// Odd address forms a C-library resolver turns into loopback (issue 21, item 11).
+		"https://2130706433/x",
+		"https://0x7f000001/x",
+		"https://0177.0.0.1/x",
+		"https://127.1/x",
+		"https://0/x",
+		"https://[::127.0.0.1]/x",
+		"https://[2002:7f00:1::]/x",
+		"https://[2001:0:7f00:1::1]/x",
+		"https://93.184.216.34:99999/x",
+		"https://１２７.０.０.１/x",
 	}
 	for _, u := range refused {
 		t.Run(u, func(t *testing.T) {
@@ -623,8 +634,21 @@ func TestWebhookEndpoints_RefusesPrivateTargetsInProduction(t *testing.T) {
 			if !hasFieldError(resp, "/url") || !strings.Contains(string(resp.Body), "url_not_allowed") {
 				t.Errorf("no url_not_allowed error at /url: %s", resp.Body)
 			}
+			if n := env.Count("SELECT count(*) FROM webhook_endpoints WHERE url = $1", u); n != 0 {
+				t.Errorf("refused URL stored %d times", n)
+			}
 		})
 	}
+	t.Run("NumericFormsRefusedInDevelopment", func(t *testing.T) {
+		t.Parallel()
+		for _, u := range []string{"http://2130706433:9/x", "http://127.1:9/x", "http://127.0.0.1:99999/x"} {
+			resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/webhook-endpoints", Token: token, Body: endpointBody(org, u, "api_key.created")})
+			assertProblem(t, u, resp, http.StatusBadRequest, "validation_failed")
+			if !hasFieldError(resp, "/url") {
+				t.Errorf("%s: no error at /url: %s", u, resp.Body)
+			}
+		}
+	})
 	t.Run("PublicHTTPS", func(t *testing.T) {
 		t.Parallel()
 		resp := prod.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/webhook-endpoints", Token: token,

@@ -249,10 +249,15 @@ func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reaso
 // the audit event. planID is the requested plan of select-plan and change-plan.
 func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, reason string, planID *string,
 	then func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
 	scope, err := tenantScope(ctx)
 	if err != nil {
 		return nil, err
 	}
+	actor := p.ActorType()
 	var sub *core.Subscription
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: id, OrganizationID: scope})
@@ -263,7 +268,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		if err != nil {
 			return err
 		}
-		if err := before.CheckTransition(action); err != nil {
+		if err := before.CheckTransition(action, actor); err != nil {
 			return err
 		}
 		var plan *core.Plan
@@ -287,7 +292,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		}
 		after := *before
 		at := s.now()
-		if err := after.Apply(action, plan, at); err != nil {
+		if err := after.Apply(action, actor, plan, at); err != nil {
 			return err
 		}
 		after.UpdatedAt = at
@@ -327,7 +332,9 @@ func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscriptio
 		BillingAnchorAt:  s.BillingAnchorAt,
 		RenewsAt:         s.RenewsAt,
 		SuspendedAt:      s.SuspendedAt,
+		SuspendedBy:      nonEmpty(s.SuspendedBy),
 		TerminatedAt:     s.TerminatedAt,
+		CancelledBy:      nonEmpty(s.CancelledBy),
 		UpdatedAt:        s.UpdatedAt,
 	})
 	if err != nil {
@@ -464,6 +471,12 @@ func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
 		RenewsAt:              r.RenewsAt,
 		SuspendedAt:           r.SuspendedAt,
 		TerminatedAt:          r.TerminatedAt,
+	}
+	if r.SuspendedBy != nil {
+		s.SuspendedBy = *r.SuspendedBy
+	}
+	if r.CancelledBy != nil {
+		s.CancelledBy = *r.CancelledBy
 	}
 	if err := json.Unmarshal(r.RequestedConfiguration, &s.RequestedConfiguration); err != nil {
 		return nil, fmt.Errorf("subscription %s: requested_configuration: %w", r.ID, err)

@@ -15,9 +15,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/provider/coreapi/internal/webhook/signature"
 )
@@ -71,27 +73,72 @@ var blocked = []netip.Prefix{
 	netip.MustParsePrefix("224.0.0.0/3"), // multicast, reserved and broadcast
 	netip.MustParsePrefix("::/128"),
 	netip.MustParsePrefix("::1/128"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can embed any IPv4 address
+	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 can embed any IPv4 address
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64 (RFC 8215): never a public destination
 	netip.MustParsePrefix("fc00::/7"),
 	netip.MustParsePrefix("fe80::/10"),
+	netip.MustParsePrefix("fec0::/10"), // site-local, deprecated but still routed by some stacks
 	netip.MustParsePrefix("ff00::/8"),
 }
 
-// PublicAddress reports whether a production delivery may connect to addr.
+// Transition ranges of IPv6 that carry an IPv4 address inside them: a packet to one of them
+// may end up at that IPv4 address, so the IPv4 address must be allowed too.
+var (
+	ipv4Compatible = netip.MustParsePrefix("::/96")           // ::a.b.c.d (deprecated, RFC 4291)
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96") // SIIT ::ffff:0:a.b.c.d (RFC 2765)
+	sixToFour      = netip.MustParsePrefix("2002::/16")       // 2002:AABB:CCDD::/48 (RFC 3056)
+	teredo         = netip.MustParsePrefix("2001::/32")       // server in bits 32-63, client inverted in 96-127 (RFC 4380)
+)
+
+// embeddedIPv4 returns the IPv4 addresses a transition address carries: the one of an
+// IPv4-compatible, IPv4-translated or 6to4 address, the server and client of a Teredo one.
+// (IPv4-mapped addresses are unmapped before this; NAT64 prefixes are blocked whole.)
+func embeddedIPv4(addr netip.Addr) []netip.Addr {
+	if !addr.Is6() {
+		return nil
+	}
+	b := addr.As16()
+	v4 := func(p []byte) netip.Addr { return netip.AddrFrom4([4]byte(p)) }
+	switch {
+	case ipv4Compatible.Contains(addr), ipv4Translated.Contains(addr):
+		return []netip.Addr{v4(b[12:16])}
+	case sixToFour.Contains(addr):
+		return []netip.Addr{v4(b[2:6])}
+	case teredo.Contains(addr):
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		return []netip.Addr{v4(b[4:8]), netip.AddrFrom4(client)}
+	}
+	return nil
+}
+
+// PublicAddress reports whether a production delivery may connect to addr: it is in no
+// blocked range, and neither is any IPv4 address it embeds.
 func PublicAddress(addr netip.Addr) bool {
 	addr = addr.Unmap().WithZone("") // a zoned address matches no prefix; its zone is not the point
+	if !addr.IsValid() {
+		return false
+	}
 	for _, p := range blocked {
 		if p.Contains(addr) {
 			return false
 		}
 	}
-	return addr.IsValid()
+	for _, v4 := range embeddedIPv4(addr) {
+		if !PublicAddress(v4) {
+			return false
+		}
+	}
+	return true
 }
 
-// CheckURL says why the policy refuses raw as an endpoint URL, or returns nil. Outside
-// development the URL must be https, and its host must not be or resolve to an address
-// PublicAddress refuses. A name that does not resolve (yet) is accepted: every delivery
-// checks the addresses it connects to anyway.
+// CheckURL says why the policy refuses raw as an endpoint URL, or returns nil. In every mode
+// the URL must be absolute, without credentials, with a port (if any) from 1 to 65535, and a
+// host that is not an IPv4 address in any form but the canonical dotted quad: C resolvers
+// read 2130706433, 0x7f000001, 0177.0.0.1 and 127.1 as 127.0.0.1, so such a host would be
+// checked as a name and connected to as an address; nor a non-ASCII name (see dialHost).
+// Outside development the URL must be https, and its host must not be an address with a zone,
+// nor be or resolve to an address PublicAddress refuses. A name that does not resolve (yet) is
+// accepted: every delivery checks the addresses it connects to anyway.
 func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
@@ -108,16 +155,30 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	default:
 		return fmt.Errorf("%w: the URL must be https (or http in development mode)", ErrRefusedTarget)
 	}
+	if err := checkPort(u.Port()); err != nil {
+		return err
+	}
+	host, err := dialHost(u)
+	if err != nil {
+		return err
+	}
+	addr, err := netip.ParseAddr(host)
+	literal := err == nil
+	if !literal && endsInNumber(host) {
+		return fmt.Errorf("%w: %s is a numeric host that is not a dotted-quad IPv4 address; write the address as a.b.c.d", ErrRefusedTarget, u.Hostname())
+	}
 	if p.Development {
 		return nil
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if literal && addr.Zone() != "" {
+		return fmt.Errorf("%w: an address with a zone (%s) names no host on the internet", ErrRefusedTarget, addr)
+	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") { // RFC 6761: always loopback
 		return fmt.Errorf("%w: %s is a loopback host", ErrRefusedTarget, host)
 	}
-	if addr, err := netip.ParseAddr(host); err == nil {
+	if literal {
 		if !PublicAddress(addr) {
-			return fmt.Errorf("%w: %s is a private, loopback or link-local address", ErrRefusedTarget, addr)
+			return fmt.Errorf("%w: %s is a private, loopback, link-local, unspecified or multicast address, or embeds one", ErrRefusedTarget, addr)
 		}
 		return nil
 	}
@@ -133,6 +194,46 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 		}
 	}
 	return nil
+}
+
+// checkPort refuses a port that is not a decimal number from 1 to 65535 (written without
+// leading zeros); "" (no port: the scheme's) is allowed.
+func checkPort(port string) error {
+	if port == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+		return fmt.Errorf("%w: the port must be a number from 1 to 65535, not %q", ErrRefusedTarget, port)
+	}
+	return nil
+}
+
+// dialHost is the host of u as the HTTP client will dial it: lower case, without a trailing
+// dot. A host that is not ASCII is refused: net/http would map it with IDNA first (UTS 46 maps
+// fullwidth digits and ideographic full stops to ASCII, so "１２７。０。０。１" is dialled as
+// 127.0.0.1), and an internationalised name can always be written in its ASCII (xn--) form.
+func dialHost(u *url.URL) (string, error) {
+	host := u.Hostname()
+	for i := range len(host) {
+		if host[i] >= utf8.RuneSelf {
+			return "", fmt.Errorf("%w: write the host name %q in its ASCII (xn--) form", ErrRefusedTarget, host)
+		}
+	}
+	return strings.ToLower(strings.TrimSuffix(host, ".")), nil
+}
+
+// endsInNumber reports whether host is, by the WHATWG URL standard, an IPv4 address rather
+// than a name: its last label is decimal digits or 0x followed by hex digits. netip accepts
+// only the canonical dotted quad, so a host that ends in a number and does not parse there is
+// one of the forms (integer, hex, octal, fewer than four parts, too many) that resolvers read
+// differently from one another.
+func endsInNumber(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if hex, ok := strings.CutPrefix(last, "0x"); ok {
+		return strings.Trim(hex, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 // Sender sends deliveries over HTTP under a Policy.

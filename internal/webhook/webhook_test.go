@@ -20,6 +20,12 @@ func TestPublicAddress(t *testing.T) {
 		"255.255.255.255": false, "224.0.0.1": false, "::1": false, "::": false, "fe80::1": false, "fd12::1": false,
 		"::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false, "::ffff:93.184.216.34": true, "64:ff9b::a00:1": false,
 		"fe80::1%eth0": false,
+		// IPv6 forms that carry an IPv4 address (issue 21, item 11).
+		"::127.0.0.1": false, "::10.0.0.1": false, "::169.254.169.254": false, "::93.184.216.34": true,
+		"::ffff:0:127.0.0.1": false, "::ffff:0:93.184.216.34": true,
+		"2002:7f00:1::": false, "2002:a00:1::1": false, "2002:a9fe:a9fe::": false, "2002:5db8:d822::1": true,
+		"2001:0:7f00:1::1": false, "2001:0:5db8:d822:0:0:80ff:fffe": false, "2001:0:5db8:d822:0:0:a247:27dd": true,
+		"64:ff9b::5db8:d822": false, "64:ff9b:1::1": false, "fec0::1": false, "ff02::1": false,
 	}
 	for addr, want := range tests {
 		if got := PublicAddress(netip.MustParseAddr(addr)); got != want {
@@ -49,6 +55,48 @@ func TestPolicy_CheckURL(t *testing.T) {
 		{"https://user:pw@93.184.216.34/x", false, false},
 		{"/relative", false, false},
 		{"https://", false, false},
+		// Numeric hosts a C resolver reads as an IPv4 address, refused in every mode (issue 21,
+		// item 11): only the canonical dotted quad is an address.
+		{"https://2130706433/x", false, false},
+		{"https://0x7f000001/x", false, false},
+		{"https://0X7F000001/x", false, false},
+		{"https://0177.0.0.1/x", false, false},
+		{"https://127.1/x", false, false},
+		{"https://127.0.1/x", false, false},
+		{"https://0/x", false, false},
+		{"https://0x/x", false, false},
+		{"https://1572395042/x", false, false}, // 93.184.216.34, public, but not canonical
+		{"https://93.184.216.034/x", false, false},
+		{"https://1.2.3.4.5/x", false, false},
+		{"https://hooks.example.123/x", false, false},
+		{"https://0x7f.0.0.1/x", false, false},
+		{"https://127.0.0.1./x", false, true}, // canonical, with the root's dot
+		{"https://hooks.0x7f.example/x", true, true},
+		{"https://123.hooks.invalid/x", true, true},
+		// IPv6 literals that embed a loopback or private IPv4 address.
+		{"https://[::127.0.0.1]/x", false, true},
+		{"https://[::7f00:1]/x", false, true},
+		{"https://[2002:7f00:1::]/x", false, true},
+		{"https://[2001:0:7f00:1::1]/x", false, true},
+		{"https://[64:ff9b::7f00:1]/x", false, true},
+		{"https://[::ffff:0:10.0.0.1]/x", false, true},
+		{"https://[::]/x", false, true},
+		{"https://[ff02::1]/x", false, true},
+		{"https://224.0.0.1/x", false, true},
+		{"https://[2606:2800:220:1:248:1893:25c8:1946]/x", true, true},
+		{"https://[2606:2800:220:1:248:1893:25c8:1946%25eth0]/x", false, true}, // a zone names no internet host
+		// Ports.
+		{"https://93.184.216.34:99999/x", false, false},
+		{"https://93.184.216.34:65536/x", false, false},
+		{"https://93.184.216.34:0/x", false, false},
+		{"https://93.184.216.34:0443/x", false, false},
+		{"https://93.184.216.34:65535/x", true, true},
+		{"https://93.184.216.34:1/x", true, true},
+		{"https://93.184.216.34:/x", true, true}, // empty port: the scheme's
+		// A host that is not ASCII: IDNA would map these fullwidth digits to 127.0.0.1.
+		{"https://１２７.０.０.１/x", false, false},
+		{"https://127。0。0。1/x", false, false},
+		{"https://xn--bcher-kva.example/x", true, true},
 	}
 	for _, tc := range tests {
 		for _, c := range []struct {
