@@ -10,6 +10,21 @@ INSERT INTO api_keys (
 )
 RETURNING *;
 
+-- name: APIKeyInsertReplacement :one
+-- The replacement of a rotated key: new key material, and every binding of the key it replaces
+-- (organization, name, environment, scopes, restrictions, expiry, connected business and its
+-- service resource), copied in the database so that no binding can be left behind.
+INSERT INTO api_keys (
+    id, organization_id, name, prefix, secret_hash, environment, scopes,
+    allowed_origins, allowed_ips, rate_limit_policy, created_by, expires_at,
+    connected_business_id, service_resource_id
+)
+SELECT @id::uuid, organization_id, name, @prefix::text, @secret_hash::bytea, environment, scopes,
+    allowed_origins, allowed_ips, rate_limit_policy, @created_by::text, expires_at,
+    connected_business_id, service_resource_id
+FROM api_keys WHERE api_keys.id = @replaces::uuid
+RETURNING *;
+
 -- name: APIKeyGetByID :one
 SELECT * FROM api_keys WHERE id = @id;
 

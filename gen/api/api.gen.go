@@ -2552,7 +2552,7 @@ type Language string
 
 // OAuthError Token endpoint error: every problem-details field plus the RFC 6749 §5.2 `error` and `error_description`. `code` equals `error`.
 type OAuthError struct {
-	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
+	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `api_key_already_rotated`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
 	Code string `json:"code"`
 
 	// Detail Human-readable explanation specific to this occurrence.
@@ -2917,7 +2917,7 @@ type PrincipalType string
 
 // Problem RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type Problem struct {
-	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
+	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `api_key_already_rotated`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
 	Code string `json:"code"`
 
 	// Detail Human-readable explanation specific to this occurrence.
@@ -3929,7 +3929,7 @@ type UnprocessableEntity = Problem
 
 // ResolveShortAddressParams defines parameters for ResolveShortAddress.
 type ResolveShortAddressParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -3947,19 +3947,19 @@ type ListApiKeysParams struct {
 
 // CreateApiKeyParams defines parameters for CreateApiKey.
 type CreateApiKeyParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RevokeApiKeyParams defines parameters for RevokeApiKey.
 type RevokeApiKeyParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // RotateApiKeyParams defines parameters for RotateApiKey.
 type RotateApiKeyParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4001,19 +4001,19 @@ type ListConnectedBusinessesParams struct {
 
 // CreateConnectedBusinessParams defines parameters for CreateConnectedBusiness.
 type CreateConnectedBusinessParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateConnectedBusinessCredentialParams defines parameters for CreateConnectedBusinessCredential.
 type CreateConnectedBusinessCredentialParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateGrowthEventParams defines parameters for CreateGrowthEvent.
 type CreateGrowthEventParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4031,19 +4031,19 @@ type GetGrowthSummaryParams struct {
 
 // CreateOAuthTokenParams defines parameters for CreateOAuthToken.
 type CreateOAuthTokenParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateVerifiedLoginOnboardingParams defines parameters for CreateVerifiedLoginOnboarding.
 type CreateVerifiedLoginOnboardingParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateOrganizationParams defines parameters for CreateOrganization.
 type CreateOrganizationParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4103,49 +4103,49 @@ type ListSubscriptionsParams struct {
 
 // CreateSubscriptionParams defines parameters for CreateSubscription.
 type CreateSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CancelSubscriptionParams defines parameters for CancelSubscription.
 type CancelSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ChangeSubscriptionPlanParams defines parameters for ChangeSubscriptionPlan.
 type ChangeSubscriptionPlanParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ReactivateSubscriptionParams defines parameters for ReactivateSubscription.
 type ReactivateSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ResumeSubscriptionParams defines parameters for ResumeSubscription.
 type ResumeSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SelectSubscriptionPlanParams defines parameters for SelectSubscriptionPlan.
 type SelectSubscriptionPlanParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SuspendSubscriptionParams defines parameters for SuspendSubscription.
 type SuspendSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // TerminateSubscriptionParams defines parameters for TerminateSubscription.
 type TerminateSubscriptionParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4166,19 +4166,19 @@ type ListSupportCasesParams struct {
 
 // CreateSupportCaseParams defines parameters for CreateSupportCase.
 type CreateSupportCaseParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CloseSupportCaseParams defines parameters for CloseSupportCase.
 type CloseSupportCaseParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // GenerateSimplifiedInvoiceParams defines parameters for GenerateSimplifiedInvoice.
 type GenerateSimplifiedInvoiceParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4214,13 +4214,13 @@ type ListWebhookEndpointsParams struct {
 
 // CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
 type CreateWebhookEndpointParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SendWebhookEndpointTestParams defines parameters for SendWebhookEndpointTest.
 type SendWebhookEndpointTestParams struct {
-	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal; 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4801,7 +4801,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4810,7 +4810,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4826,14 +4826,14 @@ type ClientInterface interface {
 
 	// RevokeApiKey Revoke an API key
 	//
-	// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key changes nothing (200 with the key as it is). Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot revoke a production key: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes cannot revoke that key. The operator may revoke any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Corresponds with POST /v1/api-keys/{id}/revoke (the `RevokeApiKey` operationId).
 	RevokeApiKey(ctx context.Context, id Id, params *RevokeApiKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateApiKeyWithBody Rotate an API key
 	//
-	// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4842,7 +4842,7 @@ type ClientInterface interface {
 
 	// RotateApiKey Rotate an API key
 	//
-	// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5518,7 +5518,7 @@ func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, req
 
 // CreateApiKeyWithBody Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5537,7 +5537,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, params *CreateApiKeyP
 
 // CreateApiKey Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5573,7 +5573,7 @@ func (c *Client) GetApiKey(ctx context.Context, id Id, reqEditors ...RequestEdit
 
 // RevokeApiKey Revoke an API key
 //
-// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key changes nothing (200 with the key as it is). Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot revoke a production key: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes cannot revoke that key. The operator may revoke any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Corresponds with POST /v1/api-keys/{id}/revoke (the `RevokeApiKey` operationId).
 func (c *Client) RevokeApiKey(ctx context.Context, id Id, params *RevokeApiKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5590,7 +5590,7 @@ func (c *Client) RevokeApiKey(ctx context.Context, id Id, params *RevokeApiKeyPa
 
 // RotateApiKeyWithBody Rotate an API key
 //
-// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5609,7 +5609,7 @@ func (c *Client) RotateApiKeyWithBody(ctx context.Context, id Id, params *Rotate
 
 // RotateApiKey Rotate an API key
 //
-// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9569,7 +9569,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9578,7 +9578,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9596,7 +9596,7 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeApiKeyWithResponse Revoke an API key
 	//
-	// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key changes nothing (200 with the key as it is). Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot revoke a production key: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes cannot revoke that key. The operator may revoke any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9605,7 +9605,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateApiKeyWithBodyWithResponse Rotate an API key
 	//
-	// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9614,7 +9614,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateApiKeyWithResponse Rotate an API key
 	//
-	// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17822,7 +17822,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 
 // CreateApiKeyWithBodyWithResponse Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17837,7 +17837,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17867,7 +17867,7 @@ func (c *ClientWithResponses) GetApiKeyWithResponse(ctx context.Context, id Id, 
 
 // RevokeApiKeyWithResponse Revoke an API key
 //
-// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Revokes the key at once (status `revoked`, `revoked_at` set); its tokens die with it. Takes no body. Revoking a revoked key changes nothing (200 with the key as it is). Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot revoke a production key: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes cannot revoke that key. The operator may revoke any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -17882,7 +17882,7 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, id I
 
 // RotateApiKeyWithBodyWithResponse Rotate an API key
 //
-// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17897,7 +17897,7 @@ func (c *ClientWithResponses) RotateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // RotateApiKeyWithResponse Rotate an API key
 //
-// Creates a replacement key with the same organization, name, environment, scopes, origins, IPs, rate-limit policy and expiry, and returns it with its secret (shown once). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Only an `active` key can be rotated (409 otherwise). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -186,6 +186,63 @@ func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (Api
 	return i, err
 }
 
+const aPIKeyInsertReplacement = `-- name: APIKeyInsertReplacement :one
+INSERT INTO api_keys (
+    id, organization_id, name, prefix, secret_hash, environment, scopes,
+    allowed_origins, allowed_ips, rate_limit_policy, created_by, expires_at,
+    connected_business_id, service_resource_id
+)
+SELECT $1::uuid, organization_id, name, $2::text, $3::bytea, environment, scopes,
+    allowed_origins, allowed_ips, rate_limit_policy, $4::text, expires_at,
+    connected_business_id, service_resource_id
+FROM api_keys WHERE api_keys.id = $5::uuid
+RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id
+`
+
+type APIKeyInsertReplacementParams struct {
+	ID         uuid.UUID
+	Prefix     string
+	SecretHash []byte
+	CreatedBy  string
+	Replaces   uuid.UUID
+}
+
+// The replacement of a rotated key: new key material, and every binding of the key it replaces
+// (organization, name, environment, scopes, restrictions, expiry, connected business and its
+// service resource), copied in the database so that no binding can be left behind.
+func (q *Queries) APIKeyInsertReplacement(ctx context.Context, arg APIKeyInsertReplacementParams) (ApiKey, error) {
+	row := q.db.QueryRow(ctx, aPIKeyInsertReplacement,
+		arg.ID,
+		arg.Prefix,
+		arg.SecretHash,
+		arg.CreatedBy,
+		arg.Replaces,
+	)
+	var i ApiKey
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Name,
+		&i.Prefix,
+		&i.SecretHash,
+		&i.Environment,
+		&i.Scopes,
+		&i.AllowedOrigins,
+		&i.AllowedIps,
+		&i.RateLimitPolicy,
+		&i.CreatedBy,
+		&i.LastUsedAt,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
+	)
+	return i, err
+}
+
 const aPIKeyList = `-- name: APIKeyList :many
 SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys
 WHERE ($1::uuid IS NULL OR organization_id = $1)

@@ -26,7 +26,7 @@ func (q *Queries) IdempotencyKeyDeleteExpired(ctx context.Context, batch int32) 
 }
 
 const idempotencyKeyGet = `-- name: IdempotencyKeyGet :one
-SELECT scope, key, organization_id, method, path, request_hash, response_status, response_content_type, response_body, created_at, expires_at FROM idempotency_keys
+SELECT scope, key, organization_id, method, path, request_hash, response_status, response_content_type, response_body, created_at, expires_at, principal_scopes FROM idempotency_keys
 WHERE scope = $1 AND key = $2 AND expires_at > now()
 `
 
@@ -50,20 +50,21 @@ func (q *Queries) IdempotencyKeyGet(ctx context.Context, arg IdempotencyKeyGetPa
 		&i.ResponseBody,
 		&i.CreatedAt,
 		&i.ExpiresAt,
+		&i.PrincipalScopes,
 	)
 	return i, err
 }
 
 const idempotencyKeyPut = `-- name: IdempotencyKeyPut :exec
 INSERT INTO idempotency_keys (
-    scope, key, organization_id, method, path, request_hash,
+    scope, key, organization_id, principal_scopes, method, path, request_hash,
     response_status, response_content_type, response_body, expires_at
 ) VALUES (
-    $1, $2, $3, $4, $5, $6,
-    $7, $8, $9, $10
+    $1, $2, $3, $4, $5, $6, $7,
+    $8, $9, $10, $11
 )
 ON CONFLICT (scope, key) DO UPDATE SET
-    organization_id = EXCLUDED.organization_id, method = EXCLUDED.method, path = EXCLUDED.path,
+    organization_id = EXCLUDED.organization_id, principal_scopes = EXCLUDED.principal_scopes, method = EXCLUDED.method, path = EXCLUDED.path,
     request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
     response_content_type = EXCLUDED.response_content_type, response_body = EXCLUDED.response_body,
     created_at = now(), expires_at = EXCLUDED.expires_at
@@ -73,6 +74,7 @@ type IdempotencyKeyPutParams struct {
 	Scope               string
 	Key                 string
 	OrganizationID      *uuid.UUID
+	PrincipalScopes     []string
 	Method              string
 	Path                string
 	RequestHash         []byte
@@ -88,6 +90,7 @@ func (q *Queries) IdempotencyKeyPut(ctx context.Context, arg IdempotencyKeyPutPa
 		arg.Scope,
 		arg.Key,
 		arg.OrganizationID,
+		arg.PrincipalScopes,
 		arg.Method,
 		arg.Path,
 		arg.RequestHash,

@@ -168,6 +168,7 @@ type IdempotencyKey struct {
 	ResponseBody        []byte
 	CreatedAt           time.Time
 	ExpiresAt           time.Time
+	PrincipalScopes     []string
 }
 
 type OauthToken struct {

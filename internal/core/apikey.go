@@ -29,6 +29,10 @@ type APIKey struct {
 	LastUsedAt      *time.Time `json:"last_used_at"`
 	ExpiresAt       *time.Time `json:"expires_at"`
 	RevokedAt       *time.Time `json:"revoked_at"`
+	// ReplacedBy is the key's replacement once it has been rotated.
+	ReplacedBy *uuid.UUID `json:"replaced_by"`
+	// ConnectedBusinessID is set on a connected-business credential.
+	ConnectedBusinessID *uuid.UUID `json:"connected_business_id,omitempty"`
 }
 
 // Status derives the key's status at time now: revoked wins over expired.
@@ -40,6 +44,39 @@ func (k *APIKey) Status(now time.Time) string {
 		return "expired"
 	default:
 		return "active"
+	}
+}
+
+// EAPIKeyAlreadyRotated: the key has a replacement already; rotate the replacement.
+const EAPIKeyAlreadyRotated = "api_key_already_rotated"
+
+// CheckKeyAuthority is the rule for creating, rotating and revoking a key (DESIGN.md §3: a
+// credential never produces a credential with more power than itself). The caller must hold
+// every scope of the key (EInsufficientScope naming the missing ones) and be allowed its
+// environment: a sandbox credential handles only sandbox keys (EForbidden). An access token
+// is held to its own scopes, not its key's, so a token narrowed to api-keys:write cannot act
+// on the key it was issued from. The operator may do anything; action names what the caller
+// tried ("create", "rotate", "revoke").
+func CheckKeyAuthority(p *Principal, action, environment string, scopes []string) error {
+	if p.IsOperator() {
+		return nil
+	}
+	if r := p.Restrictions; r != nil && r.Environment != environment && r.Environment != "production" {
+		return Errorf(EForbidden, "A %s credential cannot %s a %s key.", r.Environment, action, environment)
+	}
+	var missing []string
+	for _, s := range scopes {
+		if !p.Scopes[s] {
+			missing = append(missing, s)
+		}
+	}
+	switch {
+	case len(missing) == 0:
+		return nil
+	case action == "create":
+		return Errorf(EInsufficientScope, "A credential can only grant scopes it holds; missing: %s.", strings.Join(missing, ", "))
+	default:
+		return Errorf(EInsufficientScope, "A credential can only %s a key whose scopes it holds; missing: %s.", action, strings.Join(missing, ", "))
 	}
 }
 
@@ -72,17 +109,22 @@ type APIKeyFilter struct {
 // APIKeyService manages API keys. Every method enforces tenancy: an organization principal
 // sees only its own keys (another's id is ENotFound, another organization_id EForbidden).
 type APIKeyService interface {
-	// CreateAPIKey creates a key. A non-operator may grant only scopes it holds itself
-	// (EInsufficientScope otherwise). Invalid origins, addresses, policies or expiry are
-	// EValidation naming the field.
+	// CreateAPIKey creates a key. The caller is held to CheckKeyAuthority (EInsufficientScope,
+	// EForbidden). Invalid origins, addresses, policies or expiry are EValidation naming the
+	// field.
 	CreateAPIKey(ctx context.Context, in APIKeyCreate) (*NewAPIKey, error)
 	// ListAPIKeys returns a page of keys in creation order and the cursor of the next page.
 	ListAPIKeys(ctx context.Context, f APIKeyFilter) ([]*APIKey, *string, error)
 	FindAPIKeyByID(ctx context.Context, id uuid.UUID) (*APIKey, error)
-	// RevokeAPIKey revokes a key at once; revoking a revoked key changes nothing.
+	// RevokeAPIKey revokes a key at once; revoking a revoked key changes nothing. The caller
+	// is held to CheckKeyAuthority for the key (EInsufficientScope, EForbidden).
 	RevokeAPIKey(ctx context.Context, id uuid.UUID) (*APIKey, error)
-	// RotateAPIKey creates a replacement with the same settings and lets the old key expire
-	// after grace (at once when zero). Only an active key can be rotated (EConflict).
+	// RotateAPIKey creates a replacement that inherits every binding of the key (scopes,
+	// environment, restrictions, expiry, connected business and resource) and lets the old
+	// key expire after grace (at once when zero). The caller is held to CheckKeyAuthority for
+	// the key (EInsufficientScope, EForbidden). A key already rotated is
+	// EAPIKeyAlreadyRotated, even in its grace period; any other key that is not active, or a
+	// credential of a connected business that is not active, is EConflict.
 	RotateAPIKey(ctx context.Context, id uuid.UUID, grace time.Duration) (*NewAPIKey, error)
 }
 

@@ -21,8 +21,11 @@ type IdempotentRequest struct {
 	Scope          string // the principal the key belongs to
 	Key            string
 	OrganizationID *uuid.UUID
-	Method, Path   string
-	Hash           []byte // of the canonical request body
+	// Scopes the sending credential holds. A stored response is replayed only to a credential
+	// holding every scope of the one that sent the first request.
+	Scopes       []string
+	Method, Path string
+	Hash         []byte // of the canonical request body
 }
 
 // IdempotentResponse is a response as stored and replayed.
@@ -38,6 +41,7 @@ type IdempotencyService interface {
 	// handle and stores its response in the same transaction as the effects handle makes
 	// through ctx. 5xx and 429 responses are not stored and leave no effect. A concurrent request
 	// with the key is EIdempotencyInProgress; the key with another method, path or body is
-	// EIdempotencyKeyReused.
+	// EIdempotencyKeyReused; a replay to a credential lacking a scope of the first request's
+	// credential is EInsufficientScope.
 	Run(ctx context.Context, req IdempotentRequest, handle func(ctx context.Context) IdempotentResponse) (resp IdempotentResponse, replayed bool, err error)
 }

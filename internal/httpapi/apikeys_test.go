@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -473,6 +474,197 @@ func TestOAuthToken(t *testing.T) {
 			if got := resp.JSON(t)["error"]; got != tc.code {
 				t.Errorf("%s: RFC 6749 error = %v, want %s", tc.name, got, tc.code)
 			}
+		}
+	})
+}
+
+// accessToken exchanges key (a create response) for an OAuth access token with scope, or
+// with every scope of the key when scope is empty.
+func (f *keyFixture) accessToken(t testing.TB, key map[string]any, scope string) string {
+	t.Helper()
+	fields := map[string]any{"grant_type": "client_credentials", "client_id": key["prefix"], "client_secret": key["secret"]}
+	if scope != "" {
+		fields["scope"] = scope
+	}
+	b, _ := json.Marshal(fields)
+	resp := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: string(b)})
+	if resp.Status != http.StatusOK {
+		t.Fatalf("token: %d %s", resp.Status, resp.Body)
+	}
+	return resp.JSON(t)["access_token"].(string)
+}
+
+func (f *keyFixture) keyAction(token string, key map[string]any, action string) *apitest.Response {
+	return f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys/" + key["id"].(string) + "/" + action, Token: token})
+}
+
+// assertKeyUntouched checks that key is neither revoked nor replaced, and still authenticates.
+func (f *keyFixture) assertKeyUntouched(t testing.TB, name string, key map[string]any) {
+	t.Helper()
+	if n := f.env.Count("SELECT count(*) FROM api_keys WHERE id = $1 AND revoked_at IS NULL AND replaced_by IS NULL", key["id"]); n != 1 {
+		t.Errorf("%s: the key was revoked or replaced", name)
+	}
+	if resp := f.get(key["full_key"].(string), "/v1/organizations/"+f.orgID); resp.Status != http.StatusOK {
+		t.Errorf("%s: the key no longer works: %d %s", name, resp.Status, resp.Body)
+	}
+}
+
+// TestAPIKeyRotateAndRevokeHeldToTheRuleOfCreation: rotating or revoking a key needs what
+// creating it needs, every scope of the key and its environment, so no credential can reach a
+// key stronger than itself through rotation (issue 21, item 1).
+func TestAPIKeyRotateAndRevokeHeldToTheRuleOfCreation(t *testing.T) {
+	t.Parallel()
+	f := newKeyFixture(t, func(c *httpapi.Config) { c.ProductionTrafficEnabled = true })
+	orgPath := "/v1/organizations/" + f.orgID
+	keyCount := func() int { return f.env.Count("SELECT count(*) FROM api_keys") }
+
+	t.Run("ErrKeyWithScopesTheCallerLacks", func(t *testing.T) {
+		weak := f.createKey(t, []string{"api-keys:write", "organizations:read"}, nil)
+		strong := f.createKey(t, []string{"api-keys:write", "organizations:read", "organizations:write"}, nil)
+		before := keyCount()
+		for _, action := range []string{"rotate", "revoke"} {
+			resp := f.keyAction(weak["full_key"].(string), strong, action)
+			assertProblem(t, action, resp, http.StatusForbidden, "insufficient_scope")
+			if !strings.Contains(string(resp.Body), "organizations:write") || strings.Contains(string(resp.Body), "sk_sandbox_") {
+				t.Errorf("%s: the problem must name the missing scope and hold no key: %s", action, resp.Body)
+			}
+		}
+		if n := keyCount(); n != before {
+			t.Errorf("a refused rotation created %d keys", n-before)
+		}
+		f.assertKeyUntouched(t, "strong key", strong)
+	})
+
+	t.Run("ErrTokenNarrowedBelowItsKey", func(t *testing.T) {
+		parent := f.createKey(t, []string{"api-keys:write", "organizations:read"}, nil)
+		narrowed := f.accessToken(t, parent, "api-keys:write")
+		for _, action := range []string{"rotate", "revoke"} {
+			resp := f.keyAction(narrowed, parent, action)
+			assertProblem(t, action+" its parent", resp, http.StatusForbidden, "insufficient_scope")
+			if strings.Contains(string(resp.Body), "full_key") {
+				t.Errorf("%s: a refusal carries a key: %s", action, resp.Body)
+			}
+		}
+		f.assertKeyUntouched(t, "parent", parent)
+
+		// With all of its key's scopes, a token may rotate it; the old key stops at once.
+		full := f.accessToken(t, parent, "")
+		rot := f.keyAction(full, parent, "rotate")
+		if rot.Status != http.StatusCreated {
+			t.Fatalf("a token holding every scope of its key rotates it: %d %s", rot.Status, rot.Body)
+		}
+		assertProblem(t, "rotated key, next request", f.get(parent["full_key"].(string), orgPath), http.StatusUnauthorized, "unauthenticated")
+	})
+
+	t.Run("ErrSandboxCredentialOnProductionKey", func(t *testing.T) {
+		sandbox := f.createKey(t, []string{"api-keys:write", "organizations:read"}, nil)
+		production := f.createKey(t, []string{"organizations:read"}, map[string]any{"environment": "production"})
+		before := f.env.Count("SELECT count(*) FROM api_keys WHERE environment = 'production'")
+		body, _ := json.Marshal(map[string]any{"organization_id": f.orgID, "name": "prod", "environment": "production", "scopes": []string{"organizations:read"}})
+		for name, resp := range map[string]*apitest.Response{
+			"create": f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: sandbox["full_key"].(string), Body: string(body)}),
+			"rotate": f.keyAction(sandbox["full_key"].(string), production, "rotate"),
+			"revoke": f.keyAction(sandbox["full_key"].(string), production, "revoke"),
+		} {
+			assertProblem(t, name, resp, http.StatusForbidden, "forbidden")
+			if strings.Contains(string(resp.Body), "sk_production_") {
+				t.Errorf("%s: a sandbox credential received a production key: %s", name, resp.Body)
+			}
+		}
+		if n := f.env.Count("SELECT count(*) FROM api_keys WHERE environment = 'production'"); n != before {
+			t.Errorf("production keys: %d, want %d", n, before)
+		}
+		f.assertKeyUntouched(t, "production key", production)
+	})
+
+	t.Run("WithinTheRule", func(t *testing.T) {
+		production := f.createKey(t, []string{"api-keys:write", "organizations:read"}, map[string]any{"environment": "production"})
+		body, _ := json.Marshal(map[string]any{"organization_id": f.orgID, "name": "child", "environment": "sandbox", "scopes": []string{"organizations:read"}})
+		created := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: production["full_key"].(string), Body: string(body)})
+		if created.Status != http.StatusCreated {
+			t.Fatalf("a production key creates a sandbox key of its scopes: %d %s", created.Status, created.Body)
+		}
+		child := created.JSON(t)
+		rot := f.keyAction(production["full_key"].(string), child, "rotate")
+		if rot.Status != http.StatusCreated {
+			t.Fatalf("rotating a weaker key: %d %s", rot.Status, rot.Body)
+		}
+		successor := rot.JSON(t)
+		if revoke := f.keyAction(production["full_key"].(string), successor, "revoke"); revoke.Status != http.StatusOK {
+			t.Fatalf("revoking a weaker key: %d %s", revoke.Status, revoke.Body)
+		}
+		assertProblem(t, "revoked key, next request", f.get(successor["full_key"].(string), orgPath), http.StatusUnauthorized, "unauthenticated")
+		self := f.keyAction(production["full_key"].(string), production, "rotate")
+		if self.Status != http.StatusCreated {
+			t.Fatalf("a key rotates itself: %d %s", self.Status, self.Body)
+		}
+		assertProblem(t, "self-rotated key, next request", f.get(production["full_key"].(string), orgPath), http.StatusUnauthorized, "unauthenticated")
+	})
+}
+
+// TestAPIKeyRotatedKeyHasOneSuccessor: a key in its grace period is still usable but cannot
+// be rotated a second time, even by many requests at once (issue 21, item 10).
+func TestAPIKeyRotatedKeyHasOneSuccessor(t *testing.T) {
+	t.Parallel()
+	f := newKeyFixture(t)
+
+	key := f.createKey(t, []string{"api-keys:write", "organizations:read"}, nil)
+	rotate := func(token string) *apitest.Response {
+		return f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys/" + key["id"].(string) + "/rotate", Token: token, Body: `{"grace_period_seconds":3600}`})
+	}
+	first := rotate(key["full_key"].(string))
+	if first.Status != http.StatusCreated {
+		t.Fatalf("rotate: %d %s", first.Status, first.Body)
+	}
+	successor := first.JSON(t)["id"].(string)
+	for name, token := range map[string]string{"TheKeyItself": key["full_key"].(string), "Operator": apitest.OperatorToken} {
+		again := rotate(token)
+		assertProblem(t, name, again, http.StatusConflict, "api_key_already_rotated")
+		if !strings.Contains(string(again.Body), successor) {
+			t.Errorf("%s: the problem must name the replacement %s: %s", name, successor, again.Body)
+		}
+	}
+	if n := f.env.Count("SELECT count(*) FROM api_keys"); n != 2 {
+		t.Errorf("api keys = %d, want the key and one successor", n)
+	}
+	if resp := f.get(key["full_key"].(string), "/v1/organizations/"+f.orgID); resp.Status != http.StatusOK {
+		t.Errorf("the key still works in its grace period: %d %s", resp.Status, resp.Body)
+	}
+
+	t.Run("Concurrent", func(t *testing.T) {
+		other := f.createKey(t, []string{"organizations:read"}, nil)
+		keysBefore := f.env.Count("SELECT count(*) FROM api_keys")
+		const n = 8
+		statuses := make([]int, n)
+		codes := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys/" + other["id"].(string) + "/rotate",
+					Token: apitest.OperatorToken, Body: `{"grace_period_seconds":600}`})
+				statuses[i] = resp.Status
+				var p struct{ Code string }
+				_ = json.Unmarshal(resp.Body, &p)
+				codes[i] = p.Code
+			}()
+		}
+		wg.Wait()
+		created := 0
+		for i := range n {
+			switch {
+			case statuses[i] == http.StatusCreated:
+				created++
+			case statuses[i] != http.StatusConflict || codes[i] != "api_key_already_rotated":
+				t.Errorf("rotation %d: %d %s", i, statuses[i], codes[i])
+			}
+		}
+		if created != 1 {
+			t.Errorf("%d of %d concurrent rotations succeeded, want 1", created, n)
+		}
+		if c := f.env.Count("SELECT count(*) FROM api_keys"); c != keysBefore+1 {
+			t.Errorf("api keys = %d after the rotations, want %d (one successor)", c, keysBefore+1)
 		}
 	})
 }

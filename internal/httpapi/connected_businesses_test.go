@@ -378,3 +378,75 @@ func TestConnectedBusinessIdempotentCreate(t *testing.T) {
 	assertProblem(t, "reuse", postWithKey(env, p.token, "/v1/connected-businesses", "create-idem-1", businessBody("idem-2", nil)),
 		http.StatusUnprocessableEntity, "idempotency_key_reused")
 }
+
+// TestConnectedBusinessCredentialRotationKeepsItsBusiness: the replacement of a rotated
+// connected-business credential inherits every binding of the key it replaces, so suspending
+// or closing the business stops it at the very next request (issue 21, item 5).
+func TestConnectedBusinessCredentialRotationKeepsItsBusiness(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	p := newPlatform(t, env)
+	cb := p.create(t, businessBody("r-1", map[string]any{"products": []string{"address"}}))
+	id := cb["id"].(string)
+	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/connected-businesses/" + id + "/credentials", Token: p.token, Body: `{"product":"address"}`})
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("credential: %d %s", resp.Status, resp.Body)
+	}
+	cred := resp.JSON(t)
+	// Everything a key is bound to: every column but its identity, material and history.
+	bindings := func(keyID any) string {
+		var b string
+		if err := env.Pool.QueryRow(t.Context(), `SELECT (to_jsonb(api_keys) - '{id,prefix,secret_hash,created_at,updated_at,created_by,last_used_at,revoked_at,replaced_by}'::text[])::text
+			FROM api_keys WHERE id = $1`, keyID).Scan(&b); err != nil {
+			t.Fatalf("bindings of %v: %v", keyID, err)
+		}
+		return b
+	}
+	want := bindings(cred["id"])
+	rotate := func(keyID any) *apitest.Response {
+		return env.Do(apitest.Request{Method: http.MethodPost, Path: fmt.Sprintf("/v1/api-keys/%v/rotate", keyID), Token: p.token, Body: `{"grace_period_seconds":3600}`})
+	}
+	rot := rotate(cred["id"])
+	if rot.Status != http.StatusCreated {
+		t.Fatalf("rotate: %d %s", rot.Status, rot.Body)
+	}
+	successor := rot.JSON(t)
+	if got := bindings(successor["id"]); got != want {
+		t.Errorf("the replacement's bindings differ from the key's:\n got %s\nwant %s", got, want)
+	}
+	if n := env.Count("SELECT count(*) FROM api_keys WHERE id = $1 AND connected_business_id = $2 AND service_resource_id = $3",
+		successor["id"], id, cred["service_resource_id"]); n != 1 {
+		t.Errorf("the replacement is not bound to business %s and its resource", id)
+	}
+
+	key := successor["full_key"].(string)
+	resolve := func() *apitest.Response {
+		return env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/address/resolve-short", Token: key, Body: `{"short_address":"RRMA1234","language":"en"}`})
+	}
+	setStatus := func(status string) {
+		t.Helper()
+		r := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/connected-businesses/" + id, Token: p.token, Body: `{"lifecycle_status":"` + status + `"}`})
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", status, r.Status, r.Body)
+		}
+	}
+	if r := resolve(); r.Status != http.StatusOK {
+		t.Fatalf("the replacement's product operation: %d %s", r.Status, r.Body)
+	}
+	assertProblem(t, "the replacement is still scoped to its product",
+		env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/organizations/" + p.orgID, Token: key}), http.StatusForbidden, "insufficient_scope")
+
+	setStatus("suspended")
+	assertProblem(t, "replacement of a suspended business, next request", resolve(), http.StatusUnauthorized, "unauthenticated")
+	assertProblem(t, "rotate while suspended", rotate(successor["id"]), http.StatusConflict, "conflict")
+	setStatus("active")
+	if r := resolve(); r.Status != http.StatusOK {
+		t.Errorf("resumed: %d %s", r.Status, r.Body)
+	}
+	setStatus("closed")
+	assertProblem(t, "replacement of a closed business, next request", resolve(), http.StatusUnauthorized, "unauthenticated")
+	assertProblem(t, "rotate after closing", rotate(successor["id"]), http.StatusConflict, "conflict")
+	if n := env.Count("SELECT count(*) FROM api_keys"); n != 2 {
+		t.Errorf("api keys = %d, want the credential and its one replacement", n)
+	}
+}

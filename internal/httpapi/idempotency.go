@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/metrics"
@@ -56,9 +57,11 @@ func idempotent(svc core.IdempotencyService, m *metrics.Metrics, next http.Handl
 	})
 }
 
-// idempotentRequest identifies r for the idempotency store. Keys belong to the principal;
-// the token endpoint has none, so there they belong to the OAuth client named in the request,
-// and the client authentication is part of the request compared on replay.
+// idempotentRequest identifies r for the idempotency store. Keys belong to the principal
+// (an API key and its access tokens share them), with the scopes it holds: a replay goes only
+// to a credential holding every scope of the first request's. The token endpoint has no
+// principal, so there keys belong to the OAuth client named in the request, and the client
+// authentication is part of the request compared on replay.
 func idempotentRequest(r *http.Request, key string, body []byte) core.IdempotentRequest {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	h := sha256.New()
@@ -66,6 +69,13 @@ func idempotentRequest(r *http.Request, key string, body []byte) core.Idempotent
 	req := core.IdempotentRequest{Key: key, Method: r.Method, Path: r.URL.Path}
 	if p, err := core.PrincipalFrom(r.Context()); err == nil {
 		req.Scope = p.Subject
+		req.Scopes = make([]string, 0, len(p.Scopes))
+		for sc, held := range p.Scopes {
+			if held {
+				req.Scopes = append(req.Scopes, sc)
+			}
+		}
+		slices.Sort(req.Scopes)
 		if !p.IsOperator() {
 			req.OrganizationID = &p.OrganizationID
 		}

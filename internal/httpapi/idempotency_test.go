@@ -74,6 +74,46 @@ func TestIdempotency(t *testing.T) {
 		}
 	})
 
+	// A key's tokens share its idempotency records, but a replay goes only to a credential
+	// holding every scope of the first request's: a narrowed token gets no secret it could not
+	// have had itself (issue 21, item 9).
+	t.Run("ErrReplayToANarrowerCredential", func(t *testing.T) {
+		t.Parallel()
+		f := newKeyFixture(t)
+		key := f.createKey(t, []string{"api-keys:write", "organizations:read", "usage:read"}, nil)
+		narrowed := f.accessToken(t, key, "api-keys:write")
+		body := `{"organization_id":"` + f.orgID + `","name":"child","environment":"sandbox","scopes":["usage:read"]}`
+		first := postWithKey(f.env, key["full_key"].(string), "/v1/api-keys", "child", body)
+		if first.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", first.Status, first.Body)
+		}
+		child := first.JSON(t)
+		rotated := postWithKey(f.env, key["full_key"].(string), "/v1/api-keys/"+child["id"].(string)+"/rotate", "rotate", "")
+		if rotated.Status != http.StatusCreated {
+			t.Fatalf("rotate: %d %s", rotated.Status, rotated.Body)
+		}
+		keysBefore := f.env.Count("SELECT count(*) FROM api_keys")
+
+		for name, r := range map[string]struct{ path, key, body, secret string }{
+			"Create": {"/v1/api-keys", "child", body, child["secret"].(string)},
+			"Rotate": {"/v1/api-keys/" + child["id"].(string) + "/rotate", "rotate", "", rotated.JSON(t)["secret"].(string)},
+		} {
+			replay := postWithKey(f.env, narrowed, r.path, r.key, r.body)
+			assertProblem(t, name, replay, http.StatusForbidden, "insufficient_scope")
+			if strings.Contains(string(replay.Body), r.secret) || replay.Header.Get("Idempotent-Replayed") != "" {
+				t.Errorf("%s: a narrowed token received the stored response: %v %s", name, replay.Header, replay.Body)
+			}
+			// A credential with every scope of the first one gets the replay.
+			full := postWithKey(f.env, f.accessToken(t, key, ""), r.path, r.key, r.body)
+			if full.Status != http.StatusCreated || full.Header.Get("Idempotent-Replayed") != "true" || full.JSON(t)["secret"] != r.secret {
+				t.Errorf("%s: replay to a token with the key's scopes: %d %v %s", name, full.Status, full.Header, full.Body)
+			}
+		}
+		if n := f.env.Count("SELECT count(*) FROM api_keys"); n != keysBefore {
+			t.Errorf("refused replays made %d keys", n-keysBefore)
+		}
+	})
+
 	t.Run("SecretsReplayedButNotStoredInClear", func(t *testing.T) {
 		t.Parallel()
 		f := newKeyFixture(t)

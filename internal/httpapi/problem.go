@@ -45,6 +45,8 @@ var problemKinds = map[string]problemKind{
 
 	core.ESpendLimitReached: {http.StatusTooManyRequests, "The spend control's monthly operation limit is reached.", false},
 
+	core.EAPIKeyAlreadyRotated: {http.StatusConflict, "The API key has been rotated already.", false},
+
 	core.EIdempotencyInProgress: {http.StatusConflict, "A request with this Idempotency-Key is in progress.", true},
 	core.EIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "The Idempotency-Key was used for another request.", false},
 

@@ -42,7 +42,7 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkGrantable(p, in.Scopes); err != nil {
+	if err := core.CheckKeyAuthority(p, "create", in.Environment, in.Scopes); err != nil {
 		return nil, err
 	}
 	if err := s.validateRestrictions(in); err != nil {
@@ -146,23 +146,6 @@ func validOrigin(s string) bool {
 		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil
 }
 
-// checkGrantable refuses scopes the caller does not hold: a key must not mint a stronger key.
-func checkGrantable(p *core.Principal, scopes []string) error {
-	if p.IsOperator() {
-		return nil
-	}
-	var missing []string
-	for _, s := range scopes {
-		if !p.Scopes[s] {
-			missing = append(missing, s)
-		}
-	}
-	if len(missing) > 0 {
-		return core.Errorf(core.EInsufficientScope, "A credential can only grant scopes it holds; missing: %s.", strings.Join(missing, ", "))
-	}
-	return nil
-}
-
 // ListAPIKeys implements core.APIKeyService.
 func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([]*core.APIKey, *string, error) {
 	org, after, err := listScope(ctx, f.OrganizationID, f.Cursor)
@@ -196,10 +179,17 @@ func (s *APIKeyService) FindAPIKeyByID(ctx context.Context, id uuid.UUID) (*core
 
 // RevokeAPIKey implements core.APIKeyService.
 func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.APIKey, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var key *core.APIKey
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		before, err := lockAPIKey(ctx, q, id)
 		if err != nil {
+			return err
+		}
+		if err := core.CheckKeyAuthority(p, "revoke", before.Environment, before.Scopes); err != nil {
 			return err
 		}
 		if before.RevokedAt != nil {
@@ -231,17 +221,21 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		if err != nil {
 			return err
 		}
-		if status := old.Status(s.now()); status != "active" {
-			return core.Errorf(core.EConflict, "API key %s is %s; only an active key can be rotated.", id, status)
+		if err := s.checkRotatable(ctx, q, p, old); err != nil {
+			return err
 		}
-		created, err = insertAPIKey(ctx, q, p, old.OrganizationID, core.APIKeyCreate{
-			Name: old.Name, Environment: old.Environment, Scopes: old.Scopes,
-			AllowedOrigins: old.AllowedOrigins, AllowedIPs: old.AllowedIPs,
-			RateLimitPolicy: old.RateLimitPolicy, ExpiresAt: old.ExpiresAt,
+		newID, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		prefix, secret := core.NewKeyMaterial(old.Environment)
+		row, err := q.APIKeyInsertReplacement(ctx, dbq.APIKeyInsertReplacementParams{
+			ID: newID, Prefix: prefix, SecretHash: core.HashSecret(secret), CreatedBy: p.Subject, Replaces: id,
 		})
 		if err != nil {
 			return err
 		}
+		created = &core.NewAPIKey{APIKey: *apiKeyFromRow(row), Secret: secret, FullKey: prefix + "_" + secret}
 		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &old.OrganizationID, Action: "api_key.created", ResourceType: "api_key",
 			ResourceID: created.ID.String(), After: created.APIKey, Reason: "rotation of " + id.String(),
@@ -261,6 +255,35 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		})
 	})
 	return created, err
+}
+
+// checkRotatable refuses a rotation by a caller without authority over the key, of a key
+// that has a replacement already (one key has at most one successor, even during its grace
+// period), of a key that is not active, and of a credential whose connected business is not
+// active (it gets no new credential, as at creation).
+func (s *APIKeyService) checkRotatable(ctx context.Context, q *dbq.Queries, p *core.Principal, key *core.APIKey) error {
+	if err := core.CheckKeyAuthority(p, "rotate", key.Environment, key.Scopes); err != nil {
+		return err
+	}
+	if key.ReplacedBy != nil {
+		return core.Errorf(core.EAPIKeyAlreadyRotated,
+			"API key %s has been rotated already; its replacement is %s. Rotate the replacement instead.", key.ID, *key.ReplacedBy)
+	}
+	if status := key.Status(s.now()); status != "active" {
+		return core.Errorf(core.EConflict, "API key %s is %s; only an active key can be rotated.", key.ID, status)
+	}
+	if key.ConnectedBusinessID == nil {
+		return nil
+	}
+	business, err := q.ConnectedBusinessGetByID(ctx, *key.ConnectedBusinessID)
+	if err != nil {
+		return err
+	}
+	if business.LifecycleStatus != core.BusinessActive {
+		return core.Errorf(core.EConflict, "Connected business %s of API key %s is %s; only an active business gets credentials.",
+			business.ID, key.ID, business.LifecycleStatus)
+	}
+	return nil
 }
 
 func lockAPIKey(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.APIKey, error) {
@@ -496,6 +519,7 @@ func apiKeyFromRow(r dbq.ApiKey) *core.APIKey {
 		Name: r.Name, Prefix: r.Prefix, Environment: r.Environment, Scopes: r.Scopes,
 		AllowedOrigins: r.AllowedOrigins, AllowedIPs: r.AllowedIps, RateLimitPolicy: r.RateLimitPolicy,
 		CreatedBy: r.CreatedBy, LastUsedAt: r.LastUsedAt, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt,
+		ReplacedBy: r.ReplacedBy, ConnectedBusinessID: r.ConnectedBusinessID,
 	}
 }
 

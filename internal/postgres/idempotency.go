@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +82,7 @@ func (s *IdempotencyService) Run(ctx context.Context, req core.IdempotentRequest
 		Scope:               req.Scope,
 		Key:                 req.Key,
 		OrganizationID:      req.OrganizationID,
+		PrincipalScopes:     nonNil(req.Scopes),
 		Method:              req.Method,
 		Path:                req.Path,
 		RequestHash:         req.Hash,
@@ -103,11 +105,34 @@ func (s *IdempotencyService) replay(stored dbq.IdempotencyKey, req core.Idempote
 		return core.IdempotentResponse{}, false, core.Errorf(core.EIdempotencyKeyReused,
 			"This Idempotency-Key was used for a different request (%s %s); use a new key for a new request.", stored.Method, stored.Path)
 	}
+	if missing := missingScopes(stored.PrincipalScopes, req.Scopes); len(missing) > 0 {
+		// The key's records are shared by every credential of one API key (the key and its
+		// tokens): a narrower one gets no stored answer, which may hold a secret shown once or
+		// something it could not have asked for itself (DESIGN.md §3).
+		return core.IdempotentResponse{}, false, core.Errorf(core.EInsufficientScope,
+			"The response stored for this Idempotency-Key was made by a credential holding scopes this one lacks (%s); it is replayed only to a credential holding them.",
+			strings.Join(missing, ", "))
+	}
 	body, err := s.box.Open(stored.ResponseBody, sealContext(req))
 	if err != nil {
 		return core.IdempotentResponse{}, false, err
 	}
 	return core.IdempotentResponse{Status: int(stored.ResponseStatus), ContentType: stored.ResponseContentType, Body: body}, true, nil
+}
+
+// missingScopes lists the scopes of needed that held lacks.
+func missingScopes(needed, held []string) []string {
+	have := make(map[string]bool, len(held))
+	for _, s := range held {
+		have[s] = true
+	}
+	var missing []string
+	for _, s := range needed {
+		if !have[s] {
+			missing = append(missing, s)
+		}
+	}
+	return missing
 }
 
 // sealContext binds a stored response to its key, so a row's body copied to another key
