@@ -22,13 +22,22 @@ INSERT INTO api_keys (
 SELECT @id::uuid, organization_id, name, @prefix::text, @secret_hash::bytea, environment, scopes,
     allowed_origins, allowed_ips, rate_limit_policy, @created_by::text, expires_at,
     connected_business_id, service_resource_id
-FROM api_keys WHERE api_keys.id = @replaces::uuid
+FROM api_keys WHERE api_keys.organization_id = @organization_id AND api_keys.id = @replaces::uuid
 RETURNING *;
 
 -- name: APIKeyGetByID :one
+SELECT * FROM api_keys WHERE organization_id = @organization_id AND id = @id;
+
+-- name: APIKeyGetByIDAnyOrganization :one
+-- The operator's read: any organization.
 SELECT * FROM api_keys WHERE id = @id;
 
 -- name: APIKeyGetByIDForUpdate :one
+-- Another organization's key is not found, and so not locked.
+SELECT * FROM api_keys WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+
+-- name: APIKeyGetByIDForUpdateAnyOrganization :one
+-- The operator's lock: any organization.
 SELECT * FROM api_keys WHERE id = @id FOR UPDATE;
 
 -- name: APIKeyGetByPrefix :one
@@ -38,16 +47,23 @@ FROM api_keys LEFT JOIN connected_businesses ON connected_businesses.id = api_ke
 WHERE api_keys.prefix = @prefix;
 
 -- name: APIKeyList :many
--- Keyset pagination in id (UUIDv7, creation) order; a NULL filter means "any".
+-- Keyset pagination in id (UUIDv7, creation) order within one organization.
 SELECT * FROM api_keys
-WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id))
+WHERE organization_id = @organization_id
   AND (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: APIKeyListAnyOrganization :many
+-- The operator's list: every organization, in id order.
+SELECT * FROM api_keys
+WHERE (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
 ORDER BY id
 LIMIT @row_limit;
 
 -- name: APIKeyRevoke :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()), updated_at = now()
-WHERE id = @id
+WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 
 -- name: APIKeyReplace :one
@@ -55,7 +71,7 @@ RETURNING *;
 UPDATE api_keys
 SET expires_at = CASE WHEN expires_at IS NULL OR expires_at > @expires_at::timestamptz THEN @expires_at::timestamptz ELSE expires_at END,
     replaced_by = @replaced_by, updated_at = now()
-WHERE id = @id
+WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 
 -- name: APIKeyTouch :exec

@@ -7,16 +7,24 @@ INSERT INTO audit_events (
     @resource_type, @resource_id, @request_id, @before, @after
 );
 
--- name: AuditEventListByResource :many
-SELECT * FROM audit_events
-WHERE resource_type = @resource_type AND resource_id = @resource_id
-ORDER BY id;
-
 -- name: AuditEventList :many
 -- Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
 SELECT * FROM audit_events
-WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id))
+WHERE organization_id = @organization_id
   AND (sqlc.narg(resource_type)::text IS NULL OR resource_type = sqlc.narg(resource_type))
+  AND (sqlc.narg(resource_id)::text IS NULL OR resource_id = sqlc.narg(resource_id))
+  AND (sqlc.narg(action)::text IS NULL OR action = sqlc.narg(action))
+  AND (sqlc.narg(since)::timestamptz IS NULL OR occurred_at >= sqlc.narg(since))
+  AND (sqlc.narg(until)::timestamptz IS NULL OR occurred_at < sqlc.narg(until))
+  AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
+ORDER BY id DESC
+LIMIT @row_limit;
+
+-- name: AuditEventListAnyOrganization :many
+-- The operator's trail: every organization.
+-- Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
+SELECT * FROM audit_events
+WHERE (sqlc.narg(resource_type)::text IS NULL OR resource_type = sqlc.narg(resource_type))
   AND (sqlc.narg(resource_id)::text IS NULL OR resource_id = sqlc.narg(resource_id))
   AND (sqlc.narg(action)::text IS NULL OR action = sqlc.narg(action))
   AND (sqlc.narg(since)::timestamptz IS NULL OR occurred_at >= sqlc.narg(since))

@@ -9,15 +9,31 @@ INSERT INTO connected_businesses (
 RETURNING *;
 
 -- name: ConnectedBusinessGetByID :one
+SELECT * FROM connected_businesses WHERE organization_id = @organization_id AND id = @id;
+
+-- name: ConnectedBusinessGetByIDAnyOrganization :one
+-- The operator's read: any organization.
 SELECT * FROM connected_businesses WHERE id = @id;
 
 -- name: ConnectedBusinessGetByIDForUpdate :one
+-- Another organization's business is not found, and so not locked.
+SELECT * FROM connected_businesses WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+
+-- name: ConnectedBusinessGetByIDForUpdateAnyOrganization :one
+-- The operator's lock: any organization.
 SELECT * FROM connected_businesses WHERE id = @id FOR UPDATE;
 
 -- name: ConnectedBusinessList :many
 SELECT * FROM connected_businesses
-WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id))
+WHERE organization_id = @organization_id
   AND (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
+ORDER BY id
+LIMIT @row_limit;
+
+-- name: ConnectedBusinessListAnyOrganization :many
+-- The operator's list: every organization, in id order.
+SELECT * FROM connected_businesses
+WHERE (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
 ORDER BY id
 LIMIT @row_limit;
 
@@ -25,7 +41,7 @@ LIMIT @row_limit;
 UPDATE connected_businesses
 SET display_name = @display_name, legal_name_ar = @legal_name_ar, legal_name_en = @legal_name_en,
     vat_reference = @vat_reference, lifecycle_status = @lifecycle_status, updated_at = now()
-WHERE id = @id
+WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 
 -- name: ServiceResourceInsert :one
@@ -34,8 +50,10 @@ VALUES (@id, @organization_id, @connected_business_id, @product, @capability_id,
 RETURNING *;
 
 -- name: ServiceResourceListByBusiness :many
-SELECT * FROM service_resources WHERE connected_business_id = @connected_business_id ORDER BY product;
+SELECT * FROM service_resources
+WHERE organization_id = @organization_id AND connected_business_id = @connected_business_id
+ORDER BY product;
 
 -- name: ServiceResourceSetStatusByBusiness :exec
 UPDATE service_resources SET lifecycle_status = @lifecycle_status, updated_at = now()
-WHERE connected_business_id = @connected_business_id;
+WHERE organization_id = @organization_id AND connected_business_id = @connected_business_id;

@@ -17,4 +17,4 @@ INSERT INTO onboardings (
 RETURNING *;
 
 -- name: ServiceResourceGetByID :one
-SELECT * FROM service_resources WHERE id = @id;
+SELECT * FROM service_resources WHERE organization_id = @organization_id AND id = @id;

@@ -10,19 +10,21 @@ INSERT INTO subscriptions (
 RETURNING *;
 
 -- name: SubscriptionGetByID :one
--- The subscription, within one organization when organization_id is given (organization
--- principals), or across all of them (the operator).
-SELECT * FROM subscriptions
-WHERE id = @id
-  AND (sqlc.narg('organization_id')::uuid IS NULL OR organization_id = sqlc.narg('organization_id')::uuid);
+-- The subscription, within one organization (organization principals).
+SELECT * FROM subscriptions WHERE organization_id = @organization_id AND id = @id;
+
+-- name: SubscriptionGetByIDAnyOrganization :one
+-- The operator's read: any organization.
+SELECT * FROM subscriptions WHERE id = @id;
 
 -- name: SubscriptionGetByIDForUpdate :one
 -- As SubscriptionGetByID, locking the row until the transaction ends so lifecycle actions on
--- one subscription run one after another.
-SELECT * FROM subscriptions
-WHERE id = @id
-  AND (sqlc.narg('organization_id')::uuid IS NULL OR organization_id = sqlc.narg('organization_id')::uuid)
-FOR UPDATE;
+-- one subscription run one after another. Another organization's row is not locked.
+SELECT * FROM subscriptions WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+
+-- name: SubscriptionGetByIDForUpdateAnyOrganization :one
+-- The operator's lock: any organization.
+SELECT * FROM subscriptions WHERE id = @id FOR UPDATE;
 
 -- name: SubscriptionListByOrganization :many
 SELECT * FROM subscriptions WHERE organization_id = @organization_id ORDER BY id;

@@ -9,9 +9,18 @@ INSERT INTO support_cases (
 RETURNING *;
 
 -- name: SupportCaseGetByID :one
+SELECT * FROM support_cases WHERE organization_id = @organization_id AND id = @id;
+
+-- name: SupportCaseGetByIDAnyOrganization :one
+-- The operator's read: any organization.
 SELECT * FROM support_cases WHERE id = @id;
 
 -- name: SupportCaseGetByIDForUpdate :one
+-- Another organization's case is not found, and so not locked.
+SELECT * FROM support_cases WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+
+-- name: SupportCaseGetByIDForUpdateAnyOrganization :one
+-- The operator's lock: any organization.
 SELECT * FROM support_cases WHERE id = @id FOR UPDATE;
 
 -- name: SupportCaseList :many
@@ -27,7 +36,7 @@ LIMIT @row_limit;
 -- resolved_at keeps the time a case was resolved, if it was before being closed.
 UPDATE support_cases
 SET status = 'closed', resolved_at = coalesce(resolved_at, now()), updated_at = now()
-WHERE id = @id
+WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 
 -- name: SupportCaseProductKnown :one

@@ -4,18 +4,29 @@ VALUES (@id, @organization_id, @url, @description, @enabled_events, @secret, 'en
 RETURNING *;
 
 -- name: WebhookEndpointGetByID :one
+SELECT * FROM webhook_endpoints WHERE organization_id = @organization_id AND id = @id;
+
+-- name: WebhookEndpointGetByIDAnyOrganization :one
+-- The operator's read: any organization.
 SELECT * FROM webhook_endpoints WHERE id = @id;
 
 -- name: WebhookEndpointList :many
--- Keyset pagination in id (UUIDv7, creation) order; a NULL filter means "any".
+-- Keyset pagination in id (UUIDv7, creation) order within one organization.
 SELECT * FROM webhook_endpoints
-WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id))
+WHERE organization_id = @organization_id
   AND (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
 ORDER BY id
 LIMIT @row_limit;
 
+-- name: WebhookEndpointListAnyOrganization :many
+-- The operator's list: every organization, in id order.
+SELECT * FROM webhook_endpoints
+WHERE (sqlc.narg(after)::uuid IS NULL OR id > sqlc.narg(after))
+ORDER BY id
+LIMIT @row_limit;
+
 -- name: WebhookEndpointDelete :one
-DELETE FROM webhook_endpoints WHERE id = @id RETURNING *;
+DELETE FROM webhook_endpoints WHERE organization_id = @organization_id AND id = @id RETURNING *;
 
 -- name: WebhookEndpointListSubscribed :many
 -- The enabled endpoints of an organization that receive events of @event_type.

@@ -13,11 +13,48 @@ import (
 )
 
 const aPIKeyGetByID = `-- name: APIKeyGetByID :one
+SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys WHERE organization_id = $1 AND id = $2
+`
+
+type APIKeyGetByIDParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+func (q *Queries) APIKeyGetByID(ctx context.Context, arg APIKeyGetByIDParams) (ApiKey, error) {
+	row := q.db.QueryRow(ctx, aPIKeyGetByID, arg.OrganizationID, arg.ID)
+	var i ApiKey
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Name,
+		&i.Prefix,
+		&i.SecretHash,
+		&i.Environment,
+		&i.Scopes,
+		&i.AllowedOrigins,
+		&i.AllowedIps,
+		&i.RateLimitPolicy,
+		&i.CreatedBy,
+		&i.LastUsedAt,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
+	)
+	return i, err
+}
+
+const aPIKeyGetByIDAnyOrganization = `-- name: APIKeyGetByIDAnyOrganization :one
 SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys WHERE id = $1
 `
 
-func (q *Queries) APIKeyGetByID(ctx context.Context, id uuid.UUID) (ApiKey, error) {
-	row := q.db.QueryRow(ctx, aPIKeyGetByID, id)
+// The operator's read: any organization.
+func (q *Queries) APIKeyGetByIDAnyOrganization(ctx context.Context, id uuid.UUID) (ApiKey, error) {
+	row := q.db.QueryRow(ctx, aPIKeyGetByIDAnyOrganization, id)
 	var i ApiKey
 	err := row.Scan(
 		&i.ID,
@@ -44,11 +81,49 @@ func (q *Queries) APIKeyGetByID(ctx context.Context, id uuid.UUID) (ApiKey, erro
 }
 
 const aPIKeyGetByIDForUpdate = `-- name: APIKeyGetByIDForUpdate :one
+SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys WHERE organization_id = $1 AND id = $2 FOR UPDATE
+`
+
+type APIKeyGetByIDForUpdateParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// Another organization's key is not found, and so not locked.
+func (q *Queries) APIKeyGetByIDForUpdate(ctx context.Context, arg APIKeyGetByIDForUpdateParams) (ApiKey, error) {
+	row := q.db.QueryRow(ctx, aPIKeyGetByIDForUpdate, arg.OrganizationID, arg.ID)
+	var i ApiKey
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Name,
+		&i.Prefix,
+		&i.SecretHash,
+		&i.Environment,
+		&i.Scopes,
+		&i.AllowedOrigins,
+		&i.AllowedIps,
+		&i.RateLimitPolicy,
+		&i.CreatedBy,
+		&i.LastUsedAt,
+		&i.ExpiresAt,
+		&i.RevokedAt,
+		&i.ReplacedBy,
+		&i.ConnectedBusinessID,
+		&i.ServiceResourceID,
+	)
+	return i, err
+}
+
+const aPIKeyGetByIDForUpdateAnyOrganization = `-- name: APIKeyGetByIDForUpdateAnyOrganization :one
 SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys WHERE id = $1 FOR UPDATE
 `
 
-func (q *Queries) APIKeyGetByIDForUpdate(ctx context.Context, id uuid.UUID) (ApiKey, error) {
-	row := q.db.QueryRow(ctx, aPIKeyGetByIDForUpdate, id)
+// The operator's lock: any organization.
+func (q *Queries) APIKeyGetByIDForUpdateAnyOrganization(ctx context.Context, id uuid.UUID) (ApiKey, error) {
+	row := q.db.QueryRow(ctx, aPIKeyGetByIDForUpdateAnyOrganization, id)
 	var i ApiKey
 	err := row.Scan(
 		&i.ID,
@@ -195,16 +270,17 @@ INSERT INTO api_keys (
 SELECT $1::uuid, organization_id, name, $2::text, $3::bytea, environment, scopes,
     allowed_origins, allowed_ips, rate_limit_policy, $4::text, expires_at,
     connected_business_id, service_resource_id
-FROM api_keys WHERE api_keys.id = $5::uuid
+FROM api_keys WHERE api_keys.organization_id = $5 AND api_keys.id = $6::uuid
 RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id
 `
 
 type APIKeyInsertReplacementParams struct {
-	ID         uuid.UUID
-	Prefix     string
-	SecretHash []byte
-	CreatedBy  string
-	Replaces   uuid.UUID
+	ID             uuid.UUID
+	Prefix         string
+	SecretHash     []byte
+	CreatedBy      string
+	OrganizationID uuid.UUID
+	Replaces       uuid.UUID
 }
 
 // The replacement of a rotated key: new key material, and every binding of the key it replaces
@@ -216,6 +292,7 @@ func (q *Queries) APIKeyInsertReplacement(ctx context.Context, arg APIKeyInsertR
 		arg.Prefix,
 		arg.SecretHash,
 		arg.CreatedBy,
+		arg.OrganizationID,
 		arg.Replaces,
 	)
 	var i ApiKey
@@ -245,21 +322,74 @@ func (q *Queries) APIKeyInsertReplacement(ctx context.Context, arg APIKeyInsertR
 
 const aPIKeyList = `-- name: APIKeyList :many
 SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys
-WHERE ($1::uuid IS NULL OR organization_id = $1)
+WHERE organization_id = $1
   AND ($2::uuid IS NULL OR id > $2)
 ORDER BY id
 LIMIT $3
 `
 
 type APIKeyListParams struct {
-	OrganizationID *uuid.UUID
+	OrganizationID uuid.UUID
 	After          *uuid.UUID
 	RowLimit       int32
 }
 
-// Keyset pagination in id (UUIDv7, creation) order; a NULL filter means "any".
+// Keyset pagination in id (UUIDv7, creation) order within one organization.
 func (q *Queries) APIKeyList(ctx context.Context, arg APIKeyListParams) ([]ApiKey, error) {
 	rows, err := q.db.Query(ctx, aPIKeyList, arg.OrganizationID, arg.After, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ApiKey
+	for rows.Next() {
+		var i ApiKey
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Name,
+			&i.Prefix,
+			&i.SecretHash,
+			&i.Environment,
+			&i.Scopes,
+			&i.AllowedOrigins,
+			&i.AllowedIps,
+			&i.RateLimitPolicy,
+			&i.CreatedBy,
+			&i.LastUsedAt,
+			&i.ExpiresAt,
+			&i.RevokedAt,
+			&i.ReplacedBy,
+			&i.ConnectedBusinessID,
+			&i.ServiceResourceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const aPIKeyListAnyOrganization = `-- name: APIKeyListAnyOrganization :many
+SELECT id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id FROM api_keys
+WHERE ($1::uuid IS NULL OR id > $1)
+ORDER BY id
+LIMIT $2
+`
+
+type APIKeyListAnyOrganizationParams struct {
+	After    *uuid.UUID
+	RowLimit int32
+}
+
+// The operator's list: every organization, in id order.
+func (q *Queries) APIKeyListAnyOrganization(ctx context.Context, arg APIKeyListAnyOrganizationParams) ([]ApiKey, error) {
+	rows, err := q.db.Query(ctx, aPIKeyListAnyOrganization, arg.After, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -302,19 +432,25 @@ const aPIKeyReplace = `-- name: APIKeyReplace :one
 UPDATE api_keys
 SET expires_at = CASE WHEN expires_at IS NULL OR expires_at > $1::timestamptz THEN $1::timestamptz ELSE expires_at END,
     replaced_by = $2, updated_at = now()
-WHERE id = $3
+WHERE organization_id = $3 AND id = $4
 RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id
 `
 
 type APIKeyReplaceParams struct {
-	ExpiresAt  time.Time
-	ReplacedBy *uuid.UUID
-	ID         uuid.UUID
+	ExpiresAt      time.Time
+	ReplacedBy     *uuid.UUID
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
 }
 
 // The rotated key keeps working until expires_at (the grace period), never longer than before.
 func (q *Queries) APIKeyReplace(ctx context.Context, arg APIKeyReplaceParams) (ApiKey, error) {
-	row := q.db.QueryRow(ctx, aPIKeyReplace, arg.ExpiresAt, arg.ReplacedBy, arg.ID)
+	row := q.db.QueryRow(ctx, aPIKeyReplace,
+		arg.ExpiresAt,
+		arg.ReplacedBy,
+		arg.OrganizationID,
+		arg.ID,
+	)
 	var i ApiKey
 	err := row.Scan(
 		&i.ID,
@@ -342,12 +478,17 @@ func (q *Queries) APIKeyReplace(ctx context.Context, arg APIKeyReplaceParams) (A
 
 const aPIKeyRevoke = `-- name: APIKeyRevoke :one
 UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()), updated_at = now()
-WHERE id = $1
+WHERE organization_id = $1 AND id = $2
 RETURNING id, organization_id, created_at, updated_at, name, prefix, secret_hash, environment, scopes, allowed_origins, allowed_ips, rate_limit_policy, created_by, last_used_at, expires_at, revoked_at, replaced_by, connected_business_id, service_resource_id
 `
 
-func (q *Queries) APIKeyRevoke(ctx context.Context, id uuid.UUID) (ApiKey, error) {
-	row := q.db.QueryRow(ctx, aPIKeyRevoke, id)
+type APIKeyRevokeParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (ApiKey, error) {
+	row := q.db.QueryRow(ctx, aPIKeyRevoke, arg.OrganizationID, arg.ID)
 	var i ApiKey
 	err := row.Scan(
 		&i.ID,

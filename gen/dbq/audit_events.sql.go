@@ -55,7 +55,7 @@ func (q *Queries) AuditEventInsert(ctx context.Context, arg AuditEventInsertPara
 
 const auditEventList = `-- name: AuditEventList :many
 SELECT id, occurred_at, organization_id, actor_type, actor_id, actor_key_prefix, action, resource_type, resource_id, request_id, before, after FROM audit_events
-WHERE ($1::uuid IS NULL OR organization_id = $1)
+WHERE organization_id = $1
   AND ($2::text IS NULL OR resource_type = $2)
   AND ($3::text IS NULL OR resource_id = $3)
   AND ($4::text IS NULL OR action = $4)
@@ -120,19 +120,40 @@ func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) 
 	return items, nil
 }
 
-const auditEventListByResource = `-- name: AuditEventListByResource :many
+const auditEventListAnyOrganization = `-- name: AuditEventListAnyOrganization :many
 SELECT id, occurred_at, organization_id, actor_type, actor_id, actor_key_prefix, action, resource_type, resource_id, request_id, before, after FROM audit_events
-WHERE resource_type = $1 AND resource_id = $2
-ORDER BY id
+WHERE ($1::text IS NULL OR resource_type = $1)
+  AND ($2::text IS NULL OR resource_id = $2)
+  AND ($3::text IS NULL OR action = $3)
+  AND ($4::timestamptz IS NULL OR occurred_at >= $4)
+  AND ($5::timestamptz IS NULL OR occurred_at < $5)
+  AND ($6::uuid IS NULL OR id < $6)
+ORDER BY id DESC
+LIMIT $7
 `
 
-type AuditEventListByResourceParams struct {
-	ResourceType string
-	ResourceID   string
+type AuditEventListAnyOrganizationParams struct {
+	ResourceType *string
+	ResourceID   *string
+	Action       *string
+	Since        *time.Time
+	Until        *time.Time
+	Before       *uuid.UUID
+	RowLimit     int32
 }
 
-func (q *Queries) AuditEventListByResource(ctx context.Context, arg AuditEventListByResourceParams) ([]AuditEvent, error) {
-	rows, err := q.db.Query(ctx, auditEventListByResource, arg.ResourceType, arg.ResourceID)
+// The operator's trail: every organization.
+// Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
+func (q *Queries) AuditEventListAnyOrganization(ctx context.Context, arg AuditEventListAnyOrganizationParams) ([]AuditEvent, error) {
+	rows, err := q.db.Query(ctx, auditEventListAnyOrganization,
+		arg.ResourceType,
+		arg.ResourceID,
+		arg.Action,
+		arg.Since,
+		arg.Until,
+		arg.Before,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,41 @@ import (
 )
 
 const connectedBusinessGetByID = `-- name: ConnectedBusinessGetByID :one
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE organization_id = $1 AND id = $2
+`
+
+type ConnectedBusinessGetByIDParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+func (q *Queries) ConnectedBusinessGetByID(ctx context.Context, arg ConnectedBusinessGetByIDParams) (ConnectedBusiness, error) {
+	row := q.db.QueryRow(ctx, connectedBusinessGetByID, arg.OrganizationID, arg.ID)
+	var i ConnectedBusiness
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ExternalReference,
+		&i.DisplayName,
+		&i.LegalNameAr,
+		&i.LegalNameEn,
+		&i.VatReference,
+		&i.CommercialRegistrationReference,
+		&i.NationalAddressReference,
+		&i.LifecycleStatus,
+	)
+	return i, err
+}
+
+const connectedBusinessGetByIDAnyOrganization = `-- name: ConnectedBusinessGetByIDAnyOrganization :one
 SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE id = $1
 `
 
-func (q *Queries) ConnectedBusinessGetByID(ctx context.Context, id uuid.UUID) (ConnectedBusiness, error) {
-	row := q.db.QueryRow(ctx, connectedBusinessGetByID, id)
+// The operator's read: any organization.
+func (q *Queries) ConnectedBusinessGetByIDAnyOrganization(ctx context.Context, id uuid.UUID) (ConnectedBusiness, error) {
+	row := q.db.QueryRow(ctx, connectedBusinessGetByIDAnyOrganization, id)
 	var i ConnectedBusiness
 	err := row.Scan(
 		&i.ID,
@@ -36,11 +66,42 @@ func (q *Queries) ConnectedBusinessGetByID(ctx context.Context, id uuid.UUID) (C
 }
 
 const connectedBusinessGetByIDForUpdate = `-- name: ConnectedBusinessGetByIDForUpdate :one
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE organization_id = $1 AND id = $2 FOR UPDATE
+`
+
+type ConnectedBusinessGetByIDForUpdateParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// Another organization's business is not found, and so not locked.
+func (q *Queries) ConnectedBusinessGetByIDForUpdate(ctx context.Context, arg ConnectedBusinessGetByIDForUpdateParams) (ConnectedBusiness, error) {
+	row := q.db.QueryRow(ctx, connectedBusinessGetByIDForUpdate, arg.OrganizationID, arg.ID)
+	var i ConnectedBusiness
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ExternalReference,
+		&i.DisplayName,
+		&i.LegalNameAr,
+		&i.LegalNameEn,
+		&i.VatReference,
+		&i.CommercialRegistrationReference,
+		&i.NationalAddressReference,
+		&i.LifecycleStatus,
+	)
+	return i, err
+}
+
+const connectedBusinessGetByIDForUpdateAnyOrganization = `-- name: ConnectedBusinessGetByIDForUpdateAnyOrganization :one
 SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE id = $1 FOR UPDATE
 `
 
-func (q *Queries) ConnectedBusinessGetByIDForUpdate(ctx context.Context, id uuid.UUID) (ConnectedBusiness, error) {
-	row := q.db.QueryRow(ctx, connectedBusinessGetByIDForUpdate, id)
+// The operator's lock: any organization.
+func (q *Queries) ConnectedBusinessGetByIDForUpdateAnyOrganization(ctx context.Context, id uuid.UUID) (ConnectedBusiness, error) {
+	row := q.db.QueryRow(ctx, connectedBusinessGetByIDForUpdateAnyOrganization, id)
 	var i ConnectedBusiness
 	err := row.Scan(
 		&i.ID,
@@ -114,14 +175,14 @@ func (q *Queries) ConnectedBusinessInsert(ctx context.Context, arg ConnectedBusi
 
 const connectedBusinessList = `-- name: ConnectedBusinessList :many
 SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses
-WHERE ($1::uuid IS NULL OR organization_id = $1)
+WHERE organization_id = $1
   AND ($2::uuid IS NULL OR id > $2)
 ORDER BY id
 LIMIT $3
 `
 
 type ConnectedBusinessListParams struct {
-	OrganizationID *uuid.UUID
+	OrganizationID uuid.UUID
 	After          *uuid.UUID
 	RowLimit       int32
 }
@@ -159,11 +220,57 @@ func (q *Queries) ConnectedBusinessList(ctx context.Context, arg ConnectedBusine
 	return items, nil
 }
 
+const connectedBusinessListAnyOrganization = `-- name: ConnectedBusinessListAnyOrganization :many
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses
+WHERE ($1::uuid IS NULL OR id > $1)
+ORDER BY id
+LIMIT $2
+`
+
+type ConnectedBusinessListAnyOrganizationParams struct {
+	After    *uuid.UUID
+	RowLimit int32
+}
+
+// The operator's list: every organization, in id order.
+func (q *Queries) ConnectedBusinessListAnyOrganization(ctx context.Context, arg ConnectedBusinessListAnyOrganizationParams) ([]ConnectedBusiness, error) {
+	rows, err := q.db.Query(ctx, connectedBusinessListAnyOrganization, arg.After, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConnectedBusiness
+	for rows.Next() {
+		var i ConnectedBusiness
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExternalReference,
+			&i.DisplayName,
+			&i.LegalNameAr,
+			&i.LegalNameEn,
+			&i.VatReference,
+			&i.CommercialRegistrationReference,
+			&i.NationalAddressReference,
+			&i.LifecycleStatus,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const connectedBusinessUpdate = `-- name: ConnectedBusinessUpdate :one
 UPDATE connected_businesses
 SET display_name = $1, legal_name_ar = $2, legal_name_en = $3,
     vat_reference = $4, lifecycle_status = $5, updated_at = now()
-WHERE id = $6
+WHERE organization_id = $6 AND id = $7
 RETURNING id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status
 `
 
@@ -173,6 +280,7 @@ type ConnectedBusinessUpdateParams struct {
 	LegalNameEn     string
 	VatReference    *string
 	LifecycleStatus string
+	OrganizationID  uuid.UUID
 	ID              uuid.UUID
 }
 
@@ -183,6 +291,7 @@ func (q *Queries) ConnectedBusinessUpdate(ctx context.Context, arg ConnectedBusi
 		arg.LegalNameEn,
 		arg.VatReference,
 		arg.LifecycleStatus,
+		arg.OrganizationID,
 		arg.ID,
 	)
 	var i ConnectedBusiness
@@ -242,11 +351,18 @@ func (q *Queries) ServiceResourceInsert(ctx context.Context, arg ServiceResource
 }
 
 const serviceResourceListByBusiness = `-- name: ServiceResourceListByBusiness :many
-SELECT id, organization_id, connected_business_id, product, capability_id, lifecycle_status, created_at, updated_at FROM service_resources WHERE connected_business_id = $1 ORDER BY product
+SELECT id, organization_id, connected_business_id, product, capability_id, lifecycle_status, created_at, updated_at FROM service_resources
+WHERE organization_id = $1 AND connected_business_id = $2
+ORDER BY product
 `
 
-func (q *Queries) ServiceResourceListByBusiness(ctx context.Context, connectedBusinessID *uuid.UUID) ([]ServiceResource, error) {
-	rows, err := q.db.Query(ctx, serviceResourceListByBusiness, connectedBusinessID)
+type ServiceResourceListByBusinessParams struct {
+	OrganizationID      uuid.UUID
+	ConnectedBusinessID *uuid.UUID
+}
+
+func (q *Queries) ServiceResourceListByBusiness(ctx context.Context, arg ServiceResourceListByBusinessParams) ([]ServiceResource, error) {
+	rows, err := q.db.Query(ctx, serviceResourceListByBusiness, arg.OrganizationID, arg.ConnectedBusinessID)
 	if err != nil {
 		return nil, err
 	}
@@ -276,15 +392,16 @@ func (q *Queries) ServiceResourceListByBusiness(ctx context.Context, connectedBu
 
 const serviceResourceSetStatusByBusiness = `-- name: ServiceResourceSetStatusByBusiness :exec
 UPDATE service_resources SET lifecycle_status = $1, updated_at = now()
-WHERE connected_business_id = $2
+WHERE organization_id = $2 AND connected_business_id = $3
 `
 
 type ServiceResourceSetStatusByBusinessParams struct {
 	LifecycleStatus     string
+	OrganizationID      uuid.UUID
 	ConnectedBusinessID *uuid.UUID
 }
 
 func (q *Queries) ServiceResourceSetStatusByBusiness(ctx context.Context, arg ServiceResourceSetStatusByBusinessParams) error {
-	_, err := q.db.Exec(ctx, serviceResourceSetStatusByBusiness, arg.LifecycleStatus, arg.ConnectedBusinessID)
+	_, err := q.db.Exec(ctx, serviceResourceSetStatusByBusiness, arg.LifecycleStatus, arg.OrganizationID, arg.ConnectedBusinessID)
 	return err
 }

@@ -107,11 +107,16 @@ func (q *Queries) OnboardingLockIdentity(ctx context.Context, identity string) e
 }
 
 const serviceResourceGetByID = `-- name: ServiceResourceGetByID :one
-SELECT id, organization_id, connected_business_id, product, capability_id, lifecycle_status, created_at, updated_at FROM service_resources WHERE id = $1
+SELECT id, organization_id, connected_business_id, product, capability_id, lifecycle_status, created_at, updated_at FROM service_resources WHERE organization_id = $1 AND id = $2
 `
 
-func (q *Queries) ServiceResourceGetByID(ctx context.Context, id uuid.UUID) (ServiceResource, error) {
-	row := q.db.QueryRow(ctx, serviceResourceGetByID, id)
+type ServiceResourceGetByIDParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+func (q *Queries) ServiceResourceGetByID(ctx context.Context, arg ServiceResourceGetByIDParams) (ServiceResource, error) {
+	row := q.db.QueryRow(ctx, serviceResourceGetByID, arg.OrganizationID, arg.ID)
 	var i ServiceResource
 	err := row.Scan(
 		&i.ID,

@@ -13,20 +13,48 @@ import (
 )
 
 const subscriptionGetByID = `-- name: SubscriptionGetByID :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions
-WHERE id = $1
-  AND ($2::uuid IS NULL OR organization_id = $2::uuid)
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE organization_id = $1 AND id = $2
 `
 
 type SubscriptionGetByIDParams struct {
+	OrganizationID uuid.UUID
 	ID             uuid.UUID
-	OrganizationID *uuid.UUID
 }
 
-// The subscription, within one organization when organization_id is given (organization
-// principals), or across all of them (the operator).
+// The subscription, within one organization (organization principals).
 func (q *Queries) SubscriptionGetByID(ctx context.Context, arg SubscriptionGetByIDParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionGetByID, arg.ID, arg.OrganizationID)
+	row := q.db.QueryRow(ctx, subscriptionGetByID, arg.OrganizationID, arg.ID)
+	var i Subscription
+	err := row.Scan(
+		&i.ID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.OrganizationID,
+		&i.ProductID,
+		&i.PlanID,
+		&i.CommercialStatus,
+		&i.ServiceStatus,
+		&i.BillingStatus,
+		&i.ProvisioningRequestID,
+		&i.RequestedConfiguration,
+		&i.StartedAt,
+		&i.BillingAnchorAt,
+		&i.RenewsAt,
+		&i.SuspendedAt,
+		&i.TerminatedAt,
+		&i.SuspendedBy,
+		&i.CancelledBy,
+	)
+	return i, err
+}
+
+const subscriptionGetByIDAnyOrganization = `-- name: SubscriptionGetByIDAnyOrganization :one
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE id = $1
+`
+
+// The operator's read: any organization.
+func (q *Queries) SubscriptionGetByIDAnyOrganization(ctx context.Context, id uuid.UUID) (Subscription, error) {
+	row := q.db.QueryRow(ctx, subscriptionGetByIDAnyOrganization, id)
 	var i Subscription
 	err := row.Scan(
 		&i.ID,
@@ -52,21 +80,49 @@ func (q *Queries) SubscriptionGetByID(ctx context.Context, arg SubscriptionGetBy
 }
 
 const subscriptionGetByIDForUpdate = `-- name: SubscriptionGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions
-WHERE id = $1
-  AND ($2::uuid IS NULL OR organization_id = $2::uuid)
-FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SubscriptionGetByIDForUpdateParams struct {
+	OrganizationID uuid.UUID
 	ID             uuid.UUID
-	OrganizationID *uuid.UUID
 }
 
 // As SubscriptionGetByID, locking the row until the transaction ends so lifecycle actions on
-// one subscription run one after another.
+// one subscription run one after another. Another organization's row is not locked.
 func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg SubscriptionGetByIDForUpdateParams) (Subscription, error) {
-	row := q.db.QueryRow(ctx, subscriptionGetByIDForUpdate, arg.ID, arg.OrganizationID)
+	row := q.db.QueryRow(ctx, subscriptionGetByIDForUpdate, arg.OrganizationID, arg.ID)
+	var i Subscription
+	err := row.Scan(
+		&i.ID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.OrganizationID,
+		&i.ProductID,
+		&i.PlanID,
+		&i.CommercialStatus,
+		&i.ServiceStatus,
+		&i.BillingStatus,
+		&i.ProvisioningRequestID,
+		&i.RequestedConfiguration,
+		&i.StartedAt,
+		&i.BillingAnchorAt,
+		&i.RenewsAt,
+		&i.SuspendedAt,
+		&i.TerminatedAt,
+		&i.SuspendedBy,
+		&i.CancelledBy,
+	)
+	return i, err
+}
+
+const subscriptionGetByIDForUpdateAnyOrganization = `-- name: SubscriptionGetByIDForUpdateAnyOrganization :one
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE id = $1 FOR UPDATE
+`
+
+// The operator's lock: any organization.
+func (q *Queries) SubscriptionGetByIDForUpdateAnyOrganization(ctx context.Context, id uuid.UUID) (Subscription, error) {
+	row := q.db.QueryRow(ctx, subscriptionGetByIDForUpdateAnyOrganization, id)
 	var i Subscription
 	err := row.Scan(
 		&i.ID,

@@ -14,13 +14,18 @@ import (
 const supportCaseClose = `-- name: SupportCaseClose :one
 UPDATE support_cases
 SET status = 'closed', resolved_at = coalesce(resolved_at, now()), updated_at = now()
-WHERE id = $1
+WHERE organization_id = $1 AND id = $2
 RETURNING id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics
 `
 
+type SupportCaseCloseParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
 // resolved_at keeps the time a case was resolved, if it was before being closed.
-func (q *Queries) SupportCaseClose(ctx context.Context, id uuid.UUID) (SupportCase, error) {
-	row := q.db.QueryRow(ctx, supportCaseClose, id)
+func (q *Queries) SupportCaseClose(ctx context.Context, arg SupportCaseCloseParams) (SupportCase, error) {
+	row := q.db.QueryRow(ctx, supportCaseClose, arg.OrganizationID, arg.ID)
 	var i SupportCase
 	err := row.Scan(
 		&i.ID,
@@ -45,11 +50,46 @@ func (q *Queries) SupportCaseClose(ctx context.Context, id uuid.UUID) (SupportCa
 }
 
 const supportCaseGetByID = `-- name: SupportCaseGetByID :one
+SELECT id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics FROM support_cases WHERE organization_id = $1 AND id = $2
+`
+
+type SupportCaseGetByIDParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+func (q *Queries) SupportCaseGetByID(ctx context.Context, arg SupportCaseGetByIDParams) (SupportCase, error) {
+	row := q.db.QueryRow(ctx, supportCaseGetByID, arg.OrganizationID, arg.ID)
+	var i SupportCase
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ProductID,
+		&i.ResourceID,
+		&i.Severity,
+		&i.Category,
+		&i.Status,
+		&i.AssignedTeam,
+		&i.OpenedAt,
+		&i.ResolvedAt,
+		&i.Subject,
+		&i.Description,
+		&i.RequestID,
+		&i.Environment,
+		&i.Diagnostics,
+	)
+	return i, err
+}
+
+const supportCaseGetByIDAnyOrganization = `-- name: SupportCaseGetByIDAnyOrganization :one
 SELECT id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics FROM support_cases WHERE id = $1
 `
 
-func (q *Queries) SupportCaseGetByID(ctx context.Context, id uuid.UUID) (SupportCase, error) {
-	row := q.db.QueryRow(ctx, supportCaseGetByID, id)
+// The operator's read: any organization.
+func (q *Queries) SupportCaseGetByIDAnyOrganization(ctx context.Context, id uuid.UUID) (SupportCase, error) {
+	row := q.db.QueryRow(ctx, supportCaseGetByIDAnyOrganization, id)
 	var i SupportCase
 	err := row.Scan(
 		&i.ID,
@@ -74,11 +114,47 @@ func (q *Queries) SupportCaseGetByID(ctx context.Context, id uuid.UUID) (Support
 }
 
 const supportCaseGetByIDForUpdate = `-- name: SupportCaseGetByIDForUpdate :one
+SELECT id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics FROM support_cases WHERE organization_id = $1 AND id = $2 FOR UPDATE
+`
+
+type SupportCaseGetByIDForUpdateParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// Another organization's case is not found, and so not locked.
+func (q *Queries) SupportCaseGetByIDForUpdate(ctx context.Context, arg SupportCaseGetByIDForUpdateParams) (SupportCase, error) {
+	row := q.db.QueryRow(ctx, supportCaseGetByIDForUpdate, arg.OrganizationID, arg.ID)
+	var i SupportCase
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ProductID,
+		&i.ResourceID,
+		&i.Severity,
+		&i.Category,
+		&i.Status,
+		&i.AssignedTeam,
+		&i.OpenedAt,
+		&i.ResolvedAt,
+		&i.Subject,
+		&i.Description,
+		&i.RequestID,
+		&i.Environment,
+		&i.Diagnostics,
+	)
+	return i, err
+}
+
+const supportCaseGetByIDForUpdateAnyOrganization = `-- name: SupportCaseGetByIDForUpdateAnyOrganization :one
 SELECT id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics FROM support_cases WHERE id = $1 FOR UPDATE
 `
 
-func (q *Queries) SupportCaseGetByIDForUpdate(ctx context.Context, id uuid.UUID) (SupportCase, error) {
-	row := q.db.QueryRow(ctx, supportCaseGetByIDForUpdate, id)
+// The operator's lock: any organization.
+func (q *Queries) SupportCaseGetByIDForUpdateAnyOrganization(ctx context.Context, id uuid.UUID) (SupportCase, error) {
+	row := q.db.QueryRow(ctx, supportCaseGetByIDForUpdateAnyOrganization, id)
 	var i SupportCase
 	err := row.Scan(
 		&i.ID,

@@ -13,11 +13,16 @@ import (
 )
 
 const webhookEndpointDelete = `-- name: WebhookEndpointDelete :one
-DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
+DELETE FROM webhook_endpoints WHERE organization_id = $1 AND id = $2 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
 `
 
-func (q *Queries) WebhookEndpointDelete(ctx context.Context, id uuid.UUID) (WebhookEndpoint, error) {
-	row := q.db.QueryRow(ctx, webhookEndpointDelete, id)
+type WebhookEndpointDeleteParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+func (q *Queries) WebhookEndpointDelete(ctx context.Context, arg WebhookEndpointDeleteParams) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointDelete, arg.OrganizationID, arg.ID)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -78,11 +83,40 @@ func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpoin
 }
 
 const webhookEndpointGetByID = `-- name: WebhookEndpointGetByID :one
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints WHERE organization_id = $1 AND id = $2
+`
+
+type WebhookEndpointGetByIDParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+func (q *Queries) WebhookEndpointGetByID(ctx context.Context, arg WebhookEndpointGetByIDParams) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointGetByID, arg.OrganizationID, arg.ID)
+	var i WebhookEndpoint
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Url,
+		&i.Description,
+		&i.EnabledEvents,
+		&i.Secret,
+		&i.Status,
+		&i.DisabledReason,
+		&i.LastSuccessAt,
+	)
+	return i, err
+}
+
+const webhookEndpointGetByIDAnyOrganization = `-- name: WebhookEndpointGetByIDAnyOrganization :one
 SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints WHERE id = $1
 `
 
-func (q *Queries) WebhookEndpointGetByID(ctx context.Context, id uuid.UUID) (WebhookEndpoint, error) {
-	row := q.db.QueryRow(ctx, webhookEndpointGetByID, id)
+// The operator's read: any organization.
+func (q *Queries) WebhookEndpointGetByIDAnyOrganization(ctx context.Context, id uuid.UUID) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, webhookEndpointGetByIDAnyOrganization, id)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -143,21 +177,66 @@ func (q *Queries) WebhookEndpointInsert(ctx context.Context, arg WebhookEndpoint
 
 const webhookEndpointList = `-- name: WebhookEndpointList :many
 SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints
-WHERE ($1::uuid IS NULL OR organization_id = $1)
+WHERE organization_id = $1
   AND ($2::uuid IS NULL OR id > $2)
 ORDER BY id
 LIMIT $3
 `
 
 type WebhookEndpointListParams struct {
-	OrganizationID *uuid.UUID
+	OrganizationID uuid.UUID
 	After          *uuid.UUID
 	RowLimit       int32
 }
 
-// Keyset pagination in id (UUIDv7, creation) order; a NULL filter means "any".
+// Keyset pagination in id (UUIDv7, creation) order within one organization.
 func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointListParams) ([]WebhookEndpoint, error) {
 	rows, err := q.db.Query(ctx, webhookEndpointList, arg.OrganizationID, arg.After, arg.RowLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WebhookEndpoint
+	for rows.Next() {
+		var i WebhookEndpoint
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.Url,
+			&i.Description,
+			&i.EnabledEvents,
+			&i.Secret,
+			&i.Status,
+			&i.DisabledReason,
+			&i.LastSuccessAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookEndpointListAnyOrganization = `-- name: WebhookEndpointListAnyOrganization :many
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints
+WHERE ($1::uuid IS NULL OR id > $1)
+ORDER BY id
+LIMIT $2
+`
+
+type WebhookEndpointListAnyOrganizationParams struct {
+	After    *uuid.UUID
+	RowLimit int32
+}
+
+// The operator's list: every organization, in id order.
+func (q *Queries) WebhookEndpointListAnyOrganization(ctx context.Context, arg WebhookEndpointListAnyOrganizationParams) ([]WebhookEndpoint, error) {
+	rows, err := q.db.Query(ctx, webhookEndpointListAnyOrganization, arg.After, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}

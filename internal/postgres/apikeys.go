@@ -152,8 +152,12 @@ func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.APIKeyListParams{OrganizationID: org, After: after, RowLimit: int32(f.Limit) + 1}
-	rows, err := s.db.queries(ctx).APIKeyList(ctx, params)
+	var rows []dbq.ApiKey
+	if org != nil {
+		rows, err = s.db.queries(ctx).APIKeyList(ctx, dbq.APIKeyListParams{OrganizationID: *org, After: after, RowLimit: int32(f.Limit) + 1})
+	} else {
+		rows, err = s.db.queries(ctx).APIKeyListAnyOrganization(ctx, dbq.APIKeyListAnyOrganizationParams{After: after, RowLimit: int32(f.Limit) + 1})
+	}
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -167,11 +171,14 @@ func (s *APIKeyService) ListAPIKeys(ctx context.Context, f core.APIKeyFilter) ([
 
 // FindAPIKeyByID implements core.APIKeyService.
 func (s *APIKeyService) FindAPIKeyByID(ctx context.Context, id uuid.UUID) (*core.APIKey, error) {
-	row, err := s.db.queries(ctx).APIKeyGetByID(ctx, id)
+	q := s.db.queries(ctx)
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.ApiKey, error) {
+			return q.APIKeyGetByID(ctx, dbq.APIKeyGetByIDParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.ApiKey, error) { return q.APIKeyGetByIDAnyOrganization(ctx, id) },
+		"API key", id)
 	if err != nil {
-		return nil, notFoundAs(err, "API key %s does not exist.", id)
-	}
-	if err := visible(ctx, row.OrganizationID, "API key", id); err != nil {
 		return nil, err
 	}
 	return apiKeyFromRow(row), nil
@@ -196,7 +203,7 @@ func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.A
 			key = before
 			return nil
 		}
-		row, err := q.APIKeyRevoke(ctx, id)
+		row, err := q.APIKeyRevoke(ctx, dbq.APIKeyRevokeParams{OrganizationID: before.OrganizationID, ID: id})
 		if err != nil {
 			return err
 		}
@@ -230,7 +237,8 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		}
 		prefix, secret := core.NewKeyMaterial(old.Environment)
 		row, err := q.APIKeyInsertReplacement(ctx, dbq.APIKeyInsertReplacementParams{
-			ID: newID, Prefix: prefix, SecretHash: core.HashSecret(secret), CreatedBy: p.Subject, Replaces: id,
+			ID: newID, Prefix: prefix, SecretHash: core.HashSecret(secret), CreatedBy: p.Subject,
+			OrganizationID: old.OrganizationID, Replaces: id,
 		})
 		if err != nil {
 			return err
@@ -243,7 +251,7 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 			return err
 		}
 		replaced, err := q.APIKeyReplace(ctx, dbq.APIKeyReplaceParams{
-			ID: id, ReplacedBy: &created.ID, ExpiresAt: s.now().Add(grace),
+			OrganizationID: old.OrganizationID, ID: id, ReplacedBy: &created.ID, ExpiresAt: s.now().Add(grace),
 		})
 		if err != nil {
 			return err
@@ -275,7 +283,9 @@ func (s *APIKeyService) checkRotatable(ctx context.Context, q *dbq.Queries, p *c
 	if key.ConnectedBusinessID == nil {
 		return nil
 	}
-	business, err := q.ConnectedBusinessGetByID(ctx, *key.ConnectedBusinessID)
+	business, err := q.ConnectedBusinessGetByID(ctx, dbq.ConnectedBusinessGetByIDParams{
+		OrganizationID: key.OrganizationID, ID: *key.ConnectedBusinessID,
+	})
 	if err != nil {
 		return err
 	}
@@ -287,11 +297,13 @@ func (s *APIKeyService) checkRotatable(ctx context.Context, q *dbq.Queries, p *c
 }
 
 func lockAPIKey(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.APIKey, error) {
-	row, err := q.APIKeyGetByIDForUpdate(ctx, id)
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.ApiKey, error) {
+			return q.APIKeyGetByIDForUpdate(ctx, dbq.APIKeyGetByIDForUpdateParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.ApiKey, error) { return q.APIKeyGetByIDForUpdateAnyOrganization(ctx, id) },
+		"API key", id)
 	if err != nil {
-		return nil, notFoundAs(err, "API key %s does not exist.", id)
-	}
-	if err := visible(ctx, row.OrganizationID, "API key", id); err != nil {
 		return nil, err
 	}
 	return apiKeyFromRow(row), nil
@@ -460,7 +472,8 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	badClient := core.Errorf(core.EInvalidClient, "Client authentication failed.")
 	clientKey := in.ClientID + "_" + in.ClientSecret
 	if id, err := uuid.Parse(in.ClientID); err == nil { // the client named its key by id
-		row, err := s.db.queries(ctx).APIKeyGetByID(ctx, id)
+		// Authentication: no organization is known before the key is.
+		row, err := s.db.queries(ctx).APIKeyGetByIDAnyOrganization(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, badClient
 		} else if err != nil {

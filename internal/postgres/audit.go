@@ -78,11 +78,19 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.AuditEventListParams{
-		OrganizationID: org, ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
+	params := dbq.AuditEventListAnyOrganizationParams{
+		ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
 		Since: f.Since, Until: f.Until, Before: before, RowLimit: int32(f.Limit) + 1,
 	}
-	rows, err := s.db.queries(ctx).AuditEventList(ctx, params)
+	var rows []dbq.AuditEvent
+	if org != nil {
+		rows, err = s.db.queries(ctx).AuditEventList(ctx, dbq.AuditEventListParams{
+			OrganizationID: org, ResourceType: params.ResourceType, ResourceID: params.ResourceID, Action: params.Action,
+			Since: params.Since, Until: params.Until, Before: params.Before, RowLimit: params.RowLimit,
+		})
+	} else {
+		rows, err = s.db.queries(ctx).AuditEventListAnyOrganization(ctx, params)
+	}
 	if err != nil {
 		return nil, nil, translate(err)
 	}

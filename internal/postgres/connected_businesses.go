@@ -107,11 +107,16 @@ func (s *ConnectedBusinessService) ListConnectedBusinesses(ctx context.Context, 
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.ConnectedBusinessListParams{After: cursor, RowLimit: int32(limit) + 1}
-	if !p.IsOperator() {
-		params.OrganizationID = &p.OrganizationID
+	var rows []dbq.ConnectedBusiness
+	if p.IsOperator() {
+		rows, err = s.db.queries(ctx).ConnectedBusinessListAnyOrganization(ctx, dbq.ConnectedBusinessListAnyOrganizationParams{
+			After: cursor, RowLimit: int32(limit) + 1,
+		})
+	} else {
+		rows, err = s.db.queries(ctx).ConnectedBusinessList(ctx, dbq.ConnectedBusinessListParams{
+			OrganizationID: p.OrganizationID, After: cursor, RowLimit: int32(limit) + 1,
+		})
 	}
-	rows, err := s.db.queries(ctx).ConnectedBusinessList(ctx, params)
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -126,22 +131,24 @@ func (s *ConnectedBusinessService) ListConnectedBusinesses(ctx context.Context, 
 // FindConnectedBusinessByID implements core.ConnectedBusinessService.
 func (s *ConnectedBusinessService) FindConnectedBusinessByID(ctx context.Context, id uuid.UUID) (*core.ConnectedBusiness, error) {
 	q := s.db.queries(ctx)
-	row, err := q.ConnectedBusinessGetByID(ctx, id)
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.ConnectedBusiness, error) {
+			return q.ConnectedBusinessGetByID(ctx, dbq.ConnectedBusinessGetByIDParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.ConnectedBusiness, error) { return q.ConnectedBusinessGetByIDAnyOrganization(ctx, id) },
+		"Connected business", id)
 	if err != nil {
-		return nil, notFoundAs(err, "Connected business %s does not exist.", id)
-	}
-	if err := visible(ctx, row.OrganizationID, "Connected business", id); err != nil {
 		return nil, err
 	}
 	cb := businessFromRow(row)
-	if cb.Resources, err = listResources(ctx, q, id); err != nil {
+	if cb.Resources, err = listResources(ctx, q, row.OrganizationID, id); err != nil {
 		return nil, err
 	}
 	return cb, nil
 }
 
-func listResources(ctx context.Context, q *dbq.Queries, business uuid.UUID) ([]core.ServiceResource, error) {
-	rows, err := q.ServiceResourceListByBusiness(ctx, &business)
+func listResources(ctx context.Context, q *dbq.Queries, org, business uuid.UUID) ([]core.ServiceResource, error) {
+	rows, err := q.ServiceResourceListByBusiness(ctx, dbq.ServiceResourceListByBusinessParams{OrganizationID: org, ConnectedBusinessID: &business})
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -156,16 +163,13 @@ func listResources(ctx context.Context, q *dbq.Queries, business uuid.UUID) ([]c
 func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, id uuid.UUID, in core.ConnectedBusinessUpdate) (*core.ConnectedBusiness, error) {
 	var cb *core.ConnectedBusiness
 	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
-		row, err := q.ConnectedBusinessGetByIDForUpdate(ctx, id)
+		row, err := lockBusiness(ctx, q, id)
 		if err != nil {
-			return notFoundAs(err, "Connected business %s does not exist.", id)
-		}
-		if err := visible(ctx, row.OrganizationID, "Connected business", id); err != nil {
 			return err
 		}
 		before := businessFromRow(row)
 		next := dbq.ConnectedBusinessUpdateParams{
-			ID: id, DisplayName: row.DisplayName, LegalNameAr: row.LegalNameAr, LegalNameEn: row.LegalNameEn,
+			OrganizationID: row.OrganizationID, ID: id, DisplayName: row.DisplayName, LegalNameAr: row.LegalNameAr, LegalNameEn: row.LegalNameEn,
 			VatReference: row.VatReference, LifecycleStatus: row.LifecycleStatus,
 		}
 		// The document forbids null for display_name, legal_name_en and lifecycle_status.
@@ -190,7 +194,7 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 		}
 		if unchanged(row, next) {
 			cb = before
-			cb.Resources, err = listResources(ctx, q, id)
+			cb.Resources, err = listResources(ctx, q, row.OrganizationID, id)
 			return err
 		}
 		updated, err := q.ConnectedBusinessUpdate(ctx, next)
@@ -199,13 +203,13 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 		}
 		if updated.LifecycleStatus != row.LifecycleStatus {
 			if err := q.ServiceResourceSetStatusByBusiness(ctx, dbq.ServiceResourceSetStatusByBusinessParams{
-				ConnectedBusinessID: &id, LifecycleStatus: updated.LifecycleStatus,
+				OrganizationID: row.OrganizationID, ConnectedBusinessID: &id, LifecycleStatus: updated.LifecycleStatus,
 			}); err != nil {
 				return err
 			}
 		}
 		cb = businessFromRow(updated)
-		if cb.Resources, err = listResources(ctx, q, id); err != nil {
+		if cb.Resources, err = listResources(ctx, q, row.OrganizationID, id); err != nil {
 			return err
 		}
 		return audit(ctx, q, core.AuditEntry{
@@ -214,6 +218,19 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 		})
 	})
 	return cb, err
+}
+
+// lockBusiness locks the connected business id of the caller (of any organization, for the
+// operator) until the transaction ends.
+func lockBusiness(ctx context.Context, q *dbq.Queries, id uuid.UUID) (dbq.ConnectedBusiness, error) {
+	return owned(ctx,
+		func(org uuid.UUID) (dbq.ConnectedBusiness, error) {
+			return q.ConnectedBusinessGetByIDForUpdate(ctx, dbq.ConnectedBusinessGetByIDForUpdateParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.ConnectedBusiness, error) {
+			return q.ConnectedBusinessGetByIDForUpdateAnyOrganization(ctx, id)
+		},
+		"Connected business", id)
 }
 
 func unchanged(row dbq.ConnectedBusiness, next dbq.ConnectedBusinessUpdateParams) bool {
@@ -235,17 +252,14 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 	var cred *core.ConnectedBusinessCredential
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		// Locked so a concurrent suspension can't slip between the check and the insert.
-		row, err := q.ConnectedBusinessGetByIDForUpdate(ctx, id)
+		row, err := lockBusiness(ctx, q, id)
 		if err != nil {
-			return notFoundAs(err, "Connected business %s does not exist.", id)
-		}
-		if err := visible(ctx, row.OrganizationID, "Connected business", id); err != nil {
 			return err
 		}
 		if row.LifecycleStatus != core.BusinessActive {
 			return core.Errorf(core.EConflict, "Connected business %s is %s; only an active business gets credentials.", id, row.LifecycleStatus)
 		}
-		resources, err := listResources(ctx, q, id)
+		resources, err := listResources(ctx, q, row.OrganizationID, id)
 		if err != nil {
 			return err
 		}

@@ -134,11 +134,11 @@ func (s *OnboardingService) load(ctx context.Context, q *dbq.Queries, row dbq.On
 	if err != nil {
 		return nil, err
 	}
-	resource, err := q.ServiceResourceGetByID(ctx, row.ResourceID)
+	resource, err := q.ServiceResourceGetByID(ctx, dbq.ServiceResourceGetByIDParams{OrganizationID: row.OrganizationID, ID: row.ResourceID})
 	if err != nil {
 		return nil, err
 	}
-	key, err := q.APIKeyGetByID(ctx, row.ApiKeyID)
+	key, err := q.APIKeyGetByID(ctx, dbq.APIKeyGetByIDParams{OrganizationID: row.OrganizationID, ID: row.ApiKeyID})
 	if err != nil {
 		return nil, err
 	}

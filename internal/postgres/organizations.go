@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -64,12 +65,18 @@ func (s *OrganizationService) CreateOrganization(ctx context.Context, in core.Or
 
 // FindOrganizationByID implements core.OrganizationService.
 func (s *OrganizationService) FindOrganizationByID(ctx context.Context, id uuid.UUID) (*core.Organization, error) {
-	if err := visible(ctx, id, "Organization", id); err != nil {
-		return nil, err
-	}
-	row, err := s.db.queries(ctx).OrganizationGetByID(ctx, id)
+	q := s.db.queries(ctx)
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.Organization, error) {
+			if id != org { // an organization's only organization is its own
+				return dbq.Organization{}, pgx.ErrNoRows
+			}
+			return q.OrganizationGetByID(ctx, org)
+		},
+		func() (dbq.Organization, error) { return q.OrganizationGetByID(ctx, id) },
+		"Organization", id)
 	if err != nil {
-		return nil, notFoundAs(err, "Organization %s does not exist.", id)
+		return nil, err
 	}
 	return organizationFromRow(row), nil
 }

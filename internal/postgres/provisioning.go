@@ -109,7 +109,7 @@ func (w *ProvisioningWorker) workOne(ctx context.Context) (ran bool, err error) 
 // external resources, so its service becomes active. A subscription suspended or terminated
 // while it waited keeps that state; the job is done either way.
 func provision(ctx context.Context, q *dbq.Queries, job dbq.ProvisioningJob) error {
-	row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: job.SubscriptionID, OrganizationID: &job.OrganizationID})
+	row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: job.SubscriptionID, OrganizationID: job.OrganizationID})
 	if err != nil {
 		return err
 	}

@@ -135,13 +135,15 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 
 // FindSubscriptionByID implements core.SubscriptionService.
 func (s *SubscriptionService) FindSubscriptionByID(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
-	scope, err := tenantScope(ctx)
+	q := s.db.queries(ctx)
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.Subscription, error) {
+			return q.SubscriptionGetByID(ctx, dbq.SubscriptionGetByIDParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.Subscription, error) { return q.SubscriptionGetByIDAnyOrganization(ctx, id) },
+		"Subscription", id)
 	if err != nil {
 		return nil, err
-	}
-	row, err := s.db.queries(ctx).SubscriptionGetByID(ctx, dbq.SubscriptionGetByIDParams{ID: id, OrganizationID: scope})
-	if err != nil {
-		return nil, notFoundAs(err, "Subscription %s does not exist.", id)
 	}
 	return subscriptionFromRow(row)
 }
@@ -253,16 +255,17 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 	if err != nil {
 		return nil, err
 	}
-	scope, err := tenantScope(ctx)
-	if err != nil {
-		return nil, err
-	}
 	actor := p.ActorType()
 	var sub *core.Subscription
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
-		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: id, OrganizationID: scope})
+		row, err := owned(ctx,
+			func(org uuid.UUID) (dbq.Subscription, error) {
+				return q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
+			},
+			func() (dbq.Subscription, error) { return q.SubscriptionGetByIDForUpdateAnyOrganization(ctx, id) },
+			"Subscription", id)
 		if err != nil {
-			return notFoundAs(err, "Subscription %s does not exist.", id)
+			return err
 		}
 		before, err := subscriptionFromRow(row)
 		if err != nil {
@@ -389,20 +392,6 @@ func (s *SubscriptionService) accessibleOrganization(ctx context.Context, organi
 		return uuid.Nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", organizationID)
 	}
 	return id, err
-}
-
-// tenantScope is the organization filter of the principal's queries: its own organization,
-// or nil (every organization) for the operator.
-func tenantScope(ctx context.Context) (*uuid.UUID, error) {
-	p, err := core.PrincipalFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if p.IsOperator() {
-		return nil, nil
-	}
-	id := p.OrganizationID
-	return &id, nil
 }
 
 // productNamed finds the product a request body names; a product that does not exist makes

@@ -3,10 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -143,11 +141,14 @@ func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.Suppor
 
 // FindSupportCaseByID implements core.SupportCaseService.
 func (s *SupportCaseService) FindSupportCaseByID(ctx context.Context, id uuid.UUID) (*core.SupportCase, error) {
-	row, err := s.db.queries(ctx).SupportCaseGetByID(ctx, id)
+	q := s.db.queries(ctx)
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.SupportCase, error) {
+			return q.SupportCaseGetByID(ctx, dbq.SupportCaseGetByIDParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.SupportCase, error) { return q.SupportCaseGetByIDAnyOrganization(ctx, id) },
+		"Support case", id)
 	if err != nil {
-		return nil, caseNotFound(err, id)
-	}
-	if err := visible(ctx, row.OrganizationID, "Support case", id); err != nil {
 		return nil, err
 	}
 	return supportCaseFromRow(row), nil
@@ -157,18 +158,20 @@ func (s *SupportCaseService) FindSupportCaseByID(ctx context.Context, id uuid.UU
 func (s *SupportCaseService) CloseSupportCase(ctx context.Context, id uuid.UUID) (*core.SupportCase, error) {
 	var closed *core.SupportCase
 	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
-		row, err := q.SupportCaseGetByIDForUpdate(ctx, id)
+		row, err := owned(ctx,
+			func(org uuid.UUID) (dbq.SupportCase, error) {
+				return q.SupportCaseGetByIDForUpdate(ctx, dbq.SupportCaseGetByIDForUpdateParams{OrganizationID: org, ID: id})
+			},
+			func() (dbq.SupportCase, error) { return q.SupportCaseGetByIDForUpdateAnyOrganization(ctx, id) },
+			"Support case", id)
 		if err != nil {
-			return caseNotFound(err, id)
-		}
-		if err := visible(ctx, row.OrganizationID, "Support case", id); err != nil {
 			return err
 		}
 		before := supportCaseFromRow(row)
 		if before.Status == core.SupportCaseClosed {
 			return core.Errorf(core.EInvalidTransition, "Support case %s is already closed.", id)
 		}
-		row, err = q.SupportCaseClose(ctx, id)
+		row, err = q.SupportCaseClose(ctx, dbq.SupportCaseCloseParams{OrganizationID: row.OrganizationID, ID: id})
 		if err != nil {
 			return err
 		}
@@ -179,13 +182,6 @@ func (s *SupportCaseService) CloseSupportCase(ctx context.Context, id uuid.UUID)
 		})
 	})
 	return closed, err
-}
-
-func caseNotFound(err error, id uuid.UUID) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return core.Errorf(core.ENotFound, "Support case %s does not exist.", id)
-	}
-	return translate(err)
 }
 
 func supportCaseFromRow(r dbq.SupportCase) *core.SupportCase {

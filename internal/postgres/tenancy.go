@@ -75,17 +75,25 @@ func organizationExists(ctx context.Context, q *dbq.Queries, id uuid.UUID) error
 	return err
 }
 
-// visible answers ENotFound, exactly as for a missing resource, when the caller may not see
-// a resource of organization owner.
-func visible(ctx context.Context, owner uuid.UUID, what string, id uuid.UUID) error {
+// owned reads a row of a tenant-owned table for the caller: an organization principal through
+// own, whose SQL filters on its organization (another organization's row is not found, and a
+// FOR UPDATE does not lock it); the operator through anyOrganization. A row not found is
+// ENotFound with the message what formats with id.
+func owned[T any](ctx context.Context, own func(org uuid.UUID) (T, error), anyOrganization func() (T, error), what string, id uuid.UUID) (T, error) {
+	var row T
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
-		return err
+		return row, err
 	}
-	if !p.CanAccessOrganization(owner) {
-		return core.Errorf(core.ENotFound, "%s %s does not exist.", what, id)
+	if p.IsOperator() {
+		row, err = anyOrganization()
+	} else {
+		row, err = own(p.OrganizationID)
 	}
-	return nil
+	if err != nil {
+		return row, notFoundAs(err, what+" %s does not exist.", id)
+	}
+	return row, nil
 }
 
 // parseCursor reads a next_cursor handed out by page.

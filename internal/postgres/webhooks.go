@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -83,8 +81,16 @@ func (s *WebhookService) ListWebhookEndpoints(ctx context.Context, f core.Webhoo
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.WebhookEndpointListParams{OrganizationID: org, After: after, RowLimit: int32(f.Limit) + 1}
-	rows, err := s.db.queries(ctx).WebhookEndpointList(ctx, params)
+	var rows []dbq.WebhookEndpoint
+	if org != nil {
+		rows, err = s.db.queries(ctx).WebhookEndpointList(ctx, dbq.WebhookEndpointListParams{
+			OrganizationID: *org, After: after, RowLimit: int32(f.Limit) + 1,
+		})
+	} else {
+		rows, err = s.db.queries(ctx).WebhookEndpointListAnyOrganization(ctx, dbq.WebhookEndpointListAnyOrganizationParams{
+			After: after, RowLimit: int32(f.Limit) + 1,
+		})
+	}
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -109,10 +115,11 @@ func (s *WebhookService) FindWebhookEndpointByID(ctx context.Context, id uuid.UU
 // CASCADE); an attempt in flight at that moment finds its delivery gone and records nothing.
 func (s *WebhookService) DeleteWebhookEndpoint(ctx context.Context, id uuid.UUID) error {
 	return s.db.WithTx(ctx, func(q *dbq.Queries) error {
-		if _, err := visibleEndpoint(ctx, q, id); err != nil {
+		endpoint, err := visibleEndpoint(ctx, q, id)
+		if err != nil {
 			return err
 		}
-		row, err := q.WebhookEndpointDelete(ctx, id)
+		row, err := q.WebhookEndpointDelete(ctx, dbq.WebhookEndpointDeleteParams{OrganizationID: endpoint.OrganizationID, ID: id})
 		if err != nil {
 			return notFoundAs(err, "Webhook endpoint %s does not exist.", id)
 		}
@@ -156,17 +163,12 @@ func (s *WebhookService) SendWebhookTest(ctx context.Context, id uuid.UUID) (*co
 
 // visibleEndpoint reads an endpoint the caller may see, or answers ENotFound.
 func visibleEndpoint(ctx context.Context, q *dbq.Queries, id uuid.UUID) (dbq.WebhookEndpoint, error) {
-	row, err := q.WebhookEndpointGetByID(ctx, id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return row, core.Errorf(core.ENotFound, "Webhook endpoint %s does not exist.", id)
-	}
-	if err != nil {
-		return row, translate(err)
-	}
-	if err := visible(ctx, row.OrganizationID, "Webhook endpoint", id); err != nil {
-		return row, err
-	}
-	return row, nil
+	return owned(ctx,
+		func(org uuid.UUID) (dbq.WebhookEndpoint, error) {
+			return q.WebhookEndpointGetByID(ctx, dbq.WebhookEndpointGetByIDParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.WebhookEndpoint, error) { return q.WebhookEndpointGetByIDAnyOrganization(ctx, id) },
+		"Webhook endpoint", id)
 }
 
 func webhookEndpointFromRow(r dbq.WebhookEndpoint) *core.WebhookEndpoint {

@@ -1,0 +1,192 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// tenancyExempt lists the queries that touch a tenant-owned table (one with an
+// organization_id column) without `organization_id = ` in their SQL, each with why the
+// organization is not, or cannot be, the caller's. Anything else must filter on it.
+var tenancyExempt = map[string]string{
+	// Authentication: the credential is what tells whose request it is.
+	"APIKeyGetByPrefix":   "authentication looks a key up by its public prefix before any tenant is known",
+	"OAuthTokenGetByHash": "authentication looks a token up by its hash before any tenant is known",
+	"APIKeyTouch":         "authentication maintains last_used_at of the key it just found by prefix",
+	// The operator's cross-tenant reads: only ever called for the operator principal.
+	"APIKeyGetByIDAnyOrganization":                     "operator read",
+	"APIKeyGetByIDForUpdateAnyOrganization":            "operator read",
+	"APIKeyListAnyOrganization":                        "operator read",
+	"ConnectedBusinessGetByIDAnyOrganization":          "operator read",
+	"ConnectedBusinessGetByIDForUpdateAnyOrganization": "operator read",
+	"ConnectedBusinessListAnyOrganization":             "operator read",
+	"SubscriptionGetByIDAnyOrganization":               "operator read",
+	"SubscriptionGetByIDForUpdateAnyOrganization":      "operator read",
+	"SupportCaseGetByIDAnyOrganization":                "operator read",
+	"SupportCaseGetByIDForUpdateAnyOrganization":       "operator read",
+	"TaxInvoiceGetByIDAnyOrganization":                 "operator read",
+	"WebhookEndpointGetByIDAnyOrganization":            "operator read",
+	"WebhookEndpointListAnyOrganization":               "operator read",
+	"AuditEventListAnyOrganization":                    "operator read",
+}
+
+// TestEveryTenantQueryFiltersOnOrganization reads every sqlc query of db/queries and fails when
+// one reads, locks, updates or deletes rows of a table that has an organization_id column
+// (per the catalog of a migrated database) without an `organization_id = ` predicate, unless
+// it is in tenancyExempt. A nullable filter (`… IS NULL OR organization_id = …`) never counts.
+func TestEveryTenantQueryFiltersOnOrganization(t *testing.T) {
+	t.Parallel()
+	tenant := tenantTables(t)
+	if !tenant["api_keys"] || !tenant["subscriptions"] {
+		t.Fatalf("tenant-owned tables from the catalog = %v; expected api_keys and subscriptions among them", tenant)
+	}
+	queries := readQueries(t, filepath.Join("..", "..", "db", "queries"))
+	if len(queries) < 50 {
+		t.Fatalf("read %d queries from db/queries; expected all of them", len(queries))
+	}
+	seen := map[string]bool{}
+	for _, q := range queries {
+		seen[q.name] = true
+		if problem := tenancyProblem(q, tenant); problem != "" {
+			if _, ok := tenancyExempt[q.name]; !ok {
+				t.Errorf("%s (%s): %s", q.name, q.file, problem)
+			}
+		}
+	}
+	for name := range tenancyExempt {
+		if !seen[name] {
+			t.Errorf("tenancyExempt names %s, which is no query of db/queries: remove it", name)
+		}
+	}
+}
+
+// TestTenancyCheckCatchesAMissingFilter shows the check above can fail: synthetic queries
+// without the predicate, or with only a nullable one, are reported; correct ones are not.
+func TestTenancyCheckCatchesAMissingFilter(t *testing.T) {
+	t.Parallel()
+	tenant := map[string]bool{"api_keys": true, "support_cases": true}
+	for _, tc := range []struct {
+		sql  string
+		want bool // a problem
+	}{
+		{"SELECT * FROM api_keys WHERE id = @id FOR UPDATE;", true},
+		{"SELECT * FROM api_keys WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id));", true},
+		{"UPDATE support_cases SET status = 'closed' WHERE id = @id RETURNING *;", true},
+		{"DELETE FROM api_keys WHERE id = @id;", true},
+		{"SELECT k.id FROM products p JOIN api_keys k ON k.id = p.id;", true},
+		{"INSERT INTO support_cases (id, status) SELECT @id, status FROM support_cases WHERE id = @other;", true},
+		{"SELECT * FROM api_keys WHERE organization_id = @organization_id AND id = @id FOR UPDATE;", false},
+		{"UPDATE support_cases SET status = 'closed' WHERE organization_id = @organization_id AND id = @id;", false},
+		{"INSERT INTO api_keys (id, organization_id) VALUES (@id, @organization_id);", false},
+		{"SELECT * FROM products WHERE id = @id;", false},
+	} {
+		got := tenancyProblem(query{name: "Synthetic", sql: tc.sql}, tenant) != ""
+		if got != tc.want {
+			t.Errorf("problem reported = %v, want %v, for %s", got, tc.want, tc.sql)
+		}
+	}
+}
+
+type query struct{ name, file, sql string }
+
+var nameLine = regexp.MustCompile(`(?m)^-- name: (\w+) `)
+
+// readQueries splits every .sql file of dir into its `-- name:` blocks, comments removed.
+func readQueries(t *testing.T, dir string) []query {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no query files in %s: %v", dir, err)
+	}
+	var out []query
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		marks := nameLine.FindAllStringSubmatchIndex(text, -1)
+		for i, m := range marks {
+			end := len(text)
+			if i+1 < len(marks) {
+				end = marks[i+1][0]
+			}
+			var body []string
+			for _, line := range strings.Split(text[m[1]:end], "\n")[1:] {
+				if code, _, _ := strings.Cut(line, "--"); strings.TrimSpace(code) != "" {
+					body = append(body, code)
+				}
+			}
+			out = append(out, query{name: text[m[2]:m[3]], file: filepath.Base(f), sql: strings.Join(body, "\n")})
+		}
+	}
+	return out
+}
+
+var (
+	tableRef       = regexp.MustCompile(`(?i)\b(?:FROM|JOIN|UPDATE|INTO)\s+(\w+)`)
+	orgPredicate   = regexp.MustCompile(`(?i)\borganization_id\s*=\s*(?:@|\$|sqlc\.arg)`)
+	nullableFilter = regexp.MustCompile(`(?i)IS\s+NULL\s+OR\s+[\w.]*organization_id\b`)
+	plainInsert    = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+\w+\s*\(([^)]*)\)\s*VALUES\b`)
+)
+
+// tenancyProblem says what is wrong with q's tenancy, or "" when nothing is: q touches no
+// tenant-owned table, or filters on organization_id, or is an INSERT … VALUES that sets it.
+func tenancyProblem(q query, tenant map[string]bool) string {
+	var touched []string
+	for _, m := range tableRef.FindAllStringSubmatch(q.sql, -1) {
+		if name := strings.ToLower(m[1]); tenant[name] && !slices.Contains(touched, name) {
+			touched = append(touched, name)
+		}
+	}
+	if len(touched) == 0 {
+		return ""
+	}
+	if nullableFilter.MatchString(q.sql) {
+		return "filters on organization_id only when it is given (IS NULL OR …): write a query per case"
+	}
+	if m := plainInsert.FindStringSubmatch(q.sql); m != nil && !strings.Contains(strings.ToUpper(q.sql), " SELECT ") {
+		if slices.Contains(strings.Fields(strings.ReplaceAll(m[1], ",", " ")), "organization_id") {
+			return ""
+		}
+	}
+	if orgPredicate.MatchString(q.sql) {
+		return ""
+	}
+	return "touches " + strings.Join(touched, ", ") + " without an `organization_id = ` predicate"
+}
+
+// tenantTables are the tables of the migrated schema that have an organization_id column.
+func tenantTables(t *testing.T) map[string]bool {
+	t.Helper()
+	db := openDB(t)
+	rows, err := db.Pool.Query(context.Background(),
+		`SELECT table_name FROM information_schema.columns
+		 WHERE table_schema = 'public' AND column_name = 'organization_id'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = true
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	t.Logf("tenant-owned tables: %s", strings.Join(names, ", "))
+	return out
+}
