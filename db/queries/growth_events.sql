@@ -24,7 +24,25 @@ SELECT
 FROM growth_events
 WHERE occurred_at >= @since AND occurred_at <= @until
   AND traffic_type = ANY(@traffic_types::text[])
-  AND (sqlc.narg(organization_id)::text IS NULL OR organization_id = sqlc.narg(organization_id))
+  AND organization_id = @organization_id::text
+GROUP BY GROUPING SETS ((event_name), (product), (source));
+
+-- name: GrowthSummaryCountsAnyOrganization :many
+-- The operator's provider-wide summary: every organization.
+-- One pass over the window: events per name, per product and per source (GROUPING SETS).
+-- dimension says which set a row belongs to; the other columns of that row are NULL, and
+-- product or source may also be NULL as a value (events without one).
+SELECT
+    CASE WHEN GROUPING(event_name) = 0 THEN 'event_name'
+         WHEN GROUPING(product) = 0 THEN 'product'
+         ELSE 'source' END::text AS dimension,
+    coalesce(event_name, '')::text AS event_name,
+    product,
+    source,
+    count(*)::bigint AS events
+FROM growth_events
+WHERE occurred_at >= @since AND occurred_at <= @until
+  AND traffic_type = ANY(@traffic_types::text[])
 GROUP BY GROUPING SETS ((event_name), (product), (source));
 
 -- name: GrowthSummaryUniques :one
@@ -35,14 +53,31 @@ SELECT
         SELECT DISTINCT e.organization_id FROM growth_events e
         WHERE e.occurred_at >= @since AND e.occurred_at <= @until
           AND e.traffic_type = ANY(@traffic_types::text[])
-          AND (sqlc.narg(organization_id)::text IS NULL OR e.organization_id = sqlc.narg(organization_id))
+          AND e.organization_id = @organization_id::text
     ) organizations)::bigint AS organizations,
     (SELECT count(*) FROM (
         SELECT DISTINCT v.anonymous_id FROM growth_events v
         WHERE v.occurred_at >= @since AND v.occurred_at <= @until
           AND v.traffic_type = ANY(@traffic_types::text[])
           AND v.anonymous_id IS NOT NULL
-          AND (sqlc.narg(organization_id)::text IS NULL OR v.organization_id = sqlc.narg(organization_id))
+          AND v.organization_id = @organization_id::text
+    ) visitors)::bigint AS anonymous_visitors;
+
+-- name: GrowthSummaryUniquesAnyOrganization :one
+-- The operator's provider-wide summary: every organization.
+-- DISTINCT subqueries rather than count(DISTINCT): they hash, in parallel, instead of
+-- sorting text under the database collation.
+SELECT
+    (SELECT count(*) FROM (
+        SELECT DISTINCT e.organization_id FROM growth_events e
+        WHERE e.occurred_at >= @since AND e.occurred_at <= @until
+          AND e.traffic_type = ANY(@traffic_types::text[])
+    ) organizations)::bigint AS organizations,
+    (SELECT count(*) FROM (
+        SELECT DISTINCT v.anonymous_id FROM growth_events v
+        WHERE v.occurred_at >= @since AND v.occurred_at <= @until
+          AND v.traffic_type = ANY(@traffic_types::text[])
+          AND v.anonymous_id IS NOT NULL
     ) visitors)::bigint AS anonymous_visitors;
 
 -- name: GrowthSummaryFunnel :many
@@ -54,14 +89,26 @@ FROM (
     WHERE occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[])
       AND event_name = ANY(@funnel_events::text[])
-      AND (sqlc.narg(organization_id)::text IS NULL OR organization_id = sqlc.narg(organization_id))
+      AND organization_id = @organization_id::text
+) actors
+GROUP BY event_name;
+
+-- name: GrowthSummaryFunnelAnyOrganization :many
+-- The operator's provider-wide summary: every organization.
+-- Distinct actors per funnel step: the anonymous visitor when known, else the organization.
+SELECT event_name, count(*)::bigint AS actors
+FROM (
+    SELECT DISTINCT event_name, anonymous_id, CASE WHEN anonymous_id IS NULL THEN organization_id END AS organization_id
+    FROM growth_events
+    WHERE occurred_at >= @since AND occurred_at <= @until
+      AND traffic_type = ANY(@traffic_types::text[])
+      AND event_name = ANY(@funnel_events::text[])
 ) actors
 GROUP BY event_name;
 
 -- name: GrowthSummaryPlanSettings :exec
--- For the summary's transaction: plan each query for its actual filters (a cached generic
--- plan cannot use the per-organization index behind "organization_id IS NULL OR …"), and
--- give its hash aggregates room for a month of events in memory.
+-- For the summary's transaction: plan each query for its actual window, and give its hash
+-- aggregates room for a month of events in memory.
 SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', '64MB', true);
 
 -- name: GrowthRollupCounts :many

@@ -192,7 +192,7 @@ SELECT
 FROM growth_events
 WHERE occurred_at >= $1 AND occurred_at <= $2
   AND traffic_type = ANY($3::text[])
-  AND ($4::text IS NULL OR organization_id = $4)
+  AND organization_id = $4::text
 GROUP BY GROUPING SETS ((event_name), (product), (source))
 `
 
@@ -200,7 +200,7 @@ type GrowthSummaryCountsParams struct {
 	Since          time.Time
 	Until          time.Time
 	TrafficTypes   []string
-	OrganizationID *string
+	OrganizationID string
 }
 
 type GrowthSummaryCountsRow struct {
@@ -245,6 +245,65 @@ func (q *Queries) GrowthSummaryCounts(ctx context.Context, arg GrowthSummaryCoun
 	return items, nil
 }
 
+const growthSummaryCountsAnyOrganization = `-- name: GrowthSummaryCountsAnyOrganization :many
+SELECT
+    CASE WHEN GROUPING(event_name) = 0 THEN 'event_name'
+         WHEN GROUPING(product) = 0 THEN 'product'
+         ELSE 'source' END::text AS dimension,
+    coalesce(event_name, '')::text AS event_name,
+    product,
+    source,
+    count(*)::bigint AS events
+FROM growth_events
+WHERE occurred_at >= $1 AND occurred_at <= $2
+  AND traffic_type = ANY($3::text[])
+GROUP BY GROUPING SETS ((event_name), (product), (source))
+`
+
+type GrowthSummaryCountsAnyOrganizationParams struct {
+	Since        time.Time
+	Until        time.Time
+	TrafficTypes []string
+}
+
+type GrowthSummaryCountsAnyOrganizationRow struct {
+	Dimension string
+	EventName string
+	Product   *string
+	Source    *string
+	Events    int64
+}
+
+// The operator's provider-wide summary: every organization.
+// One pass over the window: events per name, per product and per source (GROUPING SETS).
+// dimension says which set a row belongs to; the other columns of that row are NULL, and
+// product or source may also be NULL as a value (events without one).
+func (q *Queries) GrowthSummaryCountsAnyOrganization(ctx context.Context, arg GrowthSummaryCountsAnyOrganizationParams) ([]GrowthSummaryCountsAnyOrganizationRow, error) {
+	rows, err := q.db.Query(ctx, growthSummaryCountsAnyOrganization, arg.Since, arg.Until, arg.TrafficTypes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GrowthSummaryCountsAnyOrganizationRow
+	for rows.Next() {
+		var i GrowthSummaryCountsAnyOrganizationRow
+		if err := rows.Scan(
+			&i.Dimension,
+			&i.EventName,
+			&i.Product,
+			&i.Source,
+			&i.Events,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const growthSummaryFunnel = `-- name: GrowthSummaryFunnel :many
 SELECT event_name, count(*)::bigint AS actors
 FROM (
@@ -253,7 +312,7 @@ FROM (
     WHERE occurred_at >= $1 AND occurred_at <= $2
       AND traffic_type = ANY($3::text[])
       AND event_name = ANY($4::text[])
-      AND ($5::text IS NULL OR organization_id = $5)
+      AND organization_id = $5::text
 ) actors
 GROUP BY event_name
 `
@@ -263,7 +322,7 @@ type GrowthSummaryFunnelParams struct {
 	Until          time.Time
 	TrafficTypes   []string
 	FunnelEvents   []string
-	OrganizationID *string
+	OrganizationID string
 }
 
 type GrowthSummaryFunnelRow struct {
@@ -298,13 +357,63 @@ func (q *Queries) GrowthSummaryFunnel(ctx context.Context, arg GrowthSummaryFunn
 	return items, nil
 }
 
+const growthSummaryFunnelAnyOrganization = `-- name: GrowthSummaryFunnelAnyOrganization :many
+SELECT event_name, count(*)::bigint AS actors
+FROM (
+    SELECT DISTINCT event_name, anonymous_id, CASE WHEN anonymous_id IS NULL THEN organization_id END AS organization_id
+    FROM growth_events
+    WHERE occurred_at >= $1 AND occurred_at <= $2
+      AND traffic_type = ANY($3::text[])
+      AND event_name = ANY($4::text[])
+) actors
+GROUP BY event_name
+`
+
+type GrowthSummaryFunnelAnyOrganizationParams struct {
+	Since        time.Time
+	Until        time.Time
+	TrafficTypes []string
+	FunnelEvents []string
+}
+
+type GrowthSummaryFunnelAnyOrganizationRow struct {
+	EventName string
+	Actors    int64
+}
+
+// The operator's provider-wide summary: every organization.
+// Distinct actors per funnel step: the anonymous visitor when known, else the organization.
+func (q *Queries) GrowthSummaryFunnelAnyOrganization(ctx context.Context, arg GrowthSummaryFunnelAnyOrganizationParams) ([]GrowthSummaryFunnelAnyOrganizationRow, error) {
+	rows, err := q.db.Query(ctx, growthSummaryFunnelAnyOrganization,
+		arg.Since,
+		arg.Until,
+		arg.TrafficTypes,
+		arg.FunnelEvents,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GrowthSummaryFunnelAnyOrganizationRow
+	for rows.Next() {
+		var i GrowthSummaryFunnelAnyOrganizationRow
+		if err := rows.Scan(&i.EventName, &i.Actors); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const growthSummaryPlanSettings = `-- name: GrowthSummaryPlanSettings :exec
 SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', '64MB', true)
 `
 
-// For the summary's transaction: plan each query for its actual filters (a cached generic
-// plan cannot use the per-organization index behind "organization_id IS NULL OR …"), and
-// give its hash aggregates room for a month of events in memory.
+// For the summary's transaction: plan each query for its actual window, and give its hash
+// aggregates room for a month of events in memory.
 func (q *Queries) GrowthSummaryPlanSettings(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, growthSummaryPlanSettings)
 	return err
@@ -316,14 +425,14 @@ SELECT
         SELECT DISTINCT e.organization_id FROM growth_events e
         WHERE e.occurred_at >= $1 AND e.occurred_at <= $2
           AND e.traffic_type = ANY($3::text[])
-          AND ($4::text IS NULL OR e.organization_id = $4)
+          AND e.organization_id = $4::text
     ) organizations)::bigint AS organizations,
     (SELECT count(*) FROM (
         SELECT DISTINCT v.anonymous_id FROM growth_events v
         WHERE v.occurred_at >= $1 AND v.occurred_at <= $2
           AND v.traffic_type = ANY($3::text[])
           AND v.anonymous_id IS NOT NULL
-          AND ($4::text IS NULL OR v.organization_id = $4)
+          AND v.organization_id = $4::text
     ) visitors)::bigint AS anonymous_visitors
 `
 
@@ -331,7 +440,7 @@ type GrowthSummaryUniquesParams struct {
 	Since          time.Time
 	Until          time.Time
 	TrafficTypes   []string
-	OrganizationID *string
+	OrganizationID string
 }
 
 type GrowthSummaryUniquesRow struct {
@@ -349,6 +458,42 @@ func (q *Queries) GrowthSummaryUniques(ctx context.Context, arg GrowthSummaryUni
 		arg.OrganizationID,
 	)
 	var i GrowthSummaryUniquesRow
+	err := row.Scan(&i.Organizations, &i.AnonymousVisitors)
+	return i, err
+}
+
+const growthSummaryUniquesAnyOrganization = `-- name: GrowthSummaryUniquesAnyOrganization :one
+SELECT
+    (SELECT count(*) FROM (
+        SELECT DISTINCT e.organization_id FROM growth_events e
+        WHERE e.occurred_at >= $1 AND e.occurred_at <= $2
+          AND e.traffic_type = ANY($3::text[])
+    ) organizations)::bigint AS organizations,
+    (SELECT count(*) FROM (
+        SELECT DISTINCT v.anonymous_id FROM growth_events v
+        WHERE v.occurred_at >= $1 AND v.occurred_at <= $2
+          AND v.traffic_type = ANY($3::text[])
+          AND v.anonymous_id IS NOT NULL
+    ) visitors)::bigint AS anonymous_visitors
+`
+
+type GrowthSummaryUniquesAnyOrganizationParams struct {
+	Since        time.Time
+	Until        time.Time
+	TrafficTypes []string
+}
+
+type GrowthSummaryUniquesAnyOrganizationRow struct {
+	Organizations     int64
+	AnonymousVisitors int64
+}
+
+// The operator's provider-wide summary: every organization.
+// DISTINCT subqueries rather than count(DISTINCT): they hash, in parallel, instead of
+// sorting text under the database collation.
+func (q *Queries) GrowthSummaryUniquesAnyOrganization(ctx context.Context, arg GrowthSummaryUniquesAnyOrganizationParams) (GrowthSummaryUniquesAnyOrganizationRow, error) {
+	row := q.db.QueryRow(ctx, growthSummaryUniquesAnyOrganization, arg.Since, arg.Until, arg.TrafficTypes)
+	var i GrowthSummaryUniquesAnyOrganizationRow
 	err := row.Scan(&i.Organizations, &i.AnonymousVisitors)
 	return i, err
 }

@@ -38,7 +38,7 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := organizationFor(p, in.OrganizationID, "/organization_id")
+	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func growthOrganization(p *core.Principal, raw, field string) (string, error) {
 	if p.IsOperator() {
 		return raw, nil
 	}
-	id, err := organizationFor(p, raw, field)
+	id, err := p.OrganizationFor(raw, field)
 	return id.String(), err
 }
 
@@ -164,23 +164,55 @@ type summaryWindow struct {
 // summaryFromEvents reads the summary from growth_events, whose per-organization index
 // makes one organization's summary fast.
 func summaryFromEvents(ctx context.Context, q *dbq.Queries, w summaryWindow, sum *core.GrowthSummary) error {
+	if w.org == nil {
+		return summaryFromAllEvents(ctx, q, w, sum)
+	}
+	org := *w.org
 	counts, err := q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
-		Since: w.since, Until: w.until, TrafficTypes: w.traffic, OrganizationID: w.org,
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, OrganizationID: org,
 	})
 	if err != nil {
 		return err
 	}
 	uniques, err := q.GrowthSummaryUniques(ctx, dbq.GrowthSummaryUniquesParams{
-		Since: w.since, Until: w.until, TrafficTypes: w.traffic, OrganizationID: w.org,
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, OrganizationID: org,
 	})
 	if err != nil {
 		return err
 	}
 	funnel, err := q.GrowthSummaryFunnel(ctx, dbq.GrowthSummaryFunnelParams{
-		Since: w.since, Until: w.until, TrafficTypes: w.traffic, FunnelEvents: core.GrowthFunnel, OrganizationID: w.org,
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, FunnelEvents: core.GrowthFunnel, OrganizationID: org,
 	})
 	if err != nil {
 		return err
+	}
+	sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
+	fillCounts(sum, counts)
+	fillFunnel(sum, funnel)
+	return nil
+}
+
+// summaryFromAllEvents reads the provider-wide summary from growth_events.
+func summaryFromAllEvents(ctx context.Context, q *dbq.Queries, w summaryWindow, sum *core.GrowthSummary) error {
+	counts, err := allCounts(ctx, q, w.since, w.until, w.traffic)
+	if err != nil {
+		return err
+	}
+	uniques, err := q.GrowthSummaryUniquesAnyOrganization(ctx, dbq.GrowthSummaryUniquesAnyOrganizationParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic,
+	})
+	if err != nil {
+		return err
+	}
+	rows, err := q.GrowthSummaryFunnelAnyOrganization(ctx, dbq.GrowthSummaryFunnelAnyOrganizationParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, FunnelEvents: core.GrowthFunnel,
+	})
+	if err != nil {
+		return err
+	}
+	funnel := make([]dbq.GrowthSummaryFunnelRow, len(rows))
+	for i, r := range rows {
+		funnel[i] = dbq.GrowthSummaryFunnelRow(r)
 	}
 	sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
 	fillCounts(sum, counts)
@@ -200,7 +232,7 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	}
 	var counts []dbq.GrowthSummaryCountsRow
 	raw := func(since, until time.Time) error {
-		rows, err := q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{Since: since, Until: until, TrafficTypes: w.traffic})
+		rows, err := allCounts(ctx, q, since, until, w.traffic)
 		counts = append(counts, rows...)
 		return err
 	}
@@ -255,6 +287,18 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 }
 
 // mergeCounts adds up the rows of the same dimension and value.
+// allCounts are the event counts of every organization in [since, until].
+func allCounts(ctx context.Context, q *dbq.Queries, since, until time.Time, traffic []string) ([]dbq.GrowthSummaryCountsRow, error) {
+	rows, err := q.GrowthSummaryCountsAnyOrganization(ctx, dbq.GrowthSummaryCountsAnyOrganizationParams{
+		Since: since, Until: until, TrafficTypes: traffic,
+	})
+	counts := make([]dbq.GrowthSummaryCountsRow, len(rows))
+	for i, r := range rows {
+		counts[i] = dbq.GrowthSummaryCountsRow(r)
+	}
+	return counts, err
+}
+
 func mergeCounts(rows []dbq.GrowthSummaryCountsRow) []dbq.GrowthSummaryCountsRow {
 	type key struct {
 		dimension, value string

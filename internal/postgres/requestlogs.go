@@ -107,7 +107,7 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 		RowLimit:       int32(f.Limit) + 1,
 	}
 	if f.OrganizationID != nil {
-		if params.OrganizationID, err = organizationFor(p, *f.OrganizationID, "organization_id"); err != nil {
+		if params.OrganizationID, err = p.OrganizationFor(*f.OrganizationID, "organization_id"); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -387,7 +387,7 @@ func (s *SubscriptionService) accessibleOrganization(ctx context.Context, organi
 	if err != nil {
 		return uuid.Nil, err
 	}
-	id, err := organizationFor(p, organizationID, field)
+	id, err := p.OrganizationFor(organizationID, field)
 	if core.ErrorCode(err) == core.EUnprocessable {
 		return uuid.Nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", organizationID)
 	}

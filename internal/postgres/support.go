@@ -24,7 +24,7 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := organizationFor(p, in.OrganizationID, "/organization_id")
+	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.Suppor
 	if err != nil {
 		return nil, nil, err
 	}
-	orgID, err := organizationFor(p, f.OrganizationID, "organization_id")
+	orgID, err := p.OrganizationFor(f.OrganizationID, "organization_id")
 	if err != nil {
 		return nil, nil, err
 	}

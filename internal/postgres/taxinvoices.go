@@ -35,13 +35,9 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := uuid.Parse(in.OrganizationID)
-	if err != nil || !p.CanAccessOrganization(orgID) {
-		if !p.IsOperator() {
-			return nil, &core.Error{Code: core.EForbidden, Message: "organization_id must be your own organization.",
-				Fields: []core.FieldError{{Location: "body", Pointer: "/organization_id", Code: "forbidden", Message: "not your organization"}}}
-		}
-		return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", in.OrganizationID)
+	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
+	if err != nil {
+		return nil, err
 	}
 	draft, err := einvoice.Prepare(in.Request)
 	if errors.Is(err, einvoice.ErrAmountOutOfRange) {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -11,30 +10,6 @@ import (
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
 )
-
-// organizationFor resolves an organization id sent in a body or query to the organization
-// the caller acts for. field names it: a JSON pointer ("/organization_id") for a body field,
-// the parameter name for a query parameter. An organization principal may only name its
-// own: anything else is EForbidden, never a success.
-func organizationFor(p *core.Principal, raw, field string) (uuid.UUID, error) {
-	id, err := uuid.Parse(raw)
-	if p.IsOperator() {
-		if err != nil {
-			return uuid.Nil, core.Errorf(core.EUnprocessable, "Organization %q does not exist.", raw)
-		}
-		return id, nil
-	}
-	if err != nil || id != p.OrganizationID {
-		location := "query"
-		if strings.HasPrefix(field, "/") {
-			location = "body"
-		}
-		return uuid.Nil, &core.Error{Code: core.EForbidden,
-			Message: "The credential may only act for its own organization.",
-			Fields:  []core.FieldError{{Location: location, Pointer: field, Code: "forbidden", Message: "Not the caller's organization."}}}
-	}
-	return id, nil
-}
 
 // listScope is the organization filter of a list query from the caller and an optional
 // organization_id query parameter: the named organization (its own, for an organization
@@ -47,7 +22,7 @@ func listScope(ctx context.Context, organizationID, cursor *string) (org, after 
 	}
 	switch {
 	case organizationID != nil:
-		id, err := organizationFor(p, *organizationID, "organization_id")
+		id, err := p.OrganizationFor(*organizationID, "organization_id")
 		if err != nil {
 			return nil, nil, err
 		}

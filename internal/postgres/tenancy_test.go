@@ -16,24 +16,47 @@ import (
 // organization is not, or cannot be, the caller's. Anything else must filter on it.
 var tenancyExempt = map[string]string{
 	// Authentication: the credential is what tells whose request it is.
-	"APIKeyGetByPrefix":   "authentication looks a key up by its public prefix before any tenant is known",
-	"OAuthTokenGetByHash": "authentication looks a token up by its hash before any tenant is known",
-	"APIKeyTouch":         "authentication maintains last_used_at of the key it just found by prefix",
-	// The operator's cross-tenant reads: only ever called for the operator principal.
-	"APIKeyGetByIDAnyOrganization":                     "operator read",
-	"APIKeyGetByIDForUpdateAnyOrganization":            "operator read",
-	"APIKeyListAnyOrganization":                        "operator read",
+	"APIKeyGetByPrefix":       "authentication looks a key up by its public prefix before any tenant is known",
+	"OAuthTokenGetByHash":     "authentication looks a token up by its hash before any tenant is known",
+	"APIKeyTouch":             "authentication maintains last_used_at of the key it just found by prefix",
+	"OnboardingGetByIdentity": "onboarding looks an identity up before it has an organization",
+	"IdempotencyKeyGet":       "the scope of a record is the principal that stored it, organization included",
+
+	// The operator's cross-tenant reads and locks: called only for the operator principal
+	// (see owned in tenancy.go), or, for APIKeyGetByIDAnyOrganization, by the token endpoint
+	// while it authenticates a client that named its key by id.
+	"APIKeyGetByIDAnyOrganization":                     "operator read; client authentication",
+	"APIKeyGetByIDForUpdateAnyOrganization":            "operator lock",
+	"APIKeyListAnyOrganization":                        "operator list",
+	"AuditEventListAnyOrganization":                    "operator list",
 	"ConnectedBusinessGetByIDAnyOrganization":          "operator read",
-	"ConnectedBusinessGetByIDForUpdateAnyOrganization": "operator read",
-	"ConnectedBusinessListAnyOrganization":             "operator read",
+	"ConnectedBusinessGetByIDForUpdateAnyOrganization": "operator lock",
+	"ConnectedBusinessListAnyOrganization":             "operator list",
 	"SubscriptionGetByIDAnyOrganization":               "operator read",
-	"SubscriptionGetByIDForUpdateAnyOrganization":      "operator read",
+	"SubscriptionGetByIDForUpdateAnyOrganization":      "operator lock",
 	"SupportCaseGetByIDAnyOrganization":                "operator read",
-	"SupportCaseGetByIDForUpdateAnyOrganization":       "operator read",
+	"SupportCaseGetByIDForUpdateAnyOrganization":       "operator lock",
 	"TaxInvoiceGetByIDAnyOrganization":                 "operator read",
 	"WebhookEndpointGetByIDAnyOrganization":            "operator read",
-	"WebhookEndpointListAnyOrganization":               "operator read",
-	"AuditEventListAnyOrganization":                    "operator read",
+	"WebhookEndpointListAnyOrganization":               "operator list",
+	"GrowthSummaryCountsAnyOrganization":               "operator's provider-wide summary",
+	"GrowthSummaryUniquesAnyOrganization":              "operator's provider-wide summary",
+	"GrowthSummaryFunnelAnyOrganization":               "operator's provider-wide summary",
+
+	// Workers and sweeps: they run for no principal and work through every organization's
+	// queue; what they then change of a tenant's rows they reach by the row's own
+	// organization_id.
+	"ProvisioningJobClaim":         "worker: claims the next due job of any organization",
+	"ProvisioningJobComplete":      "worker: the job it claimed, by id",
+	"ProvisioningJobRetry":         "worker: the job it claimed, by id",
+	"ProvisioningJobCountPending":  "metrics: the queue's length over every organization",
+	"WebhookDeliveryClaim":         "worker: claims the next due delivery of any organization",
+	"WebhookDeliveryGetForSend":    "worker: the delivery it claimed, by id",
+	"WebhookDeliveryFinishAttempt": "worker: the delivery it claimed, by id",
+	"WebhookEventSweep":            "sweep: removes delivered events of every organization",
+	"IdempotencyKeyDeleteExpired":  "sweep: removes expired records of every organization",
+	"GrowthRollupUniques":          "operator-only provider-wide rollup of every organization",
+	"GrowthRollupFunnel":           "operator-only provider-wide rollup of every organization",
 }
 
 // TestEveryTenantQueryFiltersOnOrganization reads every sqlc query of db/queries and fails when

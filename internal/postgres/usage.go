@@ -130,7 +130,7 @@ func (s *SpendService) PutSpendControl(ctx context.Context, in core.SpendControl
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := organizationFor(p, in.OrganizationID, "/organization_id")
+	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (s *SpendService) ListSpendControls(ctx context.Context, organizationID str
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := organizationFor(p, organizationID, "organization_id")
+	orgID, err := p.OrganizationFor(organizationID, "organization_id")
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (s *SpendService) Usage(ctx context.Context, in core.UsageQuery) (*core.Usa
 	var orgID uuid.UUID
 	switch {
 	case in.OrganizationID != nil:
-		if orgID, err = organizationFor(p, *in.OrganizationID, "organization_id"); err != nil {
+		if orgID, err = p.OrganizationFor(*in.OrganizationID, "organization_id"); err != nil {
 			return nil, err
 		}
 	case p.IsOperator():

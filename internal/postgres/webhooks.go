@@ -34,7 +34,7 @@ func (s *WebhookService) CreateWebhookEndpoint(ctx context.Context, in core.Webh
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := organizationFor(p, in.OrganizationID, "/organization_id")
+	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
 	if core.ErrorCode(err) == core.EUnprocessable {
 		return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", in.OrganizationID)
 	}
