@@ -216,6 +216,9 @@ func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.A
 			ResourceID: id.String(), Before: before, After: key,
 		})
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // the next request must not get in on the cache
+	}
 	return key, err
 }
 
@@ -260,6 +263,9 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 			After: apiKeyRotation{Old: apiKeyFromRow(replaced), Replacement: created.APIKey},
 		})
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // the old key's expiry moved: no cached copy may outlive it
+	}
 	return created, err
 }
 

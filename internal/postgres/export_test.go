@@ -7,13 +7,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Listening reports whether c hears credential changes (and so may cache).
-func (c *CredentialCache) Listening() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.listening
-}
-
 // Cached reports whether c holds bearer.
 func (c *CredentialCache) Cached(bearer string) bool {
 	c.mu.Lock()
