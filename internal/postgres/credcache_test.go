@@ -4,8 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/pgtest"
@@ -178,5 +182,70 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestUnknownPrefixCostsAsMuchAsAWrongSecret shows, without timing, that a wrong secret of
+// a known key and a key that does not exist take the same work (issue 21, item 12): each
+// hashes and compares the secret exactly once, by bearer and at the token endpoint, where
+// the client names the key by prefix or by id. Before, an unknown prefix or id was refused
+// without it, and answered measurably faster.
+func TestUnknownPrefixCostsAsMuchAsAWrongSecret(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
+	org, err := postgres.NewOrganizationService(db).CreateOrganization(operator, core.OrganizationCreate{
+		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := postgres.NewAPIKeyService(db)
+	key, err := keys.CreateAPIKey(operator, core.APIKeyCreate{
+		OrganizationID: org.ID.String(), Name: "known", Environment: "sandbox", Scopes: []string{"organizations:read"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks atomic.Int64
+	keys.CountSecretChecks(&checks)
+	wrong := strings.Repeat("w", len(key.Secret))
+	cases := []struct {
+		name string
+		try  func() error
+		code string
+	}{
+		{"BearerWrongSecret", func() error { _, err := keys.Authenticate(ctx, key.Prefix+"_"+wrong); return err }, core.EUnauthenticated},
+		{"BearerUnknownPrefix", func() error { _, err := keys.Authenticate(ctx, "sk_sandbox_Unknown1_"+wrong); return err }, core.EUnauthenticated},
+		{"TokenWrongSecret", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: key.Prefix, ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+		{"TokenUnknownPrefix", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: "sk_sandbox_Unknown1", ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+		{"TokenKnownIDWrongSecret", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: key.ID.String(), ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+		{"TokenUnknownID", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: uuid.NewString(), ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+	}
+	for _, c := range cases {
+		before := checks.Load()
+		if err := c.try(); core.ErrorCode(err) != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+		}
+		if n := checks.Load() - before; n != 1 {
+			t.Errorf("%s: %d secret comparisons, want 1 as on every other path", c.name, n)
+		}
 	}
 }
