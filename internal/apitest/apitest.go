@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider/coreapi/gen/api"
+	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgtest"
@@ -68,6 +69,18 @@ var WebhookPolicy = webhook.Policy{
 // waits for them, as a process being stopped would: what they have not done stays queued in
 // the database for a Sibling to do. The HTTP server keeps serving.
 func (e *Env) StopWorkers() { e.stopWorkers() }
+
+// WithCredentialCache makes the server cache credentials as the production server does
+// (postgres.CredentialCache, listening for changes), trusting an entry at most ttl.
+func WithCredentialCache(ttl time.Duration) func(*httpapi.Config) {
+	return func(cfg *httpapi.Config) { cfg.Services.Credentials = credentialCacheOption{ttl: ttl} }
+}
+
+// credentialCacheOption marks the Config of WithCredentialCache until start builds the cache.
+type credentialCacheOption struct {
+	core.CredentialService
+	ttl time.Duration
+}
 
 // New starts a server in development mode over a fresh database. Options adjust the
 // configuration before the server starts.
@@ -119,6 +132,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	}
 	hooks := WebhookPolicy
 	hooks.Development = cfg.Development
+	cache, _ := cfg.Services.Credentials.(credentialCacheOption)
 	if cfg.Services.Organizations == nil {
 		cfg.Services = postgres.NewServices(db, box, hooks)
 	}
@@ -126,6 +140,16 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	// (e.g. provisioning complete, webhooks delivered) promptly.
 	workerCtx, stopWorkers := context.WithCancel(ctx)
 	var workers sync.WaitGroup
+	if cache.ttl > 0 {
+		credentials := postgres.NewCredentialCache(db, cache.ttl, logger)
+		cfg.Services.Credentials = credentials
+		workers.Go(func() { credentials.Run(workerCtx) })
+		for deadline := time.Now().Add(10 * time.Second); !credentials.Listening(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("apitest: the credential cache is not listening after 10 s")
+			}
+		}
+	}
 	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, 20*time.Millisecond).Run(workerCtx) })
 	workers.Go(func() { postgres.NewWebhookWorker(db, box, hooks, logger, 50*time.Millisecond).Run(workerCtx) })
 	var stopOnce sync.Once

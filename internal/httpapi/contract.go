@@ -224,7 +224,9 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 		if len(op.security) > 0 {
 			p, err := c.auth.Authenticate(ctx, r)
 			if err != nil {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="provider-core-api"`)
+				if core.ErrorCode(err) == core.EUnauthenticated { // not on 429: see authFailures
+					w.Header().Set("WWW-Authenticate", `Bearer realm="provider-core-api"`)
+				}
 				writeProblem(w, r, err)
 				return
 			}

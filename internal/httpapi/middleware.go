@@ -20,6 +20,8 @@ import (
 type requestInfo struct {
 	route  string      // path template of the operation, once the contract found it
 	header http.Header // the request headers
+	// remoteAddr is the peer address, for the throttling of failed authentications.
+	remoteAddr string
 	// principal is the authenticated caller, once the contract knows it; errorCode the code
 	// of the problem answered, if any. Both feed the request log.
 	principal *core.Principal
@@ -72,7 +74,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
-		info := &requestInfo{header: r.Header, log: base}
+		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		// chi's routers below find their route context here: without one, the first would
 		// copy the request once more to carry it.

@@ -70,11 +70,19 @@ func originAllowed(origin string, allowed []string) bool {
 
 // rateLimits holds one token bucket per API key. Buckets live in this process only: with
 // several processes each enforces the policy on the requests it serves (see README).
+//
+// A bucket that has filled up again is the same as a new one, so idle buckets are dropped:
+// every bucketSweepInterval, take removes the full ones, and the map holds only the keys
+// used within about the time a bucket takes to refill (issue 22 §4).
 type rateLimits struct {
-	mu      sync.Mutex
-	buckets map[bucketKey]*rate.Limiter
-	now     func() time.Time
+	mu        sync.Mutex
+	buckets   map[bucketKey]*rate.Limiter
+	now       func() time.Time
+	lastSweep time.Time
 }
+
+// bucketSweepInterval is how often full buckets are dropped.
+const bucketSweepInterval = time.Minute
 
 // bucketKey names a bucket: a key's bucket starts afresh when its policy changes.
 type bucketKey struct {
@@ -93,7 +101,11 @@ func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName st
 		policy = core.RateLimitPolicies[core.DefaultRateLimitPolicy]
 	}
 	key := bucketKey{apiKey, policyName}
+	now := l.now()
 	l.mu.Lock()
+	if now.Sub(l.lastSweep) >= bucketSweepInterval {
+		l.sweep(now)
+	}
 	b := l.buckets[key]
 	if b == nil {
 		b = rate.NewLimiter(rate.Limit(policy.Rate), policy.Burst)
@@ -101,7 +113,6 @@ func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName st
 	}
 	l.mu.Unlock()
 
-	now := l.now()
 	allowed := b.AllowN(now, 1)
 	tokens := b.TokensAt(now)
 	h := w.Header()
@@ -115,4 +126,14 @@ func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName st
 	h.Set("Retry-After", strconv.Itoa(max(1, wait)))
 	return core.Errorf(core.ERateLimited, "The API key's rate limit (%s: %g requests/s, burst %d) is exceeded; retry after the Retry-After seconds.",
 		policyName, policy.Rate, policy.Burst)
+}
+
+// sweep drops the buckets that are full at now: a new bucket would be the same. l.mu is held.
+func (l *rateLimits) sweep(now time.Time) {
+	for k, b := range l.buckets {
+		if b.TokensAt(now) >= float64(b.Burst()) {
+			delete(l.buckets, k)
+		}
+	}
+	l.lastSweep = now
 }

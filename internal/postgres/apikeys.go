@@ -22,6 +22,8 @@ import (
 type APIKeyService struct {
 	db  *DB
 	now func() time.Time
+	// onSecretCheck, when set, is called on every secret comparison (tests count them).
+	onSecretCheck func()
 }
 
 var (
@@ -206,6 +208,9 @@ func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.A
 			ResourceID: id.String(), Before: before, After: key,
 		})
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // the next request must not get in on the cache
+	}
 	return key, err
 }
 
@@ -254,6 +259,9 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 			After: apiKeyRotation{Old: apiKeyFromRow(replaced), Replacement: created.APIKey},
 		})
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // the old key's expiry moved: no cached copy may outlive it
+	}
 	return created, err
 }
 
@@ -346,15 +354,34 @@ func (s *APIKeyService) keyBySecret(ctx context.Context, full string) (dbq.APIKe
 	}
 	row, err := s.db.queries(ctx).APIKeyGetByPrefix(ctx, prefix)
 	if errors.Is(err, pgx.ErrNoRows) {
+		s.secretMatches(secret, unknownKeyHash) // as costly as a wrong secret of a known key
 		return none, errBadCredential
 	}
 	if err != nil {
 		return none, translate(err)
 	}
-	if subtle.ConstantTimeCompare(core.HashSecret(secret), row.ApiKey.SecretHash) != 1 {
+	if !s.secretMatches(secret, row.ApiKey.SecretHash) {
 		return none, errBadCredential
 	}
 	return row, nil
+}
+
+// unknownKeyHash stands in for the stored hash when no key has the prefix presented: the
+// secret is hashed and compared all the same, so an unknown prefix and a wrong secret of a
+// known one take the same work and cannot be told apart by time (issue 21, item 12).
+var unknownKeyHash = core.HashSecret("no key has this prefix")
+
+// unknownKeyPrefix is a well-formed prefix no key has (no environment is called unknown),
+// looked up when a token request names a key by an id that does not exist, so that it costs
+// what a known id does.
+const unknownKeyPrefix = "sk_unknown_0"
+
+// secretMatches compares secret with a stored hash in constant time.
+func (s *APIKeyService) secretMatches(secret string, hash []byte) bool {
+	if s.onSecretCheck != nil {
+		s.onSecretCheck()
+	}
+	return subtle.ConstantTimeCompare(core.HashSecret(secret), hash) == 1
 }
 
 // checkUsable refuses revoked and expired keys, and credentials of a connected business
@@ -461,12 +488,14 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	clientKey := in.ClientID + "_" + in.ClientSecret
 	if id, err := uuid.Parse(in.ClientID); err == nil { // the client named its key by id
 		row, err := s.db.queries(ctx).APIKeyGetByID(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, badClient
-		} else if err != nil {
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			clientKey = unknownKeyPrefix + "_" + in.ClientSecret // refused below, at the same cost
+		case err != nil:
 			return nil, translate(err)
+		default:
+			clientKey = row.Prefix + "_" + in.ClientSecret
 		}
-		clientKey = row.Prefix + "_" + in.ClientSecret
 	}
 	found, err := s.keyBySecret(ctx, clientKey)
 	if err != nil {

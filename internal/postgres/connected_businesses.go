@@ -213,6 +213,9 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 			ResourceType: "connected_business", ResourceID: id.String(), Before: before, After: cb,
 		})
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // a suspended or closed business's credentials stop at once
+	}
 	return cb, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +32,8 @@ import (
 // DB is the service's connection pool.
 type DB struct {
 	Pool *pgxpool.Pool
+
+	forgetters credentialForgetters // see credentialsChanged
 }
 
 // PoolConfig is the pool configuration of dsn as the service uses it.
@@ -151,10 +154,12 @@ func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
 func (d *DB) withTxContext(ctx context.Context, fn func(ctx context.Context, q *dbq.Queries) error) error {
 	var tx pgx.Tx
 	var err error
+	var hooks *commitHooks // of the outermost transaction only
 	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
 		tx, err = outer.Begin(ctx)
 	} else {
 		tx, err = d.Pool.BeginTx(ctx, pgx.TxOptions{})
+		ctx, hooks = withCommitHooks(ctx)
 	}
 	if err != nil {
 		return translate(err)
@@ -163,7 +168,51 @@ func (d *DB) withTxContext(ctx context.Context, fn func(ctx context.Context, q *
 	if err := fn(withTx(ctx, tx), dbq.New(tx)); err != nil {
 		return translate(err)
 	}
-	return translate(tx.Commit(ctx))
+	if err := tx.Commit(ctx); err != nil {
+		return translate(err)
+	}
+	hooks.run()
+	return nil
+}
+
+// commitHooks is what is to run once a transaction has committed (afterCommit).
+type commitHooks struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+type commitHooksKey struct{}
+
+// withCommitHooks returns a context whose afterCommit work waits for hooks.run.
+func withCommitHooks(ctx context.Context) (context.Context, *commitHooks) {
+	h := &commitHooks{}
+	return context.WithValue(ctx, commitHooksKey{}, h), h
+}
+
+// afterCommit runs fn once the outermost transaction of ctx has committed (never, if it
+// rolls back), or at once when ctx carries none.
+func afterCommit(ctx context.Context, fn func()) {
+	if h, ok := ctx.Value(commitHooksKey{}).(*commitHooks); ok {
+		h.mu.Lock()
+		h.fns = append(h.fns, fn)
+		h.mu.Unlock()
+		return
+	}
+	fn()
+}
+
+// run runs the hooks, in order; a nil h has none.
+func (h *commitHooks) run() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	fns := h.fns
+	h.fns = nil
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 type txKey struct{}

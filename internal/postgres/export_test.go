@@ -2,14 +2,8 @@ package postgres
 
 import (
 	"crypto/sha256"
+	"sync/atomic"
 )
-
-// Listening reports whether c hears credential changes (and so may cache).
-func (c *CredentialCache) Listening() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.listening
-}
 
 // Cached reports whether c holds bearer.
 func (c *CredentialCache) Cached(bearer string) bool {
@@ -21,3 +15,6 @@ func (c *CredentialCache) Cached(bearer string) bool {
 
 // SummaryFromEvents makes s read every summary from growth_events, not the rollups.
 func (s *GrowthService) SummaryFromEvents() { s.rawSummary = true }
+
+// CountSecretChecks makes s count its secret comparisons in n.
+func (s *APIKeyService) CountSecretChecks(n *atomic.Int64) { s.onSecretCheck = func() { n.Add(1) } }
