@@ -1,10 +1,17 @@
 package postgres
 
 import (
+	"context"
 	"crypto/sha256"
+	"database/sql"
+	"io/fs"
+	"log/slog"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pressly/goose/v3"
+
+	"github.com/provider/coreapi/db"
 )
 
 // Listening reports whether c hears credential changes (and so may cache).
@@ -33,3 +40,23 @@ func NewBufferedCopy(p *pgxpool.Pool) *BufferedCopy { return &bufferedCopy{Pool:
 
 // Buffer tells where c's kept buffer lives, to show it reused.
 func (c *bufferedCopy) Buffer() *byte { return unsafe.SliceData(c.buf) }
+
+// MigrateDownTo rolls the database of dsn back to version, for tests of a migration's data.
+func MigrateDownTo(ctx context.Context, dsn string, version int64) error {
+	sqlDB, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer sqlDB.Close()
+	migrations, err := fs.Sub(db.Migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations,
+		goose.WithGoMigrations(riverMigration(slog.New(slog.DiscardHandler))))
+	if err != nil {
+		return err
+	}
+	_, err = provider.DownTo(ctx, version)
+	return err
+}
