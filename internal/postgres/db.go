@@ -127,7 +127,7 @@ func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations, goose.WithSessionLocker(locker), goose.WithGoMigrations(riverMigration(logger)))
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations, goose.WithSessionLocker(locker), goose.WithGoMigrations(riverMigration(dsn, logger)))
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func MigrateDownTo(ctx context.Context, dsn string, version int64) error {
 		return err
 	}
 	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations,
-		goose.WithGoMigrations(riverMigration(slog.New(slog.DiscardHandler))))
+		goose.WithGoMigrations(riverMigration(dsn, slog.New(slog.DiscardHandler))))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
@@ -61,43 +61,36 @@ const (
 )
 
 // riverMigration is the goose migration that creates River's tables (river_job and the
-// others it needs) by running River's own migrations up to riverSchemaVersion, under the
-// advisory lock of Migrate like the rest. Each of River's steps runs in a transaction of its
-// own, as River runs them: one adds an enum value that a later one uses, which PostgreSQL
-// refuses within one transaction.
-func riverMigration(logger *slog.Logger) *goose.Migration {
-	run := func(direction rivermigrate.Direction) func(ctx context.Context, db *sql.DB) error {
-		return func(ctx context.Context, db *sql.DB) error {
-			conn, err := db.Conn(ctx)
+// others it needs) by running River's own migrations on dsn, up to riverSchemaVersion, while
+// Migrate holds its advisory lock. River runs each of its steps in a transaction of its own:
+// one adds an enum value that a later one uses, which PostgreSQL refuses within one
+// transaction.
+func riverMigration(dsn string, logger *slog.Logger) *goose.Migration {
+	run := func(direction rivermigrate.Direction, target int) func(ctx context.Context, _ *sql.DB) error {
+		return func(ctx context.Context, _ *sql.DB) error {
+			cfg, err := PoolConfig(dsn)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
-			migrator, err := rivermigrate.New(riverpgxv5.New(nil), &rivermigrate.Config{Logger: logger})
+			cfg.MaxConns = 1
+			pool, err := pgxpool.NewWithConfig(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			return conn.Raw(func(driverConn any) error {
-				pc := driverConn.(*stdlib.Conn).Conn()
-				for step := 1; step <= riverSchemaVersion; step++ {
-					opts := &rivermigrate.MigrateOpts{TargetVersion: step} // up to this version
-					if direction == rivermigrate.DirectionDown {
-						opts = &rivermigrate.MigrateOpts{MaxSteps: 1} // the newest applied one
-					}
-					if err := pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
-						_, err := migrator.MigrateTx(ctx, tx, direction, opts)
-						return err
-					}); err != nil {
-						return fmt.Errorf("river migrations %s: %w", direction, err)
-					}
-				}
-				return nil
-			})
+			defer pool.Close()
+			migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: logger})
+			if err != nil {
+				return err
+			}
+			if _, err := migrator.Migrate(ctx, direction, &rivermigrate.MigrateOpts{TargetVersion: target}); err != nil {
+				return fmt.Errorf("river migrations %s: %w", direction, err)
+			}
+			return nil
 		}
 	}
 	return goose.NewGoMigration(riverMigrationVersion,
-		&goose.GoFunc{RunDB: run(rivermigrate.DirectionUp)},
-		&goose.GoFunc{RunDB: run(rivermigrate.DirectionDown)})
+		&goose.GoFunc{RunDB: run(rivermigrate.DirectionUp, riverSchemaVersion)},
+		&goose.GoFunc{RunDB: run(rivermigrate.DirectionDown, -1)}) // -1: every step down
 }
 
 // UnfinishedJobs counts the jobs of kind that are waiting to run, running or waiting to be
