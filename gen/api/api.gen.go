@@ -5088,7 +5088,7 @@ type ClientInterface interface {
 	// CreateSubscriptionWithBody Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -5106,7 +5106,7 @@ type ClientInterface interface {
 	// CreateSubscription Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -6100,7 +6100,7 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // CreateSubscriptionWithBody Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -6128,7 +6128,7 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // CreateSubscription Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -9792,7 +9792,7 @@ type ClientWithResponsesInterface interface {
 	// CreateSubscriptionWithBodyWithResponse Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -9810,7 +9810,7 @@ type ClientWithResponsesInterface interface {
 	// CreateSubscriptionWithResponse Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -18204,7 +18204,7 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // CreateSubscriptionWithBodyWithResponse Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -18228,7 +18228,7 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // CreateSubscriptionWithResponse Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
