@@ -5088,7 +5088,7 @@ type ClientInterface interface {
 	// CreateSubscriptionWithBody Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -5108,7 +5108,7 @@ type ClientInterface interface {
 	// CreateSubscription Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -6145,7 +6145,7 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // CreateSubscriptionWithBody Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -6175,7 +6175,7 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // CreateSubscription Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -9882,7 +9882,7 @@ type ClientWithResponsesInterface interface {
 	// CreateSubscriptionWithBodyWithResponse Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -9902,7 +9902,7 @@ type ClientWithResponsesInterface interface {
 	// CreateSubscriptionWithResponse Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -18339,7 +18339,7 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // CreateSubscriptionWithBodyWithResponse Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -18365,7 +18365,7 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // CreateSubscriptionWithResponse Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //

@@ -45,7 +45,8 @@ func TestVerifiedLoginOnboarding(t *testing.T) {
 		t.Fatalf("onboarded: %s", first.Body)
 	}
 	for table, want := range map[string]int{
-		"organizations": 1, "subscriptions": 1, "service_resources": 1, "api_keys": 1, "onboardings": 1, "provisioning_jobs": 1,
+		"organizations": 1, "subscriptions": 1, "service_resources": 1, "api_keys": 1, "onboardings": 1,
+		"river_job WHERE kind = 'provision_subscription'": 1,
 	} {
 		if n := env.Count("SELECT count(*) FROM " + table); n != want {
 			t.Errorf("%s = %d, want %d", table, n, want)

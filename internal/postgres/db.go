@@ -34,6 +34,10 @@ type DB struct {
 	Pool *pgxpool.Pool
 
 	forgetters credentialForgetters // see credentialsChanged
+
+	// Jobs queues the background work that changes cause (internal/jobs); changes that
+	// cause some fail without it.
+	Jobs Jobs
 }
 
 // PoolConfig is the pool configuration of dsn as the service uses it.
@@ -108,8 +112,9 @@ func (d *DB) Close() { d.Pool.Close() }
 // Ping checks that the database answers; /readyz uses it.
 func (d *DB) Ping(ctx context.Context) error { return d.Pool.Ping(ctx) }
 
-// Migrate applies the embedded migrations. A PostgreSQL advisory lock serialises concurrent
-// starts, so several processes may start at once against one database.
+// Migrate applies the embedded migrations, River's among them (see riverMigration). A
+// PostgreSQL advisory lock serialises concurrent starts, so several processes may start at
+// once against one database.
 func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
 	// sql.Open rather than goose.OpenDBWithDriver, which sets goose's global dialect and so
 	// races when several processes' worth of servers start in one test binary.
@@ -126,7 +131,7 @@ func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations, goose.WithSessionLocker(locker))
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations, goose.WithSessionLocker(locker), goose.WithGoMigrations(riverMigration(dsn, logger)))
 	if err != nil {
 		return err
 	}
@@ -165,7 +170,10 @@ func (d *DB) withTxContext(ctx context.Context, fn func(ctx context.Context, q *
 		return translate(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
-	if err := fn(withTx(ctx, tx), dbq.New(tx)); err != nil {
+	q := dbq.New(tx)
+	openTxs.Store(q, openTx{tx: tx, jobs: d.Jobs})
+	defer openTxs.Delete(q)
+	if err := fn(withTx(ctx, tx), q); err != nil {
 		return translate(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -1,8 +1,16 @@
 package postgres
 
 import (
+	"context"
 	"crypto/sha256"
+	"database/sql"
+	"io/fs"
+	"log/slog"
 	"sync/atomic"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/provider/coreapi/db"
 )
 
 // Cached reports whether c holds bearer.
@@ -18,3 +26,23 @@ func (s *GrowthService) SummaryFromEvents() { s.rawSummary = true }
 
 // CountSecretChecks makes s count its secret comparisons in n.
 func (s *APIKeyService) CountSecretChecks(n *atomic.Int64) { s.onSecretCheck = func() { n.Add(1) } }
+
+// MigrateDownTo rolls the database of dsn back to version, for tests of a migration's data.
+func MigrateDownTo(ctx context.Context, dsn string, version int64) error {
+	sqlDB, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer sqlDB.Close()
+	migrations, err := fs.Sub(db.Migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations,
+		goose.WithGoMigrations(riverMigration(dsn, slog.New(slog.DiscardHandler))))
+	if err != nil {
+		return err
+	}
+	_, err = provider.DownTo(ctx, version)
+	return err
+}
