@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -224,6 +225,16 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 			op.deprecation.set(w.Header())
 		}
 
+		if len(r.Header.Values("Authorization")) > 1 {
+			writeProblem(w, r, repeatedAuthorization(op.oauthErrors))
+			return
+		}
+		if op.oauthErrors {
+			if err := credentialsInQuery(r); err != nil {
+				writeProblem(w, r, err)
+				return
+			}
+		}
 		if len(op.security) > 0 {
 			p, err := c.auth.Authenticate(ctx, r)
 			if err != nil {
@@ -279,6 +290,41 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// repeatedAuthorization refuses a request carrying more than one Authorization header:
+// which one counts would be a guess (the first, for Go), so neither does. RFC 6750 §3.1
+// calls it invalid_request, a 400; outside the token endpoint that is validation_failed.
+func repeatedAuthorization(oauth bool) error {
+	field := core.FieldError{Location: "header", Pointer: "Authorization", Code: "repeated",
+		Message: "Send one Authorization header; this request has several."}
+	err := &core.Error{Code: core.EValidation, Message: field.Message, Fields: []core.FieldError{field}}
+	if oauth {
+		err.Code = core.EInvalidRequest
+		return err
+	}
+	return &headerError{error: err, header: http.Header{"Www-Authenticate": {`Bearer realm="provider-core-api", error="invalid_request"`}}}
+}
+
+// urlCredentials are the query parameters that would carry a credential in the URL.
+var urlCredentials = []string{"client_id", "client_secret", "access_token", "client_assertion", "password"}
+
+// credentialsInQuery refuses a token request with a credential in its URL (RFC 6749 §2.3.1:
+// client credentials go in the body or the Authorization header, never the query, which
+// proxies and logs keep).
+func credentialsInQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	query, _ := url.ParseQuery(r.URL.RawQuery) // what parses is checked; the rest is no credential
+	for name := range query {
+		for _, c := range urlCredentials {
+			if strings.EqualFold(name, c) {
+				return core.Errorf(core.EInvalidRequest, "Credentials may not be sent in the URL (%s); send them in the body or with HTTP Basic.", c)
+			}
+		}
+	}
+	return nil
 }
 
 // parametersShownValid reports whether jsoncheck shows every parameter of op valid: each

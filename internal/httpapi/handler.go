@@ -82,6 +82,8 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 		allScopes:   ScopesOf(doc),
 		credentials: cfg.Services.Credentials,
 		operators:   cfg.Services.Operators,
+
+		organizations: cfg.Services.Organizations,
 	}
 	gate, err := newContract(doc, auth, cfg.ProductionTrafficEnabled, cfg.Metrics)
 	if err != nil {

@@ -1,15 +1,21 @@
 package httpapi_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/provider/coreapi/internal/apitest"
+	"github.com/provider/coreapi/internal/httpapi"
 )
 
 // maxProblemBytes is what any refused body may cost in answer (issue 21, item 3).
@@ -162,4 +168,138 @@ func BenchmarkInvalidBodyFlood(b *testing.B) {
 			b.Fatalf("status %d", w.Code)
 		}
 	}
+}
+
+// tokenRequest is a JSON token request for a key's prefix and secret.
+func tokenRequest(key map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"grant_type": "client_credentials", "client_id": key["prefix"], "client_secret": key["secret"]})
+	return string(b)
+}
+
+// TestTokenEndpointRefusesCredentialsInTheURL: RFC 6749 §2.3.1 keeps client credentials
+// out of the URL, where proxies and logs keep them (issue 21, item 7).
+func TestTokenEndpointRefusesCredentialsInTheURL(t *testing.T) {
+	t.Parallel()
+	f := newKeyFixture(t)
+	key := f.createKey(t, []string{"organizations:read"}, nil)
+	secret := url.QueryEscape(key["secret"].(string))
+	for _, query := range []string{
+		"client_secret=" + secret,
+		"client_id=" + url.QueryEscape(key["prefix"].(string)),
+		"Client_Secret=" + secret,
+		"client%5Fsecret=" + secret,
+		"access_token=x",
+	} {
+		resp := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token?" + query,
+			Body: "grant_type=client_credentials", ContentType: "application/x-www-form-urlencoded",
+			Header: http.Header{"Authorization": {basicCredentials(key)}}})
+		assertProblem(t, "credential in the query "+query, resp, http.StatusBadRequest, "invalid_request")
+		if resp.JSON(t)["error"] != "invalid_request" {
+			t.Errorf("%s: no RFC 6749 error: %s", query, resp.Body)
+		}
+	}
+	if n := f.env.Count("SELECT count(*) FROM oauth_tokens"); n != 0 {
+		t.Errorf("%d tokens issued to requests with credentials in the URL", n)
+	}
+	// A query naming no credential changes nothing.
+	resp := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token?trace=1", Body: tokenRequest(key)})
+	if resp.Status != http.StatusOK {
+		t.Errorf("token with a harmless query: %d %s", resp.Status, resp.Body)
+	}
+}
+
+func basicCredentials(key map[string]any) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(key["prefix"].(string))+":"+url.QueryEscape(key["secret"].(string))))
+}
+
+// TestClientRequestIdIsOnlyCorrelated: a Request-Id the client sends is never the
+// request's id (it could be another tenant's); the server always makes its own, and the
+// access log keeps the client's beside it (issue 21, item 13).
+func TestClientRequestIdIsOnlyCorrelated(t *testing.T) {
+	t.Parallel()
+	logs := &apitest.SyncBuffer{}
+	env := apitest.New(t, func(c *httpapi.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	org := createOrganization(t, env, minimalOrganization)["id"].(string)
+	token := apitest.OrgToken(uuid.MustParse(org))
+	// Another tenant's request, whose id the client learned.
+	victim := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/organizations/" + org, Token: token})
+	theirs := victim.Header.Get("Request-Id")
+	for _, sent := range []string{theirs, "client-trace-0001"} {
+		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/organizations/" + uuid.NewString(), Token: token,
+			Header: http.Header{"Request-Id": {sent}}})
+		got := resp.Header.Get("Request-Id")
+		if got == sent || !strings.HasPrefix(got, "req_") || resp.JSON(t)["request_id"] != got {
+			t.Errorf("sent Request-Id %q: header %q, problem %v; want a generated id in both", sent, got, resp.JSON(t)["request_id"])
+		}
+		if !strings.Contains(logs.String(), `"request_id":"`+got+`","client_request_id":"`+sent+`"`) {
+			t.Errorf("the access log does not pair %q with the client's %q:\n%s", got, sent, logs.String())
+		}
+	}
+	env.FlushRequestLogs()
+	if n := env.Count("SELECT count(*) FROM request_logs WHERE request_id = $1", theirs); n != 1 {
+		t.Errorf("%d request logs carry the id %q, want only the request it was made for", n, theirs)
+	}
+}
+
+// TestTokenEndpointHoldsTheKeysRules: a key's address and origin rules refuse the token,
+// not only its use; the token says when it dies with its key; a development token for no
+// organization is refused; two Authorization headers are refused (issue 21, item 14).
+func TestTokenEndpointHoldsTheKeysRules(t *testing.T) {
+	t.Parallel()
+	f := newKeyFixture(t)
+	token := func(key map[string]any, header http.Header) *apitest.Response {
+		return f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: tokenRequest(key), Header: header})
+	}
+
+	elsewhere := f.createKey(t, []string{"organizations:read"}, map[string]any{"allowed_ips": []string{"203.0.113.0/24"}})
+	assertProblem(t, "token from a disallowed address", token(elsewhere, nil), http.StatusForbidden, "ip_not_allowed")
+	web := f.createKey(t, []string{"organizations:read"}, map[string]any{"allowed_origins": []string{"https://app.example.com"}})
+	assertProblem(t, "token from a disallowed origin", token(web, http.Header{"Origin": {"https://evil.example.com"}}), http.StatusForbidden, "origin_not_allowed")
+	if n := f.env.Count("SELECT count(*) FROM oauth_tokens"); n != 0 {
+		t.Errorf("%d tokens issued to refused clients", n)
+	}
+	if resp := token(web, http.Header{"Origin": {"https://app.example.com"}}); resp.Status != http.StatusOK {
+		t.Errorf("token from the allowed origin: %d %s", resp.Status, resp.Body)
+	}
+
+	t.Run("expires_in is capped at the key's expiry", func(t *testing.T) {
+		short := f.createKey(t, []string{"organizations:read"}, nil)
+		f.env.Exec("UPDATE api_keys SET expires_at = now() + interval '10 minutes' WHERE id = $1", short["id"])
+		resp := token(short, nil)
+		if resp.Status != http.StatusOK {
+			t.Fatalf("token: %d %s", resp.Status, resp.Body)
+		}
+		if in := resp.JSON(t)["expires_in"].(float64); in > 600 || in < 590 {
+			t.Errorf("expires_in = %v for a key expiring in 600 s", in)
+		}
+		if n := f.env.Count("SELECT count(*) FROM oauth_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE k.id = $1 AND t.expires_at <= k.expires_at", short["id"]); n != 1 {
+			t.Errorf("the stored token outlives its key")
+		}
+	})
+
+	t.Run("a development token for no organization is refused", func(t *testing.T) {
+		for _, path := range []string{"/v1/organizations/" + f.orgID, "/v1/api-keys"} {
+			resp := f.get(apitest.OrgToken(uuid.New()), path)
+			assertProblem(t, "unknown dev:org on "+path, resp, http.StatusUnauthorized, "unauthenticated")
+		}
+		if resp := f.get(apitest.OrgToken(uuid.MustParse(f.orgID)), "/v1/organizations/"+f.orgID); resp.Status != http.StatusOK {
+			t.Errorf("dev:org of an existing organization: %d %s", resp.Status, resp.Body)
+		}
+	})
+
+	t.Run("two Authorization headers are refused", func(t *testing.T) {
+		key := f.createKey(t, []string{"organizations:read"}, nil)
+		two := http.Header{"Authorization": {"Bearer " + key["full_key"].(string), "Bearer dev:operator"}}
+		resp := f.env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/organizations/" + f.orgID, Header: two})
+		assertProblem(t, "two bearer headers", resp, http.StatusBadRequest, "validation_failed")
+		if !hasFieldError(resp, "Authorization") || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_request"`) {
+			t.Errorf("want a field error on Authorization and an RFC 6750 challenge: %v %s", resp.Header, resp.Body)
+		}
+		basic := http.Header{"Authorization": {basicCredentials(key), "Basic eDp5"}}
+		resp = f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token", Body: "grant_type=client_credentials",
+			ContentType: "application/x-www-form-urlencoded", Header: basic})
+		assertProblem(t, "two Basic headers", resp, http.StatusBadRequest, "invalid_request")
+	})
 }
