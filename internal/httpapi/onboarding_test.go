@@ -123,7 +123,7 @@ func TestVerifiedLoginOnboardingRefusals(t *testing.T) {
 	unverified := verifiedLogin("u", map[string]any{"identity": map[string]any{"issuer": "https://id.example.com", "subject": "u",
 		"email": "dev@example.com", "email_verified": false}})
 	assertProblem(t, "unverified", onboard(env, apitest.OperatorToken, unverified), http.StatusUnprocessableEntity, "unprocessable")
-	assertProblem(t, "organization principal", onboard(env, apitest.OrgToken(uuid.New()), verifiedLogin("u", nil)), http.StatusForbidden, "forbidden")
+	assertProblem(t, "organization principal", onboard(env, apitest.OrgToken(uuid.MustParse(createOrganization(t, env, minimalOrganization)["id"].(string))), verifiedLogin("u", nil)), http.StatusForbidden, "forbidden")
 	for name, body := range map[string]string{
 		"NoIdentity":   `{"organization":{"legal_name_ar":"a","legal_name_en":"b","display_name":"c","organization_type":"vendor","country":"SA"}}`,
 		"BadEmail":     verifiedLogin("u", map[string]any{"identity": map[string]any{"issuer": "i", "subject": "u", "email": "nope", "email_verified": true}}),
