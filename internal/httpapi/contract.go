@@ -306,12 +306,14 @@ func repeatedAuthorization(oauth bool) error {
 	return &headerError{error: err, header: http.Header{"Www-Authenticate": {`Bearer realm="provider-core-api", error="invalid_request"`}}}
 }
 
-// urlCredentials are the query parameters that would carry a credential in the URL.
-var urlCredentials = []string{"client_id", "client_secret", "access_token", "client_assertion", "password"}
+// urlCredentials are the query parameters that would carry a credential in the URL, and
+// the other token request parameters: Go's form parsing would merge them into the body's.
+var urlCredentials = []string{"client_id", "client_secret", "access_token", "client_assertion", "password", "grant_type", "scope"}
 
 // credentialsInQuery refuses a token request with a credential in its URL (RFC 6749 §2.3.1:
 // client credentials go in the body or the Authorization header, never the query, which
-// proxies and logs keep).
+// proxies and logs keep), or another parameter of the token request (§3.2: they travel in
+// the body).
 func credentialsInQuery(r *http.Request) error {
 	if r.URL.RawQuery == "" {
 		return nil
@@ -320,7 +322,7 @@ func credentialsInQuery(r *http.Request) error {
 	for name := range query {
 		for _, c := range urlCredentials {
 			if strings.EqualFold(name, c) {
-				return core.Errorf(core.EInvalidRequest, "Credentials may not be sent in the URL (%s); send them in the body or with HTTP Basic.", c)
+				return core.Errorf(core.EInvalidRequest, "Token request parameters may not be sent in the URL (%s); send them in the body, credentials also with HTTP Basic.", c)
 			}
 		}
 	}

@@ -184,15 +184,20 @@ func TestTokenEndpointRefusesCredentialsInTheURL(t *testing.T) {
 	key := f.createKey(t, []string{"organizations:read"}, nil)
 	secret := url.QueryEscape(key["secret"].(string))
 	for _, query := range []string{
+		// The whole client in the URL: it used to get a token (Go merges the query into the form).
+		"client_id=" + url.QueryEscape(key["prefix"].(string)) + "&client_secret=" + secret,
 		"client_secret=" + secret,
-		"client_id=" + url.QueryEscape(key["prefix"].(string)),
 		"Client_Secret=" + secret,
 		"client%5Fsecret=" + secret,
 		"access_token=x",
+		"scope=organizations:write", // not a credential, but it would be merged into the form's
 	} {
+		header := http.Header{"Authorization": {basicCredentials(key)}}
+		if strings.HasPrefix(query, "client_id=") {
+			header = nil
+		}
 		resp := f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/oauth/token?" + query,
-			Body: "grant_type=client_credentials", ContentType: "application/x-www-form-urlencoded",
-			Header: http.Header{"Authorization": {basicCredentials(key)}}})
+			Body: "grant_type=client_credentials", ContentType: "application/x-www-form-urlencoded", Header: header})
 		assertProblem(t, "credential in the query "+query, resp, http.StatusBadRequest, "invalid_request")
 		if resp.JSON(t)["error"] != "invalid_request" {
 			t.Errorf("%s: no RFC 6749 error: %s", query, resp.Body)
