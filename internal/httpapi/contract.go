@@ -278,7 +278,7 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 		if bodyValid && op.body != nil {
 			input.Options = c.parameterOptions
 		} else if !bodyValid {
-			bound = boundBody(r, op.jsonSchema)
+			bound = boundBody(r, op.jsonSchema, op.body)
 		}
 		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
 			err = boundedRequestProblem(err, bound)

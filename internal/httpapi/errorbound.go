@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/jsoncheck"
 )
 
 // maxFieldErrors caps the field errors of one problem. A body of a megabyte can hold a
@@ -143,8 +144,10 @@ func fieldName(pointer string) string {
 // boundBody prepares the JSON body of r for kin-openapi's explanation: when it holds more
 // invalid values than a problem lists, r's body becomes the pruned body (errorBound) and the
 // bound says what was left out. Bodies it cannot read as one JSON value of valid UTF-8 are
-// left as they are: kin-openapi refuses them at parsing, before any schema work.
-func boundBody(r *http.Request, s *openapi3.Schema) *errorBound {
+// left as they are: kin-openapi refuses them at parsing, before any schema work; so are
+// bodies checker (when there is one) shows valid, such as one sent as
+// `application/json; charset=utf-8`, which the gate's fast path does not read.
+func boundBody(r *http.Request, s *openapi3.Schema, checker *jsoncheck.Checker) *errorBound {
 	b := &errorBound{}
 	if s == nil || r.Body == nil || r.Body == http.NoBody {
 		return b
@@ -164,7 +167,7 @@ func boundBody(r *http.Request, s *openapi3.Schema) *errorBound {
 		}
 		r.Body = newBodyReader(data)
 	}
-	if !utf8.Valid(data) {
+	if !utf8.Valid(data) || (checker != nil && checker.Valid(data)) {
 		return b
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
