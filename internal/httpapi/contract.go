@@ -548,6 +548,7 @@ func storableParameters(r *http.Request, path chi.RouteParams, declared openapi3
 	case omitted > 0:
 		return boundFields(fields, omitted)
 	}
+	fields = clipFields(fields)
 	return &core.Error{Code: core.EValidation, Message: fields[0].Message, Fields: fields}
 }
 
@@ -696,6 +697,9 @@ func schemaFieldError(se *openapi3.SchemaError) core.FieldError {
 		f.Pointer = pointer + "/" + escapePointer([]string{name})[0]
 		f.Code = "unknown_property"
 		f.Message = fmt.Sprintf("Field %s is not a property of this object.", f.Pointer)
+	case se.SchemaField == "enum" && se.Schema != nil && len(se.Reason) > maxFieldText/2:
+		// kin-openapi's reason lists every allowed value: fifty of them made 50 kB.
+		f.Message = fmt.Sprintf("%s: value is not one of the %d allowed values of the document.", where, len(se.Schema.Enum))
 	default:
 		f.Message = fmt.Sprintf("%s: %s.", where, se.Reason)
 	}

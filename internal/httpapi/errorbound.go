@@ -192,13 +192,39 @@ func boundBody(r *http.Request, s *openapi3.Schema, checker *jsoncheck.Checker) 
 	return b
 }
 
-// boundFields caps fields at maxFieldErrors, and returns the problem naming them; omitted
-// invalid values were found but not listed.
+// maxFieldText bounds the pointer and the message of a field error, in bytes: a property
+// name, and so its pointer, can be most of a megabyte, and an enum error lists every
+// allowed value.
+const maxFieldText = 300
+
+// clip shortens s to at most maxFieldText bytes, on a character boundary, marking the cut.
+func clip(s string) string {
+	if len(s) <= maxFieldText {
+		return s
+	}
+	cut := maxFieldText - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// clipFields clips the pointer and the message of every field error.
+func clipFields(fields []core.FieldError) []core.FieldError {
+	for i := range fields {
+		fields[i].Pointer, fields[i].Message = clip(fields[i].Pointer), clip(fields[i].Message)
+	}
+	return fields
+}
+
+// boundFields caps fields at maxFieldErrors, each clipped, and returns the problem naming
+// them; omitted invalid values were found but not listed.
 func boundFields(fields []core.FieldError, omitted int) *core.Error {
 	if len(fields) > maxFieldErrors {
 		omitted += len(fields) - maxFieldErrors
 		fields = fields[:maxFieldErrors:maxFieldErrors]
 	}
+	fields = clipFields(fields)
 	msg := "The request does not match the API contract."
 	switch {
 	case omitted > 0:

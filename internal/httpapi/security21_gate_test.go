@@ -89,6 +89,7 @@ func TestValidationErrorsAreCapped(t *testing.T) {
 			if len(resp.Body) >= maxProblemBytes {
 				t.Errorf("the problem is %d bytes, want under %d", len(resp.Body), maxProblemBytes)
 			}
+			t.Logf("%d-byte body: a %d-byte problem", len(tc.body), len(resp.Body))
 			var p cappedProblem
 			if err := json.Unmarshal(resp.Body, &p); err != nil {
 				t.Fatal(err)
@@ -104,6 +105,16 @@ func TestValidationErrorsAreCapped(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a huge property name", func(t *testing.T) {
+		name := strings.Repeat("n", 900_000)
+		for _, path := range []string{"/v1/oauth/token", "/v1/api-keys"} {
+			resp := env.Do(apitest.Request{Method: http.MethodPost, Path: path, Token: apitest.OperatorToken,
+				Body: `{"` + name + `":1,"grant_type":"client_credentials","client_id":"x","client_secret":"y"}`})
+			if resp.Status != http.StatusBadRequest || len(resp.Body) >= maxProblemBytes {
+				t.Errorf("%s: status %d, a %d-byte problem; want 400 under %d bytes", path, resp.Status, len(resp.Body), maxProblemBytes)
+			}
+		}
+	})
 	t.Run("few errors are all listed", func(t *testing.T) {
 		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken, Body: manyScopes(3)})
 		var p cappedProblem
