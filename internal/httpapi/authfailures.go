@@ -198,11 +198,3 @@ func (c *throttledTokens) IssueToken(ctx context.Context, in core.TokenRequest) 
 	}
 	return token, err
 }
-
-// remoteAddr returns the peer address of the request being served.
-func remoteAddr(ctx context.Context) string {
-	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
-		return info.remoteAddr
-	}
-	return ""
-}

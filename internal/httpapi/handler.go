@@ -81,10 +81,11 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	failures := newAuthFailures()
 	cfg.Services.Credentials = &throttledTokens{CredentialService: cfg.Services.Credentials, failures: failures}
 	auth := &throttledAuthenticator{failures: failures, Authenticator: &bearerAuthenticator{
-		development: cfg.Development,
-		allScopes:   ScopesOf(doc),
-		credentials: cfg.Services.Credentials,
-		operators:   cfg.Services.Operators,
+		development:   cfg.Development,
+		allScopes:     ScopesOf(doc),
+		credentials:   cfg.Services.Credentials,
+		operators:     cfg.Services.Operators,
+		organizations: cfg.Services.Organizations,
 	}}
 	gate, err := newContract(doc, auth, cfg.ProductionTrafficEnabled, cfg.Metrics)
 	if err != nil {

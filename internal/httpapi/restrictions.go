@@ -23,14 +23,8 @@ func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p
 	if rs == nil {
 		return nil
 	}
-	if rs.Environment == "production" && !c.productionEnabled {
-		return core.Errorf(core.EProductionGated, "Production traffic is gated; use a sandbox key until production access is enabled.")
-	}
-	if len(rs.AllowedIPs) > 0 && !addressAllowed(r.RemoteAddr, rs.AllowedIPs) {
-		return core.Errorf(core.EIPNotAllowed, "The API key may not be used from this address.")
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
-		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
+	if err := admit(rs, c.productionEnabled, r.RemoteAddr, r.Header.Get("Origin")); err != nil {
+		return err
 	}
 	var apiKey uuid.UUID // restrictions come with a key; uuid.Nil would share one bucket
 	if p.APIKeyID != nil {
@@ -39,6 +33,22 @@ func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p
 	if err := c.limits.take(w, apiKey, rs.RateLimitPolicy); err != nil {
 		c.metrics.RateLimited(rs.RateLimitPolicy)
 		return err
+	}
+	return nil
+}
+
+// admit applies the rules of a key that do not depend on its traffic: production gating,
+// allowed addresses and origins. The token endpoint applies them too, before issuing a
+// token to the key.
+func admit(rs *core.Restrictions, productionEnabled bool, remoteAddr, origin string) error {
+	if rs.Environment == "production" && !productionEnabled {
+		return core.Errorf(core.EProductionGated, "Production traffic is gated; use a sandbox key until production access is enabled.")
+	}
+	if len(rs.AllowedIPs) > 0 && !addressAllowed(remoteAddr, rs.AllowedIPs) {
+		return core.Errorf(core.EIPNotAllowed, "The API key may not be used from this address.")
+	}
+	if origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
+		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
 	}
 	return nil
 }

@@ -508,6 +508,24 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	if s.checkUsable(row, found.BusinessStatus) != nil {
 		return nil, badClient
 	}
+	// A token lives no longer than its key, and says so; a key with less than a second
+	// left is as good as expired.
+	lifetime := core.AccessTokenLifetime
+	if row.ExpiresAt != nil {
+		lifetime = min(lifetime, row.ExpiresAt.Sub(s.now()).Truncate(time.Second))
+		if lifetime < time.Second {
+			return nil, badClient
+		}
+	}
+	if in.Admit != nil {
+		p, err := principalOfKey(row, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := in.Admit(p.Restrictions); err != nil {
+			return nil, err
+		}
+	}
 	scopes := row.Scopes
 	if in.Scope != nil {
 		held := make(map[string]bool, len(row.Scopes))
@@ -533,13 +551,13 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	_, err = s.db.queries(ctx).OAuthTokenInsert(ctx, dbq.OAuthTokenInsertParams{
 		ID: id, OrganizationID: row.OrganizationID, ApiKeyID: row.ID,
 		TokenHash: core.HashSecret(token), Scopes: scopes,
-		ExpiresAt: s.now().Add(core.AccessTokenLifetime),
+		ExpiresAt: s.now().Add(lifetime),
 	})
 	if err != nil {
 		return nil, translate(err)
 	}
 	s.touch(ctx, row.ID, row.LastUsedAt)
-	return &core.AccessToken{Token: token, Scopes: scopes, ExpiresIn: core.AccessTokenLifetime}, nil
+	return &core.AccessToken{Token: token, Scopes: scopes, ExpiresIn: lifetime}, nil
 }
 
 func apiKeyFromRow(r dbq.ApiKey) *core.APIKey {
