@@ -4908,7 +4908,7 @@ type ClientInterface interface {
 
 	// CreateConnectedBusinessCredentialWithBody Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4917,7 +4917,7 @@ type ClientInterface interface {
 
 	// CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4951,7 +4951,7 @@ type ClientInterface interface {
 
 	// CreateOAuthTokenWithBody Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4960,7 +4960,7 @@ type ClientInterface interface {
 
 	// CreateOAuthToken Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4969,7 +4969,7 @@ type ClientInterface interface {
 
 	// CreateOAuthTokenWithFormdataBody Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -5088,7 +5088,7 @@ type ClientInterface interface {
 	// CreateSubscriptionWithBody Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -5108,7 +5108,7 @@ type ClientInterface interface {
 	// CreateSubscription Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -5755,7 +5755,7 @@ func (c *Client) UpdateConnectedBusiness(ctx context.Context, id Id, body Update
 
 // CreateConnectedBusinessCredentialWithBody Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5774,7 +5774,7 @@ func (c *Client) CreateConnectedBusinessCredentialWithBody(ctx context.Context, 
 
 // CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5848,7 +5848,7 @@ func (c *Client) GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryP
 
 // CreateOAuthTokenWithBody Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5867,7 +5867,7 @@ func (c *Client) CreateOAuthTokenWithBody(ctx context.Context, params *CreateOAu
 
 // CreateOAuthToken Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5886,7 +5886,7 @@ func (c *Client) CreateOAuthToken(ctx context.Context, params *CreateOAuthTokenP
 
 // CreateOAuthTokenWithFormdataBody Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -6145,7 +6145,7 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // CreateSubscriptionWithBody Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -6175,7 +6175,7 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // CreateSubscription Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -9686,7 +9686,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateConnectedBusinessCredentialWithBodyWithResponse Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9695,7 +9695,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateConnectedBusinessCredentialWithResponse Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9731,7 +9731,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9740,7 +9740,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateOAuthTokenWithResponse Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9749,7 +9749,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateOAuthTokenWithFormdataBodyWithResponse Issue an access token (client credentials)
 	//
-	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9882,7 +9882,7 @@ type ClientWithResponsesInterface interface {
 	// CreateSubscriptionWithBodyWithResponse Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -9902,7 +9902,7 @@ type ClientWithResponsesInterface interface {
 	// CreateSubscriptionWithResponse Create a subscription
 	//
 	// Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-	// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+	// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 	// `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 	// one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 	//
@@ -18017,7 +18017,7 @@ func (c *ClientWithResponses) UpdateConnectedBusinessWithResponse(ctx context.Co
 
 // CreateConnectedBusinessCredentialWithBodyWithResponse Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18032,7 +18032,7 @@ func (c *ClientWithResponses) CreateConnectedBusinessCredentialWithBodyWithRespo
 
 // CreateConnectedBusinessCredentialWithResponse Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18092,7 +18092,7 @@ func (c *ClientWithResponses) GetGrowthSummaryWithResponse(ctx context.Context, 
 
 // CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18107,7 +18107,7 @@ func (c *ClientWithResponses) CreateOAuthTokenWithBodyWithResponse(ctx context.C
 
 // CreateOAuthTokenWithResponse Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18122,7 +18122,7 @@ func (c *ClientWithResponses) CreateOAuthTokenWithResponse(ctx context.Context, 
 
 // CreateOAuthTokenWithFormdataBodyWithResponse Issue an access token (client credentials)
 //
-// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s and dies with its key. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18339,7 +18339,7 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // CreateSubscriptionWithBodyWithResponse Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //
@@ -18365,7 +18365,7 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // CreateSubscriptionWithResponse Create a subscription
 //
 // Subscribes an organization to an `active` plan of a product. The subscription starts `active` / `provisioning` / `current`
-// with a `provisioning_request_id` (`prov_<job id>`): a durable provisioning job, stored in the same transaction, makes the service
+// with a `provisioning_request_id` (`prov_<id>`, naming the request): a durable provisioning job, stored in the same transaction, makes the service
 // `active` in the background (sandbox: within a second); a restart never loses it. `renews_at` is the end of the trial for a plan with
 // one, else one period after the start (null for a one-time plan). No invoice is issued here: `select-plan` issues it.
 //

@@ -77,7 +77,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 
 	// An API key (its full key and its secret), a rotation, and an OAuth token from each.
 	key := mustCreate("api key", do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: opToken,
-		Body: `{"organization_id":"` + orgID + `","name":"logs","environment":"sandbox","scopes":["organizations:read","api-keys:read","api-keys:write","connected-businesses:write","webhooks:write"]}`}))
+		Body: `{"organization_id":"` + orgID + `","name":"logs","environment":"sandbox","scopes":["organizations:read","api-keys:read","api-keys:write","connected-businesses:write","webhooks:write","invoice:generate","address:read"]}`}))
 	full := key["full_key"].(string)
 	rotated := mustCreate("rotation", do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys/" + key["id"].(string) + "/rotate", Token: full,
 		Body: `{"grace_period_seconds":60}`}))
@@ -160,7 +160,8 @@ func TestAccessLogLine(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("%s: %v", l, err)
 		}
-		if m["msg"] == "request" && m["request_id"] == "trace-access-log-1" {
+		// The server's id, with the client's beside it (issue 21, item 13).
+		if m["msg"] == "request" && m["request_id"] == resp.Header.Get("Request-Id") && m["client_request_id"] == "trace-access-log-1" {
 			if line != nil {
 				t.Fatalf("two access lines for one request: %v and %v", line, m)
 			}

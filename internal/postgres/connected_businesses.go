@@ -217,6 +217,9 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 			ResourceType: "connected_business", ResourceID: id.String(), Before: before, After: cb,
 		})
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // a suspended or closed business's credentials stop at once
+	}
 	return cb, err
 }
 
@@ -254,6 +257,10 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		// Locked so a concurrent suspension can't slip between the check and the insert.
 		row, err := lockBusiness(ctx, q, id)
 		if err != nil {
+			return err
+		}
+		// A credential is a key: the caller grants only scopes it holds (issue 21, item 1).
+		if err := core.CheckKeyAuthority(p, "create", "sandbox", core.CredentialScopes[product]); err != nil {
 			return err
 		}
 		if row.LifecycleStatus != core.BusinessActive {

@@ -16,6 +16,12 @@ import (
 	"github.com/provider/coreapi/internal/webhook"
 )
 
+// The seeded e-invoicing product and its sandbox plan (migration 00031).
+const (
+	seedProductEinvoice = "0193a000-0000-7000-8000-000000000001"
+	seedPlanSandbox     = "0193a000-0000-7000-8000-000000000103"
+)
+
 // TestForeignRowIsNotFoundAndNotLocked holds, for each FOR UPDATE lookup of a tenant-owned
 // row, a transaction in which organization A looks up organization B's row: the lookup
 // finds nothing, and B's row can still be updated at once (under a short lock_timeout, so a
@@ -26,6 +32,7 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t)
+	db.Jobs = noJobs{}
 	services := postgres.NewServices(db, devBox(t), webhook.DefaultPolicy(true))
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 	newOrg := func() uuid.UUID {

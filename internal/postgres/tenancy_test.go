@@ -43,14 +43,9 @@ var tenancyExempt = map[string]string{
 	"GrowthSummaryUniquesAnyOrganization":              "operator's provider-wide summary",
 	"GrowthSummaryFunnelAnyOrganization":               "operator's provider-wide summary",
 
-	// Workers and sweeps: they run for no principal and work through every organization's
-	// queue; what they then change of a tenant's rows they reach by the row's own
+	// Workers and sweeps (internal/jobs): they run for no principal over every organization's
+	// rows; what they then change of a tenant's rows they reach by the row's own
 	// organization_id.
-	"ProvisioningJobClaim":         "worker: claims the next due job of any organization",
-	"ProvisioningJobComplete":      "worker: the job it claimed, by id",
-	"ProvisioningJobRetry":         "worker: the job it claimed, by id",
-	"ProvisioningJobCountPending":  "metrics: the queue's length over every organization",
-	"WebhookDeliveryClaim":         "worker: claims the next due delivery of any organization",
 	"WebhookDeliveryGetForSend":    "worker: the delivery it claimed, by id",
 	"WebhookDeliveryFinishAttempt": "worker: the delivery it claimed, by id",
 	"WebhookEventSweep":            "sweep: removes delivered events of every organization",
