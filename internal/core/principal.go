@@ -58,22 +58,42 @@ func (p *Principal) IsOperator() bool { return p.Kind == PrincipalOperator }
 // whether that organization exists is the caller's to check.
 func (p *Principal) OrganizationFor(raw, field string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
-	if p.IsOperator() {
-		if err != nil {
+	if err != nil {
+		if p.IsOperator() {
 			return uuid.Nil, Errorf(EUnprocessable, "Organization %q does not exist.", raw)
 		}
-		return id, nil
+		return uuid.Nil, notOwnOrganization(field)
 	}
-	if err != nil || id != p.OrganizationID {
-		location := "query"
-		if strings.HasPrefix(field, "/") {
-			location = "body"
-		}
-		return uuid.Nil, &Error{Code: EForbidden,
-			Message: "The credential may only act for its own organization.",
-			Fields:  []FieldError{{Location: location, Pointer: field, Code: "forbidden", Message: "Not the caller's organization."}}}
+	return id, p.ActsFor(id, field)
+}
+
+// ActsFor checks that p may act for organization id, named by a request at field (as for
+// OrganizationFor): the operator for any, an organization principal for its own only.
+func (p *Principal) ActsFor(id uuid.UUID, field string) error {
+	if !p.IsOperator() && id != p.OrganizationID {
+		return notOwnOrganization(field)
 	}
-	return id, nil
+	return nil
+}
+
+func notOwnOrganization(field string) error {
+	location := "query"
+	if strings.HasPrefix(field, "/") {
+		location = "body"
+	}
+	return &Error{Code: EForbidden,
+		Message: "The credential may only act for its own organization.",
+		Fields:  []FieldError{{Location: location, Pointer: field, Code: "forbidden", Message: "Not the caller's organization."}}}
+}
+
+// OrganizationIn is OrganizationFor for the principal of ctx: the transport parses an
+// organization id a request names with it, once, and hands the domain a uuid.UUID.
+func OrganizationIn(ctx context.Context, raw, field string) (uuid.UUID, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return p.OrganizationFor(raw, field)
 }
 
 type principalKey struct{}

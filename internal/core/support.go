@@ -56,7 +56,7 @@ func SupportTeamFor(category, severity string) string {
 
 // SupportCaseCreate is the input of SupportCaseService.CreateSupportCase.
 type SupportCaseCreate struct {
-	OrganizationID string // as sent: must name an organization the caller may act for
+	OrganizationID uuid.UUID // must be one the caller may act for (Principal.ActsFor)
 	Subject        string
 	Description    string
 	Severity       string
@@ -70,9 +70,9 @@ type SupportCaseCreate struct {
 
 // SupportCaseFilter selects cases for SupportCaseService.ListSupportCases.
 type SupportCaseFilter struct {
-	OrganizationID string  // required; as sent
-	Status         *string // nil: any status
-	Cursor         *string // the next_cursor of the previous page
+	OrganizationID uuid.UUID // required; one the caller may act for
+	Status         *string   // nil: any status
+	Cursor         *string   // the next_cursor of the previous page
 	Limit          int
 }
 

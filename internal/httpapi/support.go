@@ -15,8 +15,12 @@ func (s *Server) CreateSupportCase(ctx context.Context, req api.CreateSupportCas
 	if err != nil {
 		return nil, err
 	}
+	org, err := core.OrganizationIn(ctx, b.OrganizationId, "/organization_id")
+	if err != nil {
+		return nil, err
+	}
 	c, err := s.cfg.Services.SupportCases.CreateSupportCase(ctx, core.SupportCaseCreate{
-		OrganizationID: b.OrganizationId,
+		OrganizationID: org,
 		Subject:        b.Subject,
 		Description:    b.Description,
 		Severity:       string(b.Severity),
@@ -44,8 +48,12 @@ func (s *Server) ListSupportCases(ctx context.Context, req api.ListSupportCasesR
 		v := string(*req.Params.Status)
 		status = &v
 	}
+	org, err := core.OrganizationIn(ctx, req.Params.OrganizationId, "organization_id")
+	if err != nil {
+		return nil, err
+	}
 	cases, next, err := s.cfg.Services.SupportCases.ListSupportCases(ctx, core.SupportCaseFilter{
-		OrganizationID: req.Params.OrganizationId,
+		OrganizationID: org,
 		Status:         status,
 		Cursor:         req.Params.Cursor,
 		Limit:          valueOr(req.Params.Limit, defaultLimit),

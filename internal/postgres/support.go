@@ -24,8 +24,8 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
-	if err != nil {
+	orgID := in.OrganizationID
+	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
 	if err := storableText(map[string]*string{
@@ -115,8 +115,8 @@ func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.Suppor
 	if err != nil {
 		return nil, nil, err
 	}
-	orgID, err := p.OrganizationFor(f.OrganizationID, "organization_id")
-	if err != nil {
+	orgID := f.OrganizationID
+	if err := p.ActsFor(orgID, "organization_id"); err != nil {
 		return nil, nil, err
 	}
 	params := dbq.SupportCaseListParams{OrganizationID: orgID, Status: f.Status, RowLimit: int32(f.Limit) + 1}

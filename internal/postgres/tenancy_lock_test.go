@@ -55,7 +55,7 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc, err := services.SupportCases.CreateSupportCase(operator, core.SupportCaseCreate{
-		OrganizationID: orgB.String(), Subject: "s", Description: "d", Severity: "low", Category: "technical"})
+		OrganizationID: orgB, Subject: "s", Description: "d", Severity: "low", Category: "technical"})
 	if err != nil {
 		t.Fatal(err)
 	}
