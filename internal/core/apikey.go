@@ -89,7 +89,7 @@ type NewAPIKey struct {
 
 // APIKeyCreate is the input of APIKeyService.CreateAPIKey.
 type APIKeyCreate struct {
-	OrganizationID  string // as sent: a string that must name an organization the caller may act for
+	OrganizationID  uuid.UUID // one the caller may act for (Principal.ActsFor)
 	Name            string
 	Environment     string
 	Scopes          []string
@@ -101,8 +101,8 @@ type APIKeyCreate struct {
 
 // APIKeyFilter selects keys for APIKeyService.ListAPIKeys.
 type APIKeyFilter struct {
-	OrganizationID *string // nil: every key the caller may see
-	Cursor         *string // the next_cursor of the previous page
+	OrganizationID *uuid.UUID // nil: every key the caller may see
+	Cursor         *string    // the next_cursor of the previous page
 	Limit          int
 }
 

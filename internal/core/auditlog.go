@@ -25,7 +25,7 @@ type AuditEvent struct {
 
 // AuditFilter selects audit events; nil fields match everything.
 type AuditFilter struct {
-	OrganizationID *string
+	OrganizationID *uuid.UUID
 	ResourceType   *string
 	ResourceID     *string
 	Action         *string

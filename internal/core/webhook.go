@@ -68,8 +68,8 @@ type WebhookEndpointCreate struct {
 
 // WebhookEndpointFilter selects endpoints for WebhookService.ListWebhookEndpoints.
 type WebhookEndpointFilter struct {
-	OrganizationID *string // nil: every endpoint the caller may see
-	Cursor         *string // the next_cursor of the previous page
+	OrganizationID *uuid.UUID // nil: every endpoint the caller may see
+	Cursor         *string    // the next_cursor of the previous page
 	Limit          int
 }
 

@@ -18,8 +18,12 @@ func (s *Server) CreateApiKey(ctx context.Context, req api.CreateApiKeyRequestOb
 	for i, sc := range b.Scopes {
 		scopes[i] = string(sc)
 	}
+	org, err := core.OrganizationIn(ctx, b.OrganizationId, "/organization_id")
+	if err != nil {
+		return nil, err
+	}
 	key, err := s.cfg.Services.APIKeys.CreateAPIKey(ctx, core.APIKeyCreate{
-		OrganizationID:  b.OrganizationId,
+		OrganizationID:  org,
 		Name:            b.Name,
 		Environment:     string(b.Environment),
 		Scopes:          scopes,
@@ -36,8 +40,12 @@ func (s *Server) CreateApiKey(ctx context.Context, req api.CreateApiKeyRequestOb
 
 // ListApiKeys implements GET /v1/api-keys.
 func (s *Server) ListApiKeys(ctx context.Context, req api.ListApiKeysRequestObject) (api.ListApiKeysResponseObject, error) {
+	org, err := organizationParam(ctx, req.Params.OrganizationId)
+	if err != nil {
+		return nil, err
+	}
 	keys, next, err := s.cfg.Services.APIKeys.ListAPIKeys(ctx, core.APIKeyFilter{
-		OrganizationID: req.Params.OrganizationId,
+		OrganizationID: org,
 		Cursor:         req.Params.Cursor,
 		Limit:          valueOr(req.Params.Limit, defaultLimit),
 	})

@@ -13,8 +13,12 @@ import (
 // ListAuditEvents implements GET /v1/audit-events.
 func (s *Server) ListAuditEvents(ctx context.Context, req api.ListAuditEventsRequestObject) (api.ListAuditEventsResponseObject, error) {
 	p := req.Params
+	org, err := organizationParam(ctx, p.OrganizationId)
+	if err != nil {
+		return nil, err
+	}
 	f := core.AuditFilter{
-		OrganizationID: p.OrganizationId, ResourceID: p.ResourceId, Action: p.Action,
+		OrganizationID: org, ResourceID: p.ResourceId, Action: p.Action,
 		Since: p.Since, Until: p.Until, Cursor: p.Cursor, Limit: valueOr(p.Limit, defaultLimit),
 	}
 	if p.ResourceType != nil {

@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"context"
 	"reflect"
 	"sync"
 
+	"github.com/google/uuid"
 	"github.com/oapi-codegen/nullable"
 
 	"github.com/provider/coreapi/gen/api"
+	"github.com/provider/coreapi/internal/core"
 )
 
 // Server implements the generated strict server interface over the core services. Handlers
@@ -74,4 +77,17 @@ func valueOr[T any](v *T, def T) T {
 		return def
 	}
 	return *v
+}
+
+// organizationParam parses an optional organization_id query parameter once, at the edge
+// (core.OrganizationIn); nil when it was not sent.
+func organizationParam(ctx context.Context, raw *string) (*uuid.UUID, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	id, err := core.OrganizationIn(ctx, *raw, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
 }

@@ -33,8 +33,12 @@ func (s *Server) CreateWebhookEndpoint(ctx context.Context, req api.CreateWebhoo
 
 // ListWebhookEndpoints implements GET /v1/webhook-endpoints.
 func (s *Server) ListWebhookEndpoints(ctx context.Context, req api.ListWebhookEndpointsRequestObject) (api.ListWebhookEndpointsResponseObject, error) {
+	org, err := organizationParam(ctx, req.Params.OrganizationId)
+	if err != nil {
+		return nil, err
+	}
 	endpoints, next, err := s.cfg.Services.Webhooks.ListWebhookEndpoints(ctx, core.WebhookEndpointFilter{
-		OrganizationID: req.Params.OrganizationId,
+		OrganizationID: org,
 		Cursor:         req.Params.Cursor,
 		Limit:          valueOr(req.Params.Limit, defaultLimit),
 	})

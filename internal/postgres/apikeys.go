@@ -40,8 +40,8 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
-	if err != nil {
+	orgID := in.OrganizationID
+	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
 	if err := core.CheckKeyAuthority(p, "create", in.Environment, in.Scopes); err != nil {

@@ -25,7 +25,7 @@ func BenchmarkCredentialLookup(b *testing.B) {
 	}
 	keys := postgres.NewAPIKeyService(db)
 	key, err := keys.CreateAPIKey(operator, core.APIKeyCreate{
-		OrganizationID: org.ID.String(), Name: "bench", Environment: "sandbox", Scopes: []string{"organizations:read"},
+		OrganizationID: org.ID, Name: "bench", Environment: "sandbox", Scopes: []string{"organizations:read"},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -59,7 +59,7 @@ func TestCredentialCache(t *testing.T) {
 			expires := time.Now().Add(expiresIn)
 			keyIn.ExpiresAt = &expires
 		}
-		keyIn.OrganizationID, keyIn.Name, keyIn.Environment = org.ID.String(), "cached", "sandbox"
+		keyIn.OrganizationID, keyIn.Name, keyIn.Environment = org.ID, "cached", "sandbox"
 		keyIn.Scopes = []string{"organizations:read"}
 		key, err := postgres.NewAPIKeyService(dbs[1]).CreateAPIKey(operator, keyIn)
 		if err != nil {
@@ -212,7 +212,7 @@ func TestUnknownPrefixCostsAsMuchAsAWrongSecret(t *testing.T) {
 	}
 	keys := postgres.NewAPIKeyService(db)
 	key, err := keys.CreateAPIKey(operator, core.APIKeyCreate{
-		OrganizationID: org.ID.String(), Name: "known", Environment: "sandbox", Scopes: []string{"organizations:read"},
+		OrganizationID: org.ID, Name: "known", Environment: "sandbox", Scopes: []string{"organizations:read"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func TestCredentialCacheStopsWhenTheListenerFallsSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, err := postgres.NewAPIKeyService(other).CreateAPIKey(operator, core.APIKeyCreate{
-		OrganizationID: org.ID.String(), Name: "cached", Environment: "sandbox", Scopes: []string{"organizations:read"},
+		OrganizationID: org.ID, Name: "cached", Environment: "sandbox", Scopes: []string{"organizations:read"},
 	})
 	if err != nil {
 		t.Fatal(err)

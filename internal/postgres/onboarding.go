@@ -85,7 +85,7 @@ func (s *OnboardingService) provision(ctx context.Context, q *dbq.Queries, in co
 		return nil, err
 	}
 	key, err := s.keys.CreateAPIKey(ctx, core.APIKeyCreate{
-		OrganizationID: org.ID.String(), Name: "Sandbox developer key", Environment: "sandbox", Scopes: core.OnboardingKeyScopes,
+		OrganizationID: org.ID, Name: "Sandbox developer key", Environment: "sandbox", Scopes: core.OnboardingKeyScopes,
 	})
 	if err != nil {
 		return nil, err

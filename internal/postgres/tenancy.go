@@ -15,18 +15,17 @@ import (
 // organization_id query parameter: the named organization (its own, for an organization
 // principal), else the caller's own, else (the operator naming none) nil for every one.
 // A cursor, when given, is decoded too.
-func listScope(ctx context.Context, organizationID, cursor *string) (org, after *uuid.UUID, err error) {
+func listScope(ctx context.Context, organizationID *uuid.UUID, cursor *string) (org, after *uuid.UUID, err error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case organizationID != nil:
-		id, err := p.OrganizationFor(*organizationID, "organization_id")
-		if err != nil {
+		if err := p.ActsFor(*organizationID, "organization_id"); err != nil {
 			return nil, nil, err
 		}
-		org = &id
+		org = organizationID
 	case !p.IsOperator():
 		org = &p.OrganizationID
 	}

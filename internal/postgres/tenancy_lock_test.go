@@ -50,7 +50,7 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, err := services.APIKeys.CreateAPIKey(operator, core.APIKeyCreate{
-		OrganizationID: orgB.String(), Name: "b", Environment: "sandbox", Scopes: []string{"subscriptions:read"}})
+		OrganizationID: orgB, Name: "b", Environment: "sandbox", Scopes: []string{"subscriptions:read"}})
 	if err != nil {
 		t.Fatal(err)
 	}
