@@ -34,8 +34,9 @@ type TaxInvoice struct {
 
 // TaxInvoiceGenerate is the input of TaxInvoiceService.GenerateSimplifiedInvoice.
 type TaxInvoiceGenerate struct {
-	// OrganizationID is the organization_id of the request, not yet checked.
-	OrganizationID string
+	// OrganizationID is the organization_id of the request: one the caller may act for
+	// (Principal.ActsFor).
+	OrganizationID uuid.UUID
 	Request        einvoice.Request
 	// RequestJSON is the request body to store with the invoice.
 	RequestJSON []byte

@@ -60,7 +60,7 @@ type NewWebhookEndpoint struct {
 
 // WebhookEndpointCreate is the input of WebhookService.CreateWebhookEndpoint.
 type WebhookEndpointCreate struct {
-	OrganizationID string // as sent: a string that must name an organization the caller may act for
+	OrganizationID uuid.UUID // one the caller may act for (Principal.ActsFor)
 	URL            string
 	EnabledEvents  []string
 	Description    *string

@@ -15,8 +15,12 @@ func (s *Server) GenerateSimplifiedInvoice(ctx context.Context, req api.Generate
 	if err != nil {
 		return nil, err
 	}
+	org, err := organizationNamed(ctx, req.Body.OrganizationId)
+	if err != nil {
+		return nil, err
+	}
 	inv, err := s.cfg.Services.TaxInvoices.GenerateSimplifiedInvoice(ctx, core.TaxInvoiceGenerate{
-		OrganizationID: req.Body.OrganizationId,
+		OrganizationID: org,
 		Request:        einvoiceRequest(req.Body),
 		RequestJSON:    body,
 	})

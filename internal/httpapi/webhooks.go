@@ -14,8 +14,12 @@ func (s *Server) CreateWebhookEndpoint(ctx context.Context, req api.CreateWebhoo
 	for i, e := range b.EnabledEvents {
 		events[i] = string(e)
 	}
+	org, err := organizationNamed(ctx, b.OrganizationId)
+	if err != nil {
+		return nil, err
+	}
 	e, err := s.cfg.Services.Webhooks.CreateWebhookEndpoint(ctx, core.WebhookEndpointCreate{
-		OrganizationID: b.OrganizationId,
+		OrganizationID: org,
 		URL:            b.Url,
 		EnabledEvents:  events,
 		Description:    valueOf(b.Description),

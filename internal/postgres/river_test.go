@@ -60,7 +60,7 @@ func TestRiverMigrationCarriesPendingWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep, err := services.Webhooks.CreateWebhookEndpoint(op, core.WebhookEndpointCreate{
-		OrganizationID: org.ID.String(), URL: recv.URL, EnabledEvents: []string{"subscription.activated"}})
+		OrganizationID: org.ID, URL: recv.URL, EnabledEvents: []string{"subscription.activated"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,8 +35,8 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
-	if err != nil {
+	orgID := in.OrganizationID
+	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
 	draft, err := einvoice.Prepare(in.Request)

@@ -34,11 +34,8 @@ func (s *WebhookService) CreateWebhookEndpoint(ctx context.Context, in core.Webh
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
-	if core.ErrorCode(err) == core.EUnprocessable {
-		return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", in.OrganizationID)
-	}
-	if err != nil {
+	orgID := in.OrganizationID
+	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
 	if err := s.policy.CheckURL(ctx, in.URL); err != nil {
