@@ -31,6 +31,10 @@ import (
 // DB is the service's connection pool.
 type DB struct {
 	Pool *pgxpool.Pool
+	// Events renders the data of the webhook events the services publish (the transport
+	// layer's converters, so that storage never declares the API's JSON). A DB without it
+	// serves everything but changes that publish an event.
+	Events core.EventEncoder
 }
 
 // PoolConfig is the pool configuration of dsn as the service uses it.

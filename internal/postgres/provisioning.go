@@ -81,7 +81,7 @@ func (w *ProvisioningWorker) workOne(ctx context.Context) (ran bool, err error) 
 			return claimErr
 		}
 		ran = true
-		if jobErr = provision(ctx, q, job); jobErr != nil {
+		if jobErr = provision(ctx, w.db, q, job); jobErr != nil {
 			return jobErr
 		}
 		return q.ProvisioningJobComplete(ctx, job.ID)
@@ -107,8 +107,9 @@ func (w *ProvisioningWorker) workOne(ctx context.Context) (ran bool, err error) 
 
 // provision completes the provisioning of the job's subscription: the sandbox needs no
 // external resources, so its service becomes active. A subscription suspended or terminated
-// while it waited keeps that state; the job is done either way.
-func provision(ctx context.Context, q *dbq.Queries, job dbq.ProvisioningJob) error {
+// while it waited keeps that state; the job is done either way. The service becoming active
+// publishes subscription.activated.
+func provision(ctx context.Context, d *DB, q *dbq.Queries, job dbq.ProvisioningJob) error {
 	row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: job.SubscriptionID, OrganizationID: &job.OrganizationID})
 	if err != nil {
 		return err
@@ -127,14 +128,17 @@ func provision(ctx context.Context, q *dbq.Queries, job dbq.ProvisioningJob) err
 	if err != nil {
 		return err
 	}
-	return audit(ctx, q, core.AuditEntry{
+	if err := audit(ctx, q, core.AuditEntry{
 		OrganizationID: &sub.OrganizationID,
 		Action:         "subscription.provisioned",
 		ResourceType:   "subscription",
 		ResourceID:     sub.ID.String(),
 		Before:         before,
 		After:          sub,
-	})
+	}); err != nil {
+		return err
+	}
+	return d.publish(ctx, q, sub.OrganizationID, core.EventSubscriptionActivated, sub)
 }
 
 // RegisterProvisioningMetrics exposes the depth of the provisioning queue as the gauge
