@@ -31,6 +31,7 @@ import (
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/jobs"
 	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
@@ -38,10 +39,6 @@ import (
 	"github.com/provider/coreapi/internal/secretbox"
 	"github.com/provider/coreapi/internal/webhook"
 )
-
-// provisioningPollInterval is how often a process looks for due provisioning jobs: new
-// sandbox subscriptions become active within about this long.
-const provisioningPollInterval = 250 * time.Millisecond
 
 // environmentHelp lists every variable the commands read, with its default.
 const environmentHelp = `Environment:
@@ -64,13 +61,6 @@ const environmentHelp = `Environment:
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
 `
-
-// Webhook delivery: how often a process looks for due deliveries (a new event reaches its
-// endpoints within about this long), and how long finished events are kept.
-const (
-	webhookPollInterval = 500 * time.Millisecond
-	webhookRetention    = 30 * 24 * time.Hour
-)
 
 func main() {
 	os.Exit(execute(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
@@ -95,8 +85,9 @@ var commands = []command{
 		summary: "serve the API and run the background workers (the default command)",
 		usage: `Applies pending migrations, then serves the API on LISTEN_ADDR until SIGINT or SIGTERM,
 when it stops accepting connections, drains in-flight requests (up to 30 s) and stops the
-background workers. Every process runs the provisioning worker and the idempotency-key
-sweep; any number of processes may share one database. JSON logs go to standard output.
+background work. Every process works its share of the durable jobs (provisioning, webhook
+deliveries, sweeps; River queues in PostgreSQL); any number of processes may share one
+database. JSON logs go to standard output.
 
 Besides the API it serves GET /healthz (liveness), /readyz (the database answers),
 /metrics (Prometheus), /docs (the API reference), /openapi.yaml and /openapi.json.`,
@@ -459,24 +450,37 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		return err
 	}
-	if err := postgres.RegisterProvisioningMetrics(m, db); err != nil {
+	if err := jobs.RegisterMetrics(m, db); err != nil {
 		return err
 	}
 
-	// Background workers stop after the HTTP server has drained, so requests in flight can
-	// still enqueue work; a job interrupted by the stop stays pending in PostgreSQL.
+	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
+	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks})
+	if err != nil {
+		return err
+	}
+	db.Jobs = queue
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	var workers sync.WaitGroup
-	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, provisioningPollInterval).Run(workerCtx) })
-	workers.Go(func() { postgres.NewWebhookWorker(db, cfg.box, hooks, logger, webhookPollInterval).Run(workerCtx) })
 	// Credentials are cached, and forgotten by every process as soon as one changes.
 	credentials := postgres.NewCredentialCache(db, cfg.credentialCacheTTL, logger)
 	workers.Go(func() { credentials.Run(workerCtx) })
+	// Background work stops after the HTTP server has drained, so requests in flight can still
+	// queue jobs; a job interrupted by the stop goes back to the queue in PostgreSQL.
 	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), hooks.Timeout+10*time.Second)
+		defer cancel()
+		if err := queue.Stop(stopCtx); err != nil {
+			logger.Error("stopping the job queue", "error", err)
+		}
 		stopWorkers()
 		workers.Wait()
 	}()
+	if err := queue.Start(workerCtx); err != nil {
+		return err
+	}
 
 	// Request logs are written in batches; the writer is closed (everything queued written)
 	// after the HTTP server has drained and before the pool closes.
@@ -522,8 +526,6 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if addr := getenv("PPROF_ADDR"); addr != "" {
 		go func() { logger.Error("profiler not serving", "addr", addr, "error", profiler.Serve(addr)) }()
 	}
-	go every(ctx, 10*time.Minute, func() { postgres.SweepIdempotencyKeys(ctx, db, logger) })
-	go every(ctx, time.Hour, func() { postgres.SweepWebhookEvents(ctx, db, webhookRetention, logger) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -550,18 +552,4 @@ func valueOr(v, def string) string {
 		return def
 	}
 	return v
-}
-
-// every runs fn now and then every interval until ctx ends.
-func every(ctx context.Context, interval time.Duration, fn func()) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		fn()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -2,25 +2,13 @@
 INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status)
 VALUES (@id, @organization_id, @event_id, @endpoint_id, 'pending');
 
--- name: WebhookDeliveryClaim :many
--- Claims up to @batch due deliveries: deliveries other workers hold are skipped, and each
--- claimed one is leased (next_attempt_at moves @lease_seconds ahead) and its attempt counted
--- before the claiming transaction commits, so no other worker sends the same attempt. A worker
--- that dies mid-attempt leaves the lease to expire and the delivery to be attempted again.
-WITH due AS (
-    SELECT id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at, id
-    LIMIT @batch
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE webhook_deliveries d
-SET attempts = d.attempts + 1,
-    next_attempt_at = now() + make_interval(secs => @lease_seconds::float8),
-    updated_at = now()
-FROM due
-WHERE d.id = due.id
-RETURNING d.*;
+-- name: WebhookDeliveryStartAttempt :one
+-- Counts the attempt of a pending delivery that its job is about to make. Nothing happens when
+-- the delivery is finished or gone (deleted with its endpoint): the job has nothing to do.
+UPDATE webhook_deliveries
+SET attempts = attempts + 1, updated_at = now()
+WHERE organization_id = @organization_id AND id = @id AND status = 'pending'
+RETURNING *;
 
 -- name: WebhookDeliveryGetForSend :one
 -- What one attempt sends: the event and the endpoint's address, secret and status.
@@ -33,7 +21,8 @@ WHERE webhook_deliveries.id = @id;
 -- name: WebhookDeliveryFinishAttempt :one
 -- Records the outcome of attempt @attempts: the delivery is done (@status succeeded, failed or
 -- abandoned) or pending again at @next_attempt_at. Nothing happens when the delivery is gone
--- (its endpoint was deleted) or another worker has claimed a later attempt since.
+-- (its endpoint was deleted) or a later attempt has started since (a job rescued after its
+-- process died while the attempt was in flight).
 UPDATE webhook_deliveries
 SET status          = @status,
     next_attempt_at = @next_attempt_at,

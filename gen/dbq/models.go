@@ -281,19 +281,6 @@ type Product struct {
 	BillingModel             string
 }
 
-type ProvisioningJob struct {
-	ID             uuid.UUID
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	OrganizationID uuid.UUID
-	SubscriptionID uuid.UUID
-	Status         string
-	Attempts       int32
-	RunAt          time.Time
-	LastError      *string
-	FinishedAt     *time.Time
-}
-
 type RequestLog struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID

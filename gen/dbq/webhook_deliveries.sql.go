@@ -61,64 +61,6 @@ func (q *Queries) WebhookDeliveryAttemptInsert(ctx context.Context, arg WebhookD
 	return err
 }
 
-const webhookDeliveryClaim = `-- name: WebhookDeliveryClaim :many
-WITH due AS (
-    SELECT id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= now()
-    ORDER BY next_attempt_at, id
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE webhook_deliveries d
-SET attempts = d.attempts + 1,
-    next_attempt_at = now() + make_interval(secs => $1::float8),
-    updated_at = now()
-FROM due
-WHERE d.id = due.id
-RETURNING d.id, d.organization_id, d.created_at, d.updated_at, d.event_id, d.endpoint_id, d.status, d.attempts, d.next_attempt_at, d.last_error, d.completed_at
-`
-
-type WebhookDeliveryClaimParams struct {
-	LeaseSeconds float64
-	Batch        int32
-}
-
-// Claims up to @batch due deliveries: deliveries other workers hold are skipped, and each
-// claimed one is leased (next_attempt_at moves @lease_seconds ahead) and its attempt counted
-// before the claiming transaction commits, so no other worker sends the same attempt. A worker
-// that dies mid-attempt leaves the lease to expire and the delivery to be attempted again.
-func (q *Queries) WebhookDeliveryClaim(ctx context.Context, arg WebhookDeliveryClaimParams) ([]WebhookDelivery, error) {
-	rows, err := q.db.Query(ctx, webhookDeliveryClaim, arg.LeaseSeconds, arg.Batch)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []WebhookDelivery
-	for rows.Next() {
-		var i WebhookDelivery
-		if err := rows.Scan(
-			&i.ID,
-			&i.OrganizationID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.EventID,
-			&i.EndpointID,
-			&i.Status,
-			&i.Attempts,
-			&i.NextAttemptAt,
-			&i.LastError,
-			&i.CompletedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const webhookDeliveryFinishAttempt = `-- name: WebhookDeliveryFinishAttempt :one
 UPDATE webhook_deliveries
 SET status          = $1,
@@ -140,7 +82,8 @@ type WebhookDeliveryFinishAttemptParams struct {
 
 // Records the outcome of attempt @attempts: the delivery is done (@status succeeded, failed or
 // abandoned) or pending again at @next_attempt_at. Nothing happens when the delivery is gone
-// (its endpoint was deleted) or another worker has claimed a later attempt since.
+// (its endpoint was deleted) or a later attempt has started since (a job rescued after its
+// process died while the attempt was in flight).
 func (q *Queries) WebhookDeliveryFinishAttempt(ctx context.Context, arg WebhookDeliveryFinishAttemptParams) (WebhookDelivery, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryFinishAttempt,
 		arg.Status,
@@ -218,4 +161,37 @@ func (q *Queries) WebhookDeliveryInsert(ctx context.Context, arg WebhookDelivery
 		arg.EndpointID,
 	)
 	return err
+}
+
+const webhookDeliveryStartAttempt = `-- name: WebhookDeliveryStartAttempt :one
+UPDATE webhook_deliveries
+SET attempts = attempts + 1, updated_at = now()
+WHERE organization_id = $1 AND id = $2 AND status = 'pending'
+RETURNING id, organization_id, created_at, updated_at, event_id, endpoint_id, status, attempts, next_attempt_at, last_error, completed_at
+`
+
+type WebhookDeliveryStartAttemptParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// Counts the attempt of a pending delivery that its job is about to make. Nothing happens when
+// the delivery is finished or gone (deleted with its endpoint): the job has nothing to do.
+func (q *Queries) WebhookDeliveryStartAttempt(ctx context.Context, arg WebhookDeliveryStartAttemptParams) (WebhookDelivery, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryStartAttempt, arg.OrganizationID, arg.ID)
+	var i WebhookDelivery
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.EventID,
+		&i.EndpointID,
+		&i.Status,
+		&i.Attempts,
+		&i.NextAttemptAt,
+		&i.LastError,
+		&i.CompletedAt,
+	)
+	return i, err
 }

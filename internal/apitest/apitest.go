@@ -24,7 +24,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider/coreapi/gen/api"
+	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/jobs"
 	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
@@ -64,10 +66,23 @@ var WebhookPolicy = webhook.Policy{
 	RetryCap:    200 * time.Millisecond,
 }
 
-// StopWorkers stops the server's background workers (provisioning, webhook delivery) and
-// waits for them, as a process being stopped would: what they have not done stays queued in
-// the database for a Sibling to do. The HTTP server keeps serving.
+// StopWorkers stops the server's job queue (provisioning, webhook delivery, sweeps) and waits
+// for the jobs in flight, as a process being stopped would: what it has not done stays queued
+// in the database for a Sibling to do. The HTTP server keeps serving; jobs its requests queue
+// wait for another process.
 func (e *Env) StopWorkers() { e.stopWorkers() }
+
+// WithCredentialCache makes the server cache credentials as the production server does
+// (postgres.CredentialCache, listening for changes), trusting an entry at most ttl.
+func WithCredentialCache(ttl time.Duration) func(*httpapi.Config) {
+	return func(cfg *httpapi.Config) { cfg.Services.Credentials = credentialCacheOption{ttl: ttl} }
+}
+
+// credentialCacheOption marks the Config of WithCredentialCache until start builds the cache.
+type credentialCacheOption struct {
+	core.CredentialService
+	ttl time.Duration
+}
 
 // New starts a server in development mode over a fresh database. Options adjust the
 // configuration before the server starts.
@@ -105,7 +120,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
-	if err := postgres.RegisterProvisioningMetrics(m, db); err != nil {
+	if err := jobs.RegisterMetrics(m, db); err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
 	cfg := httpapi.Config{
@@ -120,17 +135,42 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	}
 	hooks := WebhookPolicy
 	hooks.Development = cfg.Development
+	cache, _ := cfg.Services.Credentials.(credentialCacheOption)
 	if cfg.Services.Organizations == nil {
 		cfg.Services = postgres.NewServices(db, box, hooks)
 	}
-	// The background workers run as in production, polling often so tests see their effects
-	// (e.g. provisioning complete, webhooks delivered) promptly.
-	workerCtx, stopWorkers := context.WithCancel(ctx)
-	var workers sync.WaitGroup
-	workers.Go(func() { postgres.NewProvisioningWorker(db, logger, 20*time.Millisecond).Run(workerCtx) })
-	workers.Go(func() { postgres.NewWebhookWorker(db, box, hooks, logger, 50*time.Millisecond).Run(workerCtx) })
+	// The job queue runs as in production, polling often so tests see the effects of retries
+	// and scheduled attempts (e.g. webhooks redelivered) promptly.
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: box, Webhooks: hooks, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	db.Jobs = queue
+	if err := queue.Start(ctx); err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	cacheCtx, stopCache := context.WithCancel(ctx)
+	var cacheDone sync.WaitGroup
+	if cache.ttl > 0 {
+		credentials := postgres.NewCredentialCache(db, cache.ttl, logger)
+		cfg.Services.Credentials = credentials
+		cacheDone.Go(func() { credentials.Run(cacheCtx) })
+		for deadline := time.Now().Add(10 * time.Second); !credentials.Listening(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("apitest: the credential cache is not listening after 10 s")
+			}
+		}
+	}
 	var stopOnce sync.Once
-	stop := func() { stopOnce.Do(func() { stopWorkers(); workers.Wait() }) }
+	stop := func() {
+		stopOnce.Do(func() {
+			if err := queue.Stop(context.Background()); err != nil {
+				t.Errorf("apitest: stop the job queue: %v", err)
+			}
+			stopCache()
+			cacheDone.Wait()
+		})
+	}
 	t.Cleanup(stop)
 	handler, err := httpapi.NewHandler(ctx, cfg)
 	if err != nil {

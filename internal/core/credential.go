@@ -14,12 +14,17 @@ type TokenRequest struct {
 	ClientID     string // the key's prefix or id
 	ClientSecret string
 	Scope        *string // space-separated; nil: every scope of the key
+	// Admit, when set, refuses a client whose key's restrictions forbid the request
+	// (address, origin, environment): no token is issued then, with Admit's error.
+	Admit func(*Restrictions) error
 }
 
 // AccessToken is an issued token.
 type AccessToken struct {
-	Token     string
-	Scopes    []string
+	Token  string
+	Scopes []string
+	// ExpiresIn is AccessTokenLifetime, or less when the key expires sooner: the token
+	// dies with its key.
 	ExpiresIn time.Duration
 }
 

@@ -97,7 +97,8 @@ func TestResolveShortAddress(t *testing.T) {
 	})
 
 	t.Run("ErrUnknownOrganization", func(t *testing.T) {
+		// A development token naming no organization is no credential (issue 21, item 14).
 		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: resolvePath, Token: "dev:org:" + uuid.NewString(), Body: `{"short_address":"RRMA1234","language":"en"}`})
-		assertProblem(t, "unknown organization", resp, http.StatusNotFound, "not_found")
+		assertProblem(t, "unknown organization", resp, http.StatusUnauthorized, "unauthenticated")
 	})
 }

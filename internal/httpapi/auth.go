@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -35,6 +36,10 @@ type bearerAuthenticator struct {
 	allScopes   map[string]bool
 	credentials core.CredentialService
 	operators   core.OperatorTokenService
+	// organizations confirms that a development token names an existing organization
+	// (nil: none is accepted); known remembers those it confirmed.
+	organizations core.OrganizationService
+	known         sync.Map // uuid.UUID -> struct{}
 }
 
 var errNoCredential = core.Errorf(core.EUnauthenticated, "An `Authorization: Bearer <token>` header is required.")
@@ -46,10 +51,16 @@ func (a *bearerAuthenticator) Authenticate(ctx context.Context, r *http.Request)
 		return nil, errNoCredential
 	}
 	if strings.HasPrefix(token, "dev:") {
-		if p := a.developmentPrincipal(token); p != nil {
-			return p, nil
+		p := a.developmentPrincipal(token)
+		if p == nil {
+			return nil, core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
 		}
-		return nil, core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
+		if p.Kind == core.PrincipalOrganization {
+			if err := a.organizationExists(ctx, p.OrganizationID); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
 	}
 	if strings.HasPrefix(token, core.OperatorTokenPrefix) && a.operators != nil {
 		op, err := a.operators.Authenticate(ctx, token)
@@ -77,4 +88,25 @@ func (a *bearerAuthenticator) developmentPrincipal(token string) *core.Principal
 		return nil
 	}
 	return &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: id, Subject: token, Scopes: a.allScopes}
+}
+
+// organizationExists refuses a development token naming no organization, as any unknown
+// credential is refused: otherwise it reaches every handler as a tenant nobody created.
+func (a *bearerAuthenticator) organizationExists(ctx context.Context, id uuid.UUID) error {
+	if _, ok := a.known.Load(id); ok {
+		return nil
+	}
+	if a.organizations == nil {
+		return core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
+	}
+	operator := &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"}
+	_, err := a.organizations.FindOrganizationByID(core.WithPrincipal(ctx, operator), id)
+	switch core.ErrorCode(err) {
+	case "":
+		a.known.Store(id, struct{}{})
+		return nil
+	case core.ENotFound:
+		return core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
+	}
+	return err
 }

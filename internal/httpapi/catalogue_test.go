@@ -315,7 +315,7 @@ func TestListPlans(t *testing.T) {
 func TestCatalogueAnswersFollowTheCatalogue(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
-	token := apitest.OrgToken(uuid.New())
+	token := apitest.OrgToken(uuid.MustParse(createOrganization(t, env, minimalOrganization)["id"].(string)))
 	get := func(path string) []byte {
 		t.Helper()
 		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: path, Token: token})

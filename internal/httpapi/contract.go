@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -42,6 +43,8 @@ type operation struct {
 	// uses a keyword jsoncheck leaves to kin-openapi). A body it accepts needs no
 	// kin-openapi body validation; any other body gets kin-openapi's, which decides.
 	body *jsoncheck.Checker
+	// jsonSchema is the schema of a JSON body (nil: the operation takes none).
+	jsonSchema *openapi3.Schema
 	// parameters check every parameter of the operation without kin-openapi (nil: some
 	// parameter's schema or style is one jsoncheck leaves to kin-openapi).
 	parameters []parameterCheck
@@ -184,6 +187,7 @@ func newContract(doc *openapi3.T, auth Authenticator, productionEnabled bool, m 
 				route:       &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured},
 				deprecation: deprecation,
 				body:        body,
+				jsonSchema:  jsonSchema(op),
 			}
 			c.methods[path] = append(c.methods[path], method)
 		}
@@ -221,10 +225,22 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 			op.deprecation.set(w.Header())
 		}
 
+		if len(r.Header.Values("Authorization")) > 1 {
+			writeProblem(w, r, repeatedAuthorization(op.oauthErrors))
+			return
+		}
+		if op.oauthErrors {
+			if err := credentialsInQuery(r); err != nil {
+				writeProblem(w, r, err)
+				return
+			}
+		}
 		if len(op.security) > 0 {
 			p, err := c.auth.Authenticate(ctx, r)
 			if err != nil {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="provider-core-api"`)
+				if core.ErrorCode(err) == core.EUnauthenticated { // not on 429: see authFailures
+					w.Header().Set("WWW-Authenticate", `Bearer realm="provider-core-api"`)
+				}
 				writeProblem(w, r, err)
 				return
 			}
@@ -260,11 +276,14 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 			params[k] = rctx.URLParams.Values[i]
 		}
 		input := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: op.route, Options: c.options}
+		bound := &errorBound{}
 		if bodyValid && op.body != nil {
 			input.Options = c.parameterOptions
+		} else if !bodyValid {
+			bound = boundBody(r, op.jsonSchema, op.body)
 		}
 		if err := openapi3filter.ValidateRequest(ctx, input); err != nil {
-			err = requestProblem(err)
+			err = boundedRequestProblem(err, bound)
 			if op.oauthErrors {
 				err = asOAuthError(err)
 			}
@@ -273,6 +292,43 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// repeatedAuthorization refuses a request carrying more than one Authorization header:
+// which one counts would be a guess (the first, for Go), so neither does. RFC 6750 §3.1
+// calls it invalid_request, a 400; outside the token endpoint that is validation_failed.
+func repeatedAuthorization(oauth bool) error {
+	field := core.FieldError{Location: "header", Pointer: "Authorization", Code: "repeated",
+		Message: "Send one Authorization header; this request has several."}
+	err := &core.Error{Code: core.EValidation, Message: field.Message, Fields: []core.FieldError{field}}
+	if oauth {
+		err.Code = core.EInvalidRequest
+		return err
+	}
+	return &headerError{error: err, header: http.Header{"Www-Authenticate": {`Bearer realm="provider-core-api", error="invalid_request"`}}}
+}
+
+// urlCredentials are the query parameters that would carry a credential in the URL, and
+// the other token request parameters: Go's form parsing would merge them into the body's.
+var urlCredentials = []string{"client_id", "client_secret", "access_token", "client_assertion", "password", "grant_type", "scope"}
+
+// credentialsInQuery refuses a token request with a credential in its URL (RFC 6749 §2.3.1:
+// client credentials go in the body or the Authorization header, never the query, which
+// proxies and logs keep), or another parameter of the token request (§3.2: they travel in
+// the body).
+func credentialsInQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	query, _ := url.ParseQuery(r.URL.RawQuery) // what parses is checked; the rest is no credential
+	for name := range query {
+		for _, c := range urlCredentials {
+			if strings.EqualFold(name, c) {
+				return core.Errorf(core.EInvalidRequest, "Token request parameters may not be sent in the URL (%s); send them in the body, credentials also with HTTP Basic.", c)
+			}
+		}
+	}
+	return nil
 }
 
 // parametersShownValid reports whether jsoncheck shows every parameter of op valid: each
@@ -398,14 +454,21 @@ func (c *contract) bodyShownValid(op *operation, r *http.Request) bool {
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data), errorReader{err}))
 		return false
 	}
-	body := new(bodyReader)
-	body.Reset(data)
-	r.Body = body
+	r.Body = newBodyReader(data)
 	return op.body.Valid(data)
 }
 
 // bodyReader serves a body read into memory.
-type bodyReader struct{ bytes.Reader }
+type bodyReader struct {
+	bytes.Reader
+	data []byte
+}
+
+func newBodyReader(data []byte) *bodyReader {
+	body := &bodyReader{data: data}
+	body.Reset(data)
+	return body
+}
 
 func (*bodyReader) Close() error { return nil }
 
@@ -431,13 +494,28 @@ func bodyChecker(op *openapi3.Operation) (*jsoncheck.Checker, error) {
 	return checker, err
 }
 
+// jsonSchema returns the schema of op's JSON body, or nil.
+func jsonSchema(op *openapi3.Operation) *openapi3.Schema {
+	if op.RequestBody == nil || op.RequestBody.Value == nil {
+		return nil
+	}
+	media := op.RequestBody.Value.Content.Get("application/json")
+	if media == nil || media.Schema == nil {
+		return nil
+	}
+	return media.Schema.Value
+}
+
 // storableParameters refuses path, query and header parameters that are not valid UTF-8
 // or hold a NUL character: no parameter of the contract can mean either, and PostgreSQL
 // stores neither (a query naming one would fail as a 500).
 func storableParameters(r *http.Request, path chi.RouteParams, declared openapi3.Parameters) error {
 	var fields []core.FieldError
+	omitted := 0
 	bad := func(in, name, v string) {
-		if !storable(v) {
+		if !storable(v) && len(fields) >= maxFieldErrors {
+			omitted++
+		} else if !storable(v) {
 			fields = append(fields, core.FieldError{Location: in, Pointer: name, Code: "format",
 				Message: fmt.Sprintf("%s parameter %q must be valid UTF-8 without NUL characters.", in, name)})
 		}
@@ -466,9 +544,13 @@ func storableParameters(r *http.Request, path chi.RouteParams, declared openapi3
 			}
 		}
 	}
-	if len(fields) == 0 {
+	switch {
+	case len(fields) == 0:
 		return nil
+	case omitted > 0:
+		return boundFields(fields, omitted)
 	}
+	fields = clipFields(fields)
 	return &core.Error{Code: core.EValidation, Message: fields[0].Message, Fields: fields}
 }
 
@@ -500,9 +582,13 @@ func checkScopes(p *core.Principal, requirements openapi3.SecurityRequirements) 
 	return core.Errorf(core.EInsufficientScope, "The credential lacks the scope(s) this operation needs: %s.", strings.Join(closest, ", "))
 }
 
-// requestProblem turns kin-openapi's validation errors into one client error naming every
-// offending field.
-func requestProblem(err error) error {
+// requestProblem turns kin-openapi's validation errors into one client error naming the
+// offending fields, at most maxFieldErrors of them.
+func requestProblem(err error) error { return boundedRequestProblem(err, &errorBound{}) }
+
+// boundedRequestProblem is requestProblem for a body boundBody pruned: bound tells what it
+// left out.
+func boundedRequestProblem(err error, bound *errorBound) error {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return core.Errorf(core.EPayloadTooLarge, "The request body exceeds %d bytes.", maxBodyBytes)
@@ -541,14 +627,8 @@ func requestProblem(err error) error {
 		}
 		fields = append(fields, fieldErrors(re)...)
 	}
-	msg := "The request does not match the API contract."
-	switch {
-	case len(fields) == 1:
-		msg = fields[0].Message
-	case len(fields) > 1:
-		msg = fmt.Sprintf("The request has %d invalid fields; see errors.", len(fields))
-	}
-	return &core.Error{Code: core.EValidation, Message: msg, Fields: fields}
+	fields = append(fields, bound.extra...)
+	return boundFields(fields, bound.omitted)
 }
 
 // fieldErrors lists what one kin-openapi request error says about the input.
@@ -619,6 +699,9 @@ func schemaFieldError(se *openapi3.SchemaError) core.FieldError {
 		f.Pointer = pointer + "/" + escapePointer([]string{name})[0]
 		f.Code = "unknown_property"
 		f.Message = fmt.Sprintf("Field %s is not a property of this object.", f.Pointer)
+	case se.SchemaField == "enum" && se.Schema != nil && len(se.Reason) > maxFieldText/2:
+		// kin-openapi's reason lists every allowed value: fifty of them made 50 kB.
+		f.Message = fmt.Sprintf("%s: value is not one of the %d allowed values of the document.", where, len(se.Schema.Enum))
 	default:
 		f.Message = fmt.Sprintf("%s: %s.", where, se.Reason)
 	}

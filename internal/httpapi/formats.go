@@ -111,9 +111,9 @@ type nullNotAllowed struct{ pointers []string }
 func (e *nullNotAllowed) Error() string { return "the body holds null where the contract allows none" }
 
 // nullsRefused appends the pointer of every declared property of v that is null but not
-// nullable in s.
+// nullable in s, stopping once it has more than a problem lists.
 func nullsRefused(v any, s *openapi3.Schema, pointer string, out []string) []string {
-	if s == nil {
+	if s == nil || len(out) > maxFieldErrors {
 		return out
 	}
 	if len(s.AllOf) == 1 && s.Type == nil {
@@ -161,8 +161,12 @@ func (e *unstorableText) Error() string { return "the body holds text with a NUL
 // nulText is the message of every field refused for a NUL character.
 const nulText = "Text may not contain the NUL character (U+0000)."
 
-// nulStrings appends the JSON pointer of every string of v, key or value, holding a NUL.
+// nulStrings appends the JSON pointer of every string of v, key or value, holding a NUL,
+// stopping once it has more than a problem lists.
 func nulStrings(v any, pointer string, out []string) []string {
+	if len(out) > maxFieldErrors {
+		return out // a problem lists no more
+	}
 	switch v := v.(type) {
 	case string:
 		if strings.ContainsRune(v, 0) {

@@ -51,11 +51,12 @@ func TestContractGate(t *testing.T) {
 		// Reaches the token handler: an unknown client, not a missing bearer.
 		assertProblem(t, "token without bearer", resp, http.StatusUnauthorized, "invalid_client")
 	})
-	t.Run("RequestIdIsEchoedOrGenerated", func(t *testing.T) {
+	t.Run("RequestIdIsAlwaysGenerated", func(t *testing.T) {
+		// A client's id is never adopted (issue 21, item 13): TestClientRequestIdIsOnlyCorrelated.
 		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/healthz",
 			Header: http.Header{"Request-Id": {"client-trace-0001"}}})
-		if got := resp.Header.Get("Request-Id"); got != "client-trace-0001" {
-			t.Errorf("Request-Id = %q, want the client's", got)
+		if got := resp.Header.Get("Request-Id"); !strings.HasPrefix(got, "req_") {
+			t.Errorf("Request-Id = %q, want a generated one", got)
 		}
 		resp = env.Do(apitest.Request{Method: http.MethodGet, Path: "/healthz",
 			Header: http.Header{"Request-Id": {"bad id\twith spaces"}}})

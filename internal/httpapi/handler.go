@@ -77,12 +77,16 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	auth := &bearerAuthenticator{
-		development: cfg.Development,
-		allScopes:   ScopesOf(doc),
-		credentials: cfg.Services.Credentials,
-		operators:   cfg.Services.Operators,
-	}
+	// Failed authentications, by bearer and at the token endpoint, are throttled together.
+	failures := newAuthFailures()
+	cfg.Services.Credentials = &throttledTokens{CredentialService: cfg.Services.Credentials, failures: failures}
+	auth := &throttledAuthenticator{failures: failures, Authenticator: &bearerAuthenticator{
+		development:   cfg.Development,
+		allScopes:     ScopesOf(doc),
+		credentials:   cfg.Services.Credentials,
+		operators:     cfg.Services.Operators,
+		organizations: cfg.Services.Organizations,
+	}}
 	gate, err := newContract(doc, auth, cfg.ProductionTrafficEnabled, cfg.Metrics)
 	if err != nil {
 		return nil, err

@@ -160,7 +160,8 @@ func TestAccessLogLine(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("%s: %v", l, err)
 		}
-		if m["msg"] == "request" && m["request_id"] == "trace-access-log-1" {
+		// The server's id, with the client's beside it (issue 21, item 13).
+		if m["msg"] == "request" && m["request_id"] == resp.Header.Get("Request-Id") && m["client_request_id"] == "trace-access-log-1" {
 			if line != nil {
 				t.Fatalf("two access lines for one request: %v and %v", line, m)
 			}

@@ -18,8 +18,9 @@ import (
 // requestInfo is shared by the layers of one request: inner layers fill it in for the access
 // log of the outermost one, and handlers read the raw headers strict requests do not carry.
 type requestInfo struct {
-	route  string      // path template of the operation, once the contract found it
-	header http.Header // the request headers
+	route      string      // path template of the operation, once the contract found it
+	header     http.Header // the request headers
+	remoteAddr string      // the peer address: throttling of failed authentication, IP rules
 	// principal is the authenticated caller, once the contract knows it; errorCode the code
 	// of the problem answered, if any. Both feed the request log.
 	principal *core.Principal
@@ -42,6 +43,14 @@ func setRoute(ctx context.Context, template string) {
 	}
 }
 
+// remoteAddr returns the peer address of the request being served.
+func remoteAddr(ctx context.Context) string {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.remoteAddr
+	}
+	return ""
+}
+
 // requestHeader returns the headers of the request being served.
 func requestHeader(ctx context.Context) http.Header {
 	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
@@ -56,7 +65,9 @@ type requestInfoKey struct{}
 // client gets 503 unavailable (retryable) rather than waiting on a stuck dependency.
 const requestTimeout = 30 * time.Second
 
-// A client may send its own Request-Id to correlate logs; anything else is replaced.
+// A client may send its own Request-Id to correlate logs. It is never adopted as the
+// request's id (a client could name another tenant's request, and the id would then point
+// at two requests): the access log records it beside the server's, when it has this shape.
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
 // withRequestContext gives each request its id (echoed in the Request-Id header of every
@@ -65,14 +76,15 @@ var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSink, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := r.Header.Get("Request-Id")
-		if !clientRequestID.MatchString(id) {
-			id = "req_" + uuid.Must(uuid.NewV7()).String()
+		id := "req_" + uuid.Must(uuid.NewV7()).String()
+		clientID := r.Header.Get("Request-Id")
+		if !clientRequestID.MatchString(clientID) {
+			clientID = ""
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
-		info := &requestInfo{header: r.Header, log: base}
+		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		// chi's routers below find their route context here: without one, the first would
 		// copy the request once more to carry it.
@@ -100,7 +112,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 				status = http.StatusOK
 			}
 			m.ObserveRequest(r.Method, info.route, status, elapsed)
-			accessLog(ctx, base.Handler(), r, info.route, status, rec.bytes, elapsed, id)
+			accessLog(ctx, base.Handler(), r, info.route, status, rec.bytes, elapsed, id, clientID)
 			recordRequest(sink, info, r, status, start)
 		}()
 		next.ServeHTTP(rec, r)
@@ -110,7 +122,8 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 // accessLog writes the request's access line to h. It hands h the record itself rather than
 // calling the logger, which would walk the stack for a source location this line never
 // shows (2 µs a request, docs/performance.md).
-func accessLog(ctx context.Context, h slog.Handler, r *http.Request, route string, status int, bytes int64, elapsed time.Duration, id string) {
+// clientID is the Request-Id the client sent, if any.
+func accessLog(ctx context.Context, h slog.Handler, r *http.Request, route string, status int, bytes int64, elapsed time.Duration, id, clientID string) {
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
@@ -124,6 +137,9 @@ func accessLog(ctx context.Context, h slog.Handler, r *http.Request, route strin
 		slog.Int64("bytes", bytes),
 		slog.Duration("duration", elapsed),
 		slog.String("request_id", id))
+	if clientID != "" {
+		line.AddAttrs(slog.String("client_request_id", clientID))
+	}
 	_ = h.Handle(ctx, line) // as Logger.Log: a handler's error has nowhere to go
 }
 

@@ -30,6 +30,12 @@ func (s *Server) CreateOAuthToken(ctx context.Context, req api.CreateOAuthTokenR
 	if in.ClientID == "" || in.ClientSecret == "" {
 		return nil, core.Errorf(core.EInvalidClient, "Client authentication is required: client_id and client_secret, or HTTP Basic.")
 	}
+	// The key's rules on where it may be used from hold for its tokens: refused here, not
+	// only when the token is used.
+	header := requestHeader(ctx)
+	in.Admit = func(rs *core.Restrictions) error {
+		return admit(rs, s.cfg.ProductionTrafficEnabled, remoteAddr(ctx), header.Get("Origin"))
+	}
 	token, err := s.cfg.Services.Credentials.IssueToken(ctx, in)
 	if err != nil {
 		if usedBasic && core.ErrorCode(err) == core.EInvalidClient {

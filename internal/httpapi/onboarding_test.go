@@ -45,7 +45,8 @@ func TestVerifiedLoginOnboarding(t *testing.T) {
 		t.Fatalf("onboarded: %s", first.Body)
 	}
 	for table, want := range map[string]int{
-		"organizations": 1, "subscriptions": 1, "service_resources": 1, "api_keys": 1, "onboardings": 1, "provisioning_jobs": 1,
+		"organizations": 1, "subscriptions": 1, "service_resources": 1, "api_keys": 1, "onboardings": 1,
+		"river_job WHERE kind = 'provision_subscription'": 1,
 	} {
 		if n := env.Count("SELECT count(*) FROM " + table); n != want {
 			t.Errorf("%s = %d, want %d", table, n, want)
@@ -123,7 +124,7 @@ func TestVerifiedLoginOnboardingRefusals(t *testing.T) {
 	unverified := verifiedLogin("u", map[string]any{"identity": map[string]any{"issuer": "https://id.example.com", "subject": "u",
 		"email": "dev@example.com", "email_verified": false}})
 	assertProblem(t, "unverified", onboard(env, apitest.OperatorToken, unverified), http.StatusUnprocessableEntity, "unprocessable")
-	assertProblem(t, "organization principal", onboard(env, apitest.OrgToken(uuid.New()), verifiedLogin("u", nil)), http.StatusForbidden, "forbidden")
+	assertProblem(t, "organization principal", onboard(env, apitest.OrgToken(uuid.MustParse(createOrganization(t, env, minimalOrganization)["id"].(string))), verifiedLogin("u", nil)), http.StatusForbidden, "forbidden")
 	for name, body := range map[string]string{
 		"NoIdentity":   `{"organization":{"legal_name_ar":"a","legal_name_en":"b","display_name":"c","organization_type":"vendor","country":"SA"}}`,
 		"BadEmail":     verifiedLogin("u", map[string]any{"identity": map[string]any{"issuer": "i", "subject": "u", "email": "nope", "email_verified": true}}),
@@ -133,7 +134,7 @@ func TestVerifiedLoginOnboardingRefusals(t *testing.T) {
 	} {
 		assertProblem(t, name, onboard(env, apitest.OperatorToken, body), http.StatusBadRequest, "validation_failed")
 	}
-	if n := env.Count("SELECT count(*) FROM organizations"); n != 0 {
-		t.Errorf("refused onboardings created %d organizations", n)
+	if n := env.Count("SELECT count(*) FROM organizations"); n != 1 { // the organization principal's own
+		t.Errorf("refused onboardings created %d organizations", n-1)
 	}
 }

@@ -212,9 +212,10 @@ func TestCreateOrganization(t *testing.T) {
 	t.Run("ErrOrganizationPrincipalForbidden", func(t *testing.T) {
 		t.Parallel()
 		env := apitest.New(t)
-		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/organizations", Token: apitest.OrgToken(uuid.New()), Body: minimalOrganization})
+		org := uuid.MustParse(createOrganization(t, env, minimalOrganization)["id"].(string))
+		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/organizations", Token: apitest.OrgToken(org), Body: minimalOrganization})
 		assertProblem(t, "org principal", resp, http.StatusForbidden, "forbidden")
-		if n := env.Count("SELECT count(*) FROM organizations"); n != 0 {
+		if n := env.Count("SELECT count(*) FROM organizations"); n != 1 {
 			t.Errorf("forbidden create stored %d rows", n)
 		}
 	})

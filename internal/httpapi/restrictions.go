@@ -23,14 +23,8 @@ func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p
 	if rs == nil {
 		return nil
 	}
-	if rs.Environment == "production" && !c.productionEnabled {
-		return core.Errorf(core.EProductionGated, "Production traffic is gated; use a sandbox key until production access is enabled.")
-	}
-	if len(rs.AllowedIPs) > 0 && !addressAllowed(r.RemoteAddr, rs.AllowedIPs) {
-		return core.Errorf(core.EIPNotAllowed, "The API key may not be used from this address.")
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
-		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
+	if err := admit(rs, c.productionEnabled, r.RemoteAddr, r.Header.Get("Origin")); err != nil {
+		return err
 	}
 	var apiKey uuid.UUID // restrictions come with a key; uuid.Nil would share one bucket
 	if p.APIKeyID != nil {
@@ -39,6 +33,22 @@ func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p
 	if err := c.limits.take(w, apiKey, rs.RateLimitPolicy); err != nil {
 		c.metrics.RateLimited(rs.RateLimitPolicy)
 		return err
+	}
+	return nil
+}
+
+// admit applies the rules of a key that do not depend on its traffic: production gating,
+// allowed addresses and origins. The token endpoint applies them too, before issuing a
+// token to the key.
+func admit(rs *core.Restrictions, productionEnabled bool, remoteAddr, origin string) error {
+	if rs.Environment == "production" && !productionEnabled {
+		return core.Errorf(core.EProductionGated, "Production traffic is gated; use a sandbox key until production access is enabled.")
+	}
+	if len(rs.AllowedIPs) > 0 && !addressAllowed(remoteAddr, rs.AllowedIPs) {
+		return core.Errorf(core.EIPNotAllowed, "The API key may not be used from this address.")
+	}
+	if origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
+		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
 	}
 	return nil
 }
@@ -70,11 +80,19 @@ func originAllowed(origin string, allowed []string) bool {
 
 // rateLimits holds one token bucket per API key. Buckets live in this process only: with
 // several processes each enforces the policy on the requests it serves (see README).
+//
+// A bucket that has filled up again is the same as a new one, so idle buckets are dropped:
+// every bucketSweepInterval, take removes the full ones, and the map holds only the keys
+// used within about the time a bucket takes to refill (issue 22 §4).
 type rateLimits struct {
-	mu      sync.Mutex
-	buckets map[bucketKey]*rate.Limiter
-	now     func() time.Time
+	mu        sync.Mutex
+	buckets   map[bucketKey]*rate.Limiter
+	now       func() time.Time
+	lastSweep time.Time
 }
+
+// bucketSweepInterval is how often full buckets are dropped.
+const bucketSweepInterval = time.Minute
 
 // bucketKey names a bucket: a key's bucket starts afresh when its policy changes.
 type bucketKey struct {
@@ -93,7 +111,11 @@ func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName st
 		policy = core.RateLimitPolicies[core.DefaultRateLimitPolicy]
 	}
 	key := bucketKey{apiKey, policyName}
+	now := l.now()
 	l.mu.Lock()
+	if now.Sub(l.lastSweep) >= bucketSweepInterval {
+		l.sweep(now)
+	}
 	b := l.buckets[key]
 	if b == nil {
 		b = rate.NewLimiter(rate.Limit(policy.Rate), policy.Burst)
@@ -101,7 +123,6 @@ func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName st
 	}
 	l.mu.Unlock()
 
-	now := l.now()
 	allowed := b.AllowN(now, 1)
 	tokens := b.TokensAt(now)
 	h := w.Header()
@@ -115,4 +136,14 @@ func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName st
 	h.Set("Retry-After", strconv.Itoa(max(1, wait)))
 	return core.Errorf(core.ERateLimited, "The API key's rate limit (%s: %g requests/s, burst %d) is exceeded; retry after the Retry-After seconds.",
 		policyName, policy.Rate, policy.Burst)
+}
+
+// sweep drops the buckets that are full at now: a new bucket would be the same. l.mu is held.
+func (l *rateLimits) sweep(now time.Time) {
+	for k, b := range l.buckets {
+		if b.TokensAt(now) >= float64(b.Burst()) {
+			delete(l.buckets, k)
+		}
+	}
+	l.lastSweep = now
 }

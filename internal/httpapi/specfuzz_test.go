@@ -136,7 +136,7 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 func waitForJobs(t testing.TB, env *apitest.Env) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for env.Count("SELECT count(*) FROM provisioning_jobs WHERE status = 'pending' AND run_at <= now()") > 0 {
+	for env.Count("SELECT count(*) FROM river_job WHERE kind = 'provision_subscription' AND state IN ('available', 'running') AND scheduled_at <= now()") > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("provisioning jobs still pending after 10 s")
 		}

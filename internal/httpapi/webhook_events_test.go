@@ -255,6 +255,12 @@ func TestWebhookEvents_RolledBackChangesPublishNothing(t *testing.T) {
 	if n := env.Count("SELECT count(*) FROM webhook_events WHERE organization_id = $1 AND type = 'subscription.created'", org); n != 1 {
 		t.Errorf("%d subscription.created events, want 1", n)
 	}
+	// Jobs are queued in the change's transaction: one delivery job, one provisioning job.
+	for kind, want := range map[string]int{"deliver_webhook": 1, "provision_subscription": 1} {
+		if n := env.Count("SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'organization_id' = $2::text", kind, org); n != want {
+			t.Errorf("%d %s jobs, want %d", n, kind, want)
+		}
+	}
 	recv.waitFor(t, 1)
 	time.Sleep(100 * time.Millisecond)
 	if n := len(recv.deliveries()); n != 1 {

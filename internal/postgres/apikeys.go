@@ -22,6 +22,8 @@ import (
 type APIKeyService struct {
 	db  *DB
 	now func() time.Time
+	// onSecretCheck, when set, is called on every secret comparison (tests count them).
+	onSecretCheck func()
 }
 
 var (
@@ -212,6 +214,9 @@ func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.A
 		}
 		return s.db.publish(ctx, q, key.OrganizationID, core.EventAPIKeyRevoked, key)
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // the next request must not get in on the cache
+	}
 	return key, err
 }
 
@@ -274,6 +279,9 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		// The event is about the rotated key, in its grace period.
 		return s.db.publish(ctx, q, old.OrganizationID, core.EventAPIKeyRotated, rotated)
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // the old key's expiry moved: no cached copy may outlive it
+	}
 	return created, err
 }
 
@@ -366,15 +374,34 @@ func (s *APIKeyService) keyBySecret(ctx context.Context, full string) (dbq.APIKe
 	}
 	row, err := s.db.queries(ctx).APIKeyGetByPrefix(ctx, prefix)
 	if errors.Is(err, pgx.ErrNoRows) {
+		s.secretMatches(secret, unknownKeyHash) // as costly as a wrong secret of a known key
 		return none, errBadCredential
 	}
 	if err != nil {
 		return none, translate(err)
 	}
-	if subtle.ConstantTimeCompare(core.HashSecret(secret), row.ApiKey.SecretHash) != 1 {
+	if !s.secretMatches(secret, row.ApiKey.SecretHash) {
 		return none, errBadCredential
 	}
 	return row, nil
+}
+
+// unknownKeyHash stands in for the stored hash when no key has the prefix presented: the
+// secret is hashed and compared all the same, so an unknown prefix and a wrong secret of a
+// known one take the same work and cannot be told apart by time (issue 21, item 12).
+var unknownKeyHash = core.HashSecret("no key has this prefix")
+
+// unknownKeyPrefix is a well-formed prefix no key has (no environment is called unknown),
+// looked up when a token request names a key by an id that does not exist, so that it costs
+// what a known id does.
+const unknownKeyPrefix = "sk_unknown_0"
+
+// secretMatches compares secret with a stored hash in constant time.
+func (s *APIKeyService) secretMatches(secret string, hash []byte) bool {
+	if s.onSecretCheck != nil {
+		s.onSecretCheck()
+	}
+	return subtle.ConstantTimeCompare(core.HashSecret(secret), hash) == 1
 }
 
 // checkUsable refuses revoked and expired keys, and credentials of a connected business
@@ -481,12 +508,14 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	clientKey := in.ClientID + "_" + in.ClientSecret
 	if id, err := uuid.Parse(in.ClientID); err == nil { // the client named its key by id
 		row, err := s.db.queries(ctx).APIKeyGetByID(ctx, id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, badClient
-		} else if err != nil {
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			clientKey = unknownKeyPrefix + "_" + in.ClientSecret // refused below, at the same cost
+		case err != nil:
 			return nil, translate(err)
+		default:
+			clientKey = row.Prefix + "_" + in.ClientSecret
 		}
-		clientKey = row.Prefix + "_" + in.ClientSecret
 	}
 	found, err := s.keyBySecret(ctx, clientKey)
 	if err != nil {
@@ -498,6 +527,24 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	row := found.ApiKey
 	if s.checkUsable(row, found.BusinessStatus) != nil {
 		return nil, badClient
+	}
+	// A token lives no longer than its key, and says so; a key with less than a second
+	// left is as good as expired.
+	lifetime := core.AccessTokenLifetime
+	if row.ExpiresAt != nil {
+		lifetime = min(lifetime, row.ExpiresAt.Sub(s.now()).Truncate(time.Second))
+		if lifetime < time.Second {
+			return nil, badClient
+		}
+	}
+	if in.Admit != nil {
+		p, err := principalOfKey(row, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := in.Admit(p.Restrictions); err != nil {
+			return nil, err
+		}
 	}
 	scopes := row.Scopes
 	if in.Scope != nil {
@@ -524,13 +571,13 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 	_, err = s.db.queries(ctx).OAuthTokenInsert(ctx, dbq.OAuthTokenInsertParams{
 		ID: id, OrganizationID: row.OrganizationID, ApiKeyID: row.ID,
 		TokenHash: core.HashSecret(token), Scopes: scopes,
-		ExpiresAt: s.now().Add(core.AccessTokenLifetime),
+		ExpiresAt: s.now().Add(lifetime),
 	})
 	if err != nil {
 		return nil, translate(err)
 	}
 	s.touch(ctx, row.ID, row.LastUsedAt)
-	return &core.AccessToken{Token: token, Scopes: scopes, ExpiresIn: core.AccessTokenLifetime}, nil
+	return &core.AccessToken{Token: token, Scopes: scopes, ExpiresIn: lifetime}, nil
 }
 
 func apiKeyFromRow(r dbq.ApiKey) *core.APIKey {

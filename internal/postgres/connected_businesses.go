@@ -219,6 +219,9 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 		}
 		return s.db.publish(ctx, q, row.OrganizationID, core.EventConnectedBusinessUpdated, cb)
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // a suspended or closed business's credentials stop at once
+	}
 	return cb, err
 }
 

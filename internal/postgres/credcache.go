@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/provider/coreapi/internal/core"
 )
@@ -23,6 +24,15 @@ const credentialsChannel = "credentials_changed"
 // asking the database again when no change has been announced.
 const DefaultCredentialCacheTTL = 5 * time.Second
 
+// listenerLease is how long a round trip on the listener's connection vouches for the cache:
+// entries are used only while the listener has shown its connection alive within the lease,
+// so a connection that dies silently (no error, just no more notifications) leaves stale
+// entries trusted for at most this long. listenerHeartbeat is how often it is renewed.
+const (
+	listenerLease     = time.Second
+	listenerHeartbeat = 250 * time.Millisecond
+)
+
 // maxCachedCredentials bounds the cache; past it the cache starts over. Only credentials
 // that authenticated are cached, so the bound is only reached by that many keys in use.
 const maxCachedCredentials = 10_000
@@ -30,12 +40,16 @@ const maxCachedCredentials = 10_000
 // CredentialCache is a core.CredentialService that remembers authenticated credentials for
 // a short while, saving the lookup round trip on every request.
 //
-// Staleness is bounded: every change that can end or narrow a credential (revocation,
-// expiry, rotation, scopes, restrictions, deletion, a connected business's state, a token's
-// expiry) fires a PostgreSQL notification that empties the cache of every process at once,
+// Staleness is bounded. The process that withdraws a credential (revoke, rotate, a connected
+// business suspended or closed) forgets every cached credential once its transaction has
+// committed and before it answers (DB.credentialsChanged), so its very next request is
+// looked up afresh. Every change that can end or narrow a credential (revocation, expiry,
+// rotation, scopes, restrictions, deletion, a connected business's state, a token's expiry)
+// also fires a PostgreSQL notification that empties the cache of every other process,
 // whichever process or tool made the change. Expiry times are checked on every use. Nothing
-// is cached while the notification listener is not connected, and an entry is trusted at
-// most ttl in any case. Failed authentications are never cached.
+// is cached, and nothing cached is used, unless the notification listener has shown its
+// connection alive within listenerLease; an entry is trusted at most ttl in any case.
+// Failed authentications are never cached.
 type CredentialCache struct {
 	keys   *APIKeyService
 	db     *DB
@@ -46,6 +60,9 @@ type CredentialCache struct {
 	entries    map[[sha256.Size]byte]*cachedCredential
 	generation uint64 // incremented by every invalidation
 	listening  bool   // entries may be stored only while notifications can reach us
+	// heardUntil is when the listener's last round trip stops vouching for the cache:
+	// past it, entries are neither used nor stored (see listenerLease).
+	heardUntil time.Time
 }
 
 type cachedCredential struct {
@@ -57,8 +74,11 @@ var _ core.CredentialService = (*CredentialCache)(nil)
 
 // NewCredentialCache returns the credential service over d with a cache trusting an entry
 // at most ttl. It caches nothing until Run is listening for changes, nor ever when ttl is 0.
+// Changes this process makes through d empty it at once (DB.credentialsChanged).
 func NewCredentialCache(d *DB, ttl time.Duration, logger *slog.Logger) *CredentialCache {
-	return &CredentialCache{keys: NewAPIKeyService(d), db: d, ttl: ttl, logger: logger, entries: map[[sha256.Size]byte]*cachedCredential{}}
+	c := &CredentialCache{keys: NewAPIKeyService(d), db: d, ttl: ttl, logger: logger, entries: map[[sha256.Size]byte]*cachedCredential{}}
+	d.onCredentialsChanged(c.forget)
+	return c
 }
 
 // Authenticate implements core.CredentialService.
@@ -66,8 +86,9 @@ func (c *CredentialCache) Authenticate(ctx context.Context, bearer string) (*cor
 	sum := sha256.Sum256([]byte(bearer))
 	now := c.keys.now()
 	c.mu.Lock()
+	heard := c.listening && time.Now().Before(c.heardUntil)
 	e, ok := c.entries[sum]
-	if ok && (!now.Before(e.trustedUntil) || (e.expiresAt != nil && !e.expiresAt.After(now))) {
+	if ok && (!heard || !now.Before(e.trustedUntil) || (e.expiresAt != nil && !e.expiresAt.After(now))) {
 		delete(c.entries, sum) // stale, or expired: the database gives the exact answer
 		ok = false
 	}
@@ -76,7 +97,7 @@ func (c *CredentialCache) Authenticate(ctx context.Context, bearer string) (*cor
 		last := now
 		e.lastUsedAt, touch = &last, &e.keyID
 	}
-	generation, listening := c.generation, c.listening && c.ttl > 0
+	generation, listening := c.generation, heard && c.ttl > 0
 	c.mu.Unlock()
 	if ok {
 		if touch != nil {
@@ -93,7 +114,7 @@ func (c *CredentialCache) Authenticate(ctx context.Context, bearer string) (*cor
 	if listening {
 		c.mu.Lock()
 		// A change announced while the database was read may not be in what it returned.
-		if c.generation == generation && c.listening {
+		if c.generation == generation && c.listening && time.Now().Before(c.heardUntil) {
 			if len(c.entries) >= maxCachedCredentials {
 				clear(c.entries)
 			}
@@ -127,6 +148,39 @@ func (c *CredentialCache) invalidate(listening bool) {
 	clear(c.entries)
 	c.generation++
 	c.listening = listening
+	if !listening {
+		c.heardUntil = time.Time{}
+	}
+	c.mu.Unlock()
+}
+
+// Listening reports whether c hears credential changes (and so may cache).
+func (c *CredentialCache) Listening() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listening && time.Now().Before(c.heardUntil)
+}
+
+// forget forgets every credential, listening or not: this process changed one.
+func (c *CredentialCache) forget() {
+	c.mu.Lock()
+	clear(c.entries)
+	c.generation++
+	c.mu.Unlock()
+}
+
+// heard extends the time the cache may be used to until: the listener's connection was
+// alive, with every notification sent before then received, when a round trip began.
+func (c *CredentialCache) heard(until time.Time) {
+	c.mu.Lock()
+	if c.listening && until.After(c.heardUntil) {
+		if time.Now().After(c.heardUntil) {
+			// The lease had lapsed: whatever happened meanwhile, start from nothing.
+			clear(c.entries)
+			c.generation++
+		}
+		c.heardUntil = until
+	}
 	c.mu.Unlock()
 }
 
@@ -148,20 +202,79 @@ func (c *CredentialCache) Run(ctx context.Context) {
 	}
 }
 
+// listen holds the LISTEN connection. A notification empties the cache as soon as it is
+// read, whether the connection was waiting or answering a heartbeat. Every
+// listenerHeartbeat a round trip shows the connection alive and renews the lease: a
+// connection that stops answering stops the cache within listenerLease, and an error ends
+// listen (Run then keeps the cache off until it has reconnected).
 func (c *CredentialCache) listen(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, c.db.Pool.Config().ConnConfig.Copy())
+	cfg := c.db.Pool.Config().ConnConfig.Copy()
+	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
+		if n.Channel == credentialsChannel {
+			c.invalidate(true)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	sent := time.Now()
 	if _, err := conn.Exec(ctx, "LISTEN "+credentialsChannel); err != nil {
 		return err
 	}
 	c.invalidate(true) // anything changed before LISTEN took effect is forgotten too
+	c.heard(sent.Add(listenerLease))
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		wait, cancel := context.WithDeadline(ctx, sent.Add(listenerHeartbeat))
+		_, err := conn.WaitForNotification(wait)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !pgconn.Timeout(err) {
 			return err
 		}
-		c.invalidate(true)
+		if time.Since(sent) < listenerHeartbeat {
+			continue // a notification, handled by OnNotification
+		}
+		sent = time.Now()
+		ping, cancel := context.WithTimeout(ctx, listenerLease)
+		err = conn.Ping(ping)
+		cancel()
+		if err != nil {
+			return err
+		}
+		c.heard(sent.Add(listenerLease))
 	}
+}
+
+// credentialForgetters are the credential caches over one DB, emptied when this process
+// changes a credential.
+type credentialForgetters struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+// onCredentialsChanged registers forget to run whenever this process changes a credential.
+func (d *DB) onCredentialsChanged(forget func()) {
+	d.forgetters.mu.Lock()
+	d.forgetters.fns = append(d.forgetters.fns, forget)
+	d.forgetters.mu.Unlock()
+}
+
+// credentialsChanged empties this process's credential caches once the change made in ctx
+// is committed: now, after a WithTx that made it has returned, or when the transaction ctx
+// carries (an idempotent request's) commits. Call it after every change that withdraws or
+// narrows access, before answering: the next request of this process must not be let in by
+// what the cache remembers. Other processes hear of it by notification (migration 00100).
+func (d *DB) credentialsChanged(ctx context.Context) {
+	afterCommit(ctx, func() {
+		d.forgetters.mu.Lock()
+		fns := d.forgetters.fns
+		d.forgetters.mu.Unlock()
+		for _, forget := range fns {
+			forget()
+		}
+	})
 }

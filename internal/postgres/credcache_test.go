@@ -2,12 +2,22 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 )
@@ -36,6 +46,7 @@ func TestCredentialCache(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(db.Close)
+			db.Events = httpapi.EventEncoder{}
 			dbs[i] = db
 		}
 		operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
@@ -179,4 +190,219 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestUnknownPrefixCostsAsMuchAsAWrongSecret shows, without timing, that a wrong secret of
+// a known key and a key that does not exist take the same work (issue 21, item 12): each
+// hashes and compares the secret exactly once, by bearer and at the token endpoint, where
+// the client names the key by prefix or by id. Before, an unknown prefix or id was refused
+// without it, and answered measurably faster.
+func TestUnknownPrefixCostsAsMuchAsAWrongSecret(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	db.Events = httpapi.EventEncoder{}
+	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
+	org, err := postgres.NewOrganizationService(db).CreateOrganization(operator, core.OrganizationCreate{
+		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := postgres.NewAPIKeyService(db)
+	key, err := keys.CreateAPIKey(operator, core.APIKeyCreate{
+		OrganizationID: org.ID.String(), Name: "known", Environment: "sandbox", Scopes: []string{"organizations:read"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks atomic.Int64
+	keys.CountSecretChecks(&checks)
+	wrong := strings.Repeat("w", len(key.Secret))
+	cases := []struct {
+		name string
+		try  func() error
+		code string
+	}{
+		{"BearerWrongSecret", func() error { _, err := keys.Authenticate(ctx, key.Prefix+"_"+wrong); return err }, core.EUnauthenticated},
+		{"BearerUnknownPrefix", func() error { _, err := keys.Authenticate(ctx, "sk_sandbox_Unknown1_"+wrong); return err }, core.EUnauthenticated},
+		{"TokenWrongSecret", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: key.Prefix, ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+		{"TokenUnknownPrefix", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: "sk_sandbox_Unknown1", ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+		{"TokenKnownIDWrongSecret", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: key.ID.String(), ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+		{"TokenUnknownID", func() error {
+			_, err := keys.IssueToken(ctx, core.TokenRequest{ClientID: uuid.NewString(), ClientSecret: wrong})
+			return err
+		}, core.EInvalidClient},
+	}
+	for _, c := range cases {
+		before := checks.Load()
+		if err := c.try(); core.ErrorCode(err) != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+		}
+		if n := checks.Load() - before; n != 1 {
+			t.Errorf("%s: %d secret comparisons, want 1 as on every other path", c.name, n)
+		}
+	}
+}
+
+// TestCredentialCacheStopsWhenTheListenerFallsSilent: the listener's connection goes
+// silent without an error (a network that drops packets rather than resetting), so no
+// notification can arrive: the cache is no longer used within about a second, the lease of
+// its last answered heartbeat (issue 21, item 4). Before, a cached credential stayed
+// trusted for the whole TTL (here an hour) after being revoked elsewhere.
+func TestCredentialCacheStopsWhenTheListenerFallsSilent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network, upstream := "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	if strings.HasPrefix(cfg.Host, "/") {
+		network, upstream = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
+	}
+	other, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(other.Close)
+	other.Events = httpapi.EventEncoder{}
+	p := startFreezingProxy(t, network, upstream)
+	proxied := fmt.Sprintf("host=127.0.0.1 port=%d user=%s password='%s' dbname=%s sslmode=disable",
+		p.port(), cfg.User, cfg.Password, cfg.Database)
+	db, err := postgres.Open(ctx, proxied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	db.Events = httpapi.EventEncoder{}
+	t.Cleanup(p.close) // first: whatever waits on the proxy fails
+
+	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
+	org, err := postgres.NewOrganizationService(other).CreateOrganization(operator, core.OrganizationCreate{
+		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := postgres.NewAPIKeyService(other).CreateAPIKey(operator, core.APIKeyCreate{
+		OrganizationID: org.ID.String(), Name: "cached", Environment: "sandbox", Scopes: []string{"organizations:read"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := postgres.NewCredentialCache(db, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); cache.Run(runCtx) }()
+	t.Cleanup(func() { stop(); p.close(); <-done })
+	waitFor(t, "the listener", cache.Listening)
+	if _, err := cache.Authenticate(ctx, key.FullKey); err != nil || !cache.Cached(key.FullKey) {
+		t.Fatalf("not cached: %v", err)
+	}
+
+	p.freeze()
+	if _, err := postgres.NewAPIKeyService(other).RevokeAPIKey(operator, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		try, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		_, err := cache.Authenticate(try, key.FullKey)
+		cancel()
+		if err != nil {
+			t.Logf("not accepted %v after the listener fell silent: %v", time.Since(start), err)
+			break
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Fatal("the revoked credential was still accepted from the cache 2 s after the listener fell silent")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// freezingProxy forwards TCP connections to a database until frozen; frozen, it holds
+// every byte, as a network that silently drops packets does, without closing anything.
+type freezingProxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	conns  []net.Conn
+	frozen chan struct{} // closed: frozen
+	once   sync.Once
+}
+
+func startFreezingProxy(t *testing.T, network, upstream string) *freezingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &freezingProxy{ln: ln, frozen: make(chan struct{})}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial(network, upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go p.pipe(c, u)
+			go p.pipe(u, c)
+		}
+	}()
+	return p
+}
+
+func (p *freezingProxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+func (p *freezingProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if err != nil {
+			dst.Close()
+			return
+		}
+		select {
+		case <-p.frozen:
+			return // hold it: nothing more reaches dst
+		default:
+		}
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+func (p *freezingProxy) freeze() { close(p.frozen) }
+
+func (p *freezingProxy) close() {
+	p.once.Do(func() {
+		p.ln.Close()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,9 +32,16 @@ import (
 // DB is the service's connection pool.
 type DB struct {
 	Pool *pgxpool.Pool
+
+	forgetters credentialForgetters // see credentialsChanged
+
+	// Jobs queues the background work that changes cause (internal/jobs); changes that
+	// cause some fail without it.
+	Jobs Jobs
+
 	// Events renders the data of the webhook events the services publish (the transport
-	// layer's converters, so that storage never declares the API's JSON). A DB without it
-	// serves everything but changes that publish an event.
+	// layer's converters, so that storage never declares the API's JSON); changes that
+	// publish one fail without it.
 	Events core.EventEncoder
 }
 
@@ -109,8 +117,9 @@ func (d *DB) Close() { d.Pool.Close() }
 // Ping checks that the database answers; /readyz uses it.
 func (d *DB) Ping(ctx context.Context) error { return d.Pool.Ping(ctx) }
 
-// Migrate applies the embedded migrations. A PostgreSQL advisory lock serialises concurrent
-// starts, so several processes may start at once against one database.
+// Migrate applies the embedded migrations, River's among them (see riverMigration). A
+// PostgreSQL advisory lock serialises concurrent starts, so several processes may start at
+// once against one database.
 func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
 	// sql.Open rather than goose.OpenDBWithDriver, which sets goose's global dialect and so
 	// races when several processes' worth of servers start in one test binary.
@@ -127,7 +136,7 @@ func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations, goose.WithSessionLocker(locker))
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations, goose.WithSessionLocker(locker), goose.WithGoMigrations(riverMigration(dsn, logger)))
 	if err != nil {
 		return err
 	}
@@ -155,19 +164,68 @@ func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
 func (d *DB) withTxContext(ctx context.Context, fn func(ctx context.Context, q *dbq.Queries) error) error {
 	var tx pgx.Tx
 	var err error
+	var hooks *commitHooks // of the outermost transaction only
 	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
 		tx, err = outer.Begin(ctx)
 	} else {
 		tx, err = d.Pool.BeginTx(ctx, pgx.TxOptions{})
+		ctx, hooks = withCommitHooks(ctx)
 	}
 	if err != nil {
 		return translate(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
-	if err := fn(withTx(ctx, tx), dbq.New(tx)); err != nil {
+	q := dbq.New(tx)
+	openTxs.Store(q, openTx{tx: tx, jobs: d.Jobs})
+	defer openTxs.Delete(q)
+	if err := fn(withTx(ctx, tx), q); err != nil {
 		return translate(err)
 	}
-	return translate(tx.Commit(ctx))
+	if err := tx.Commit(ctx); err != nil {
+		return translate(err)
+	}
+	hooks.run()
+	return nil
+}
+
+// commitHooks is what is to run once a transaction has committed (afterCommit).
+type commitHooks struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+type commitHooksKey struct{}
+
+// withCommitHooks returns a context whose afterCommit work waits for hooks.run.
+func withCommitHooks(ctx context.Context) (context.Context, *commitHooks) {
+	h := &commitHooks{}
+	return context.WithValue(ctx, commitHooksKey{}, h), h
+}
+
+// afterCommit runs fn once the outermost transaction of ctx has committed (never, if it
+// rolls back), or at once when ctx carries none.
+func afterCommit(ctx context.Context, fn func()) {
+	if h, ok := ctx.Value(commitHooksKey{}).(*commitHooks); ok {
+		h.mu.Lock()
+		h.fns = append(h.fns, fn)
+		h.mu.Unlock()
+		return
+	}
+	fn()
+}
+
+// run runs the hooks, in order; a nil h has none.
+func (h *commitHooks) run() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	fns := h.fns
+	h.fns = nil
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 type txKey struct{}

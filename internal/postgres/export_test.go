@@ -1,15 +1,17 @@
 package postgres
 
 import (
+	"context"
 	"crypto/sha256"
-)
+	"database/sql"
+	"io/fs"
+	"log/slog"
+	"sync/atomic"
 
-// Listening reports whether c hears credential changes (and so may cache).
-func (c *CredentialCache) Listening() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.listening
-}
+	"github.com/pressly/goose/v3"
+
+	"github.com/provider/coreapi/db"
+)
 
 // Cached reports whether c holds bearer.
 func (c *CredentialCache) Cached(bearer string) bool {
@@ -21,3 +23,26 @@ func (c *CredentialCache) Cached(bearer string) bool {
 
 // SummaryFromEvents makes s read every summary from growth_events, not the rollups.
 func (s *GrowthService) SummaryFromEvents() { s.rawSummary = true }
+
+// CountSecretChecks makes s count its secret comparisons in n.
+func (s *APIKeyService) CountSecretChecks(n *atomic.Int64) { s.onSecretCheck = func() { n.Add(1) } }
+
+// MigrateDownTo rolls the database of dsn back to version, for tests of a migration's data.
+func MigrateDownTo(ctx context.Context, dsn string, version int64) error {
+	sqlDB, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer sqlDB.Close()
+	migrations, err := fs.Sub(db.Migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations,
+		goose.WithGoMigrations(riverMigration(dsn, slog.New(slog.DiscardHandler))))
+	if err != nil {
+		return err
+	}
+	_, err = provider.DownTo(ctx, version)
+	return err
+}

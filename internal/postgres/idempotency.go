@@ -65,7 +65,8 @@ func (s *IdempotencyService) Run(ctx context.Context, req core.IdempotentRequest
 	if err != nil {
 		return none, false, translate(err)
 	}
-	resp := handle(withTx(ctx, work))
+	hctx, hooks := withCommitHooks(ctx)
+	resp := handle(withTx(hctx, work))
 	if resp.Status >= 500 || resp.Status == http.StatusTooManyRequests {
 		// Not stored (a later retry may succeed); the deferred rollback undoes any effect.
 		return resp, false, nil
@@ -97,6 +98,7 @@ func (s *IdempotencyService) Run(ctx context.Context, req core.IdempotentRequest
 	if err := tx.Commit(ctx); err != nil {
 		return none, false, translate(err) // nothing happened: the client may retry
 	}
+	hooks.run() // before the response is written
 	return resp, false, nil
 }
 

@@ -62,7 +62,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 	if err != nil {
 		return nil, err
 	}
-	jobID, err := uuid.NewV7()
+	provisioningID, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		}
 		t := s.now()
 		anchor := plan.CycleAnchor(t)
-		requestID := "prov_" + jobID.String()
+		requestID := "prov_" + provisioningID.String()
 		row, err := q.SubscriptionInsert(ctx, dbq.SubscriptionInsertParams{
 			ID:                     id,
 			OrganizationID:         orgID,
@@ -116,7 +116,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if err != nil {
 			return err
 		}
-		if err := q.ProvisioningJobInsert(ctx, dbq.ProvisioningJobInsertParams{ID: jobID, OrganizationID: orgID, SubscriptionID: id}); err != nil {
+		if err := enqueue(q, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, orgID, id) }); err != nil {
 			return err
 		}
 		if sub, err = subscriptionFromRow(row); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -61,7 +62,10 @@ func insertWebhookDelivery(ctx context.Context, q *dbq.Queries, orgID, eventID, 
 	if err != nil {
 		return err
 	}
-	return q.WebhookDeliveryInsert(ctx, dbq.WebhookDeliveryInsertParams{ID: id, OrganizationID: orgID, EventID: eventID, EndpointID: endpointID})
+	if err := q.WebhookDeliveryInsert(ctx, dbq.WebhookDeliveryInsertParams{ID: id, OrganizationID: orgID, EventID: eventID, EndpointID: endpointID}); err != nil {
+		return err
+	}
+	return enqueue(q, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertWebhookDelivery(ctx, tx, orgID, id) })
 }
 
 // webhookEventBody is the body of a delivery (the document's WebhookEvent): the stored

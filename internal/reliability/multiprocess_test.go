@@ -166,7 +166,7 @@ func TestThreeProcessesOneDatabase(t *testing.T) {
 			ids = append(ids, r.json()["id"].(string))
 		}
 		deadline := time.Now().Add(30 * time.Second)
-		for count(t, db, "SELECT count(*) FROM provisioning_jobs WHERE status = 'pending'") > 0 {
+		for count(t, db, "SELECT count(*) FROM river_job WHERE kind = 'provision_subscription' AND state <> 'completed'") > 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("provisioning jobs still pending after 30 s")
 			}
@@ -180,7 +180,7 @@ func TestThreeProcessesOneDatabase(t *testing.T) {
 				t.Errorf("subscription %s provisioned %d times", id, n)
 			}
 		}
-		if n := count(t, db, "SELECT count(*) FROM provisioning_jobs WHERE status = 'succeeded' AND attempts = 1"); n != subs {
+		if n := count(t, db, "SELECT count(*) FROM river_job WHERE kind = 'provision_subscription' AND state = 'completed' AND attempt = 1"); n != subs {
 			t.Errorf("%d of %d jobs succeeded at their first attempt", n, subs)
 		}
 		t.Logf("provisioning figures: %d subscriptions over 3 processes, each provisioned exactly once", subs)

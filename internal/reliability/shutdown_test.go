@@ -12,15 +12,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // TestGracefulShutdownUnderLoad sends SIGTERM to a server that is serving a load of creates,
 // is reading the body of a slow request, and whose provisioning worker holds a claimed job
 // (stuck on a row the test locks). Every request the server accepted must complete with its
 // normal answer, the process must exit 0 with every answered request's log written, and the
-// claimed job must be handed back: pending, its attempt not counted, and run to completion
+// claimed job must be handed back: available, its attempt not counted, and run to completion
 // by another process.
 func TestGracefulShutdownUnderLoad(t *testing.T) {
 	t.Parallel()
@@ -37,7 +35,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 		t.Fatalf("create subscription: %d %s", r.status, r.body)
 	}
 	sub := r.json()["id"].(string)
-	for count(t, db, "SELECT count(*) FROM provisioning_jobs WHERE status = 'pending'") > 0 {
+	for count(t, db, "SELECT count(*) FROM river_job WHERE kind = 'provision_subscription' AND state <> 'completed'") > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	lock, err := db.Begin(ctx)
@@ -48,8 +46,11 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	if _, err := lock.Exec(ctx, "UPDATE subscriptions SET service_status = 'provisioning' WHERE id = $1", sub); err != nil {
 		t.Fatal(err)
 	}
-	job := uuid.Must(uuid.NewV7()).String()
-	if _, err := db.Exec(ctx, "INSERT INTO provisioning_jobs (id, organization_id, subscription_id, status) VALUES ($1, $2, $3, 'pending')", job, org, sub); err != nil {
+	// A second provisioning job for it, as a River job of internal/jobs' kind and arguments.
+	var job int64
+	if err := db.QueryRow(ctx, `INSERT INTO river_job (kind, args, queue, max_attempts)
+		VALUES ('provision_subscription', jsonb_build_object('organization_id', $1::text, 'subscription_id', $2::text), 'provisioning', 10)
+		RETURNING id`, org, sub).Scan(&job); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -159,18 +160,18 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	// The claimed job was handed back untouched.
 	var status string
 	var attempts int
-	if err := db.QueryRow(ctx, "SELECT status, attempts FROM provisioning_jobs WHERE id = $1", job).Scan(&status, &attempts); err != nil {
+	if err := db.QueryRow(ctx, "SELECT state, attempt FROM river_job WHERE id = $1", job).Scan(&status, &attempts); err != nil {
 		t.Fatal(err)
 	}
-	if status != "pending" || attempts != 0 {
-		t.Errorf("the job claimed at SIGTERM is %s after %d attempts; want pending, 0", status, attempts)
+	if status != "available" || attempts != 0 {
+		t.Errorf("the job claimed at SIGTERM is %s after %d attempts; want available, 0", status, attempts)
 	}
 	if err := lock.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Now()
 	startServer(t, c.dsn(), "")
-	for count(t, db, "SELECT count(*) FROM provisioning_jobs WHERE id = $1 AND status = 'succeeded'", job) == 0 {
+	for count(t, db, "SELECT count(*) FROM river_job WHERE id = $1 AND state = 'completed'", job) == 0 {
 		if time.Since(took) > 15*time.Second {
 			t.Fatal("another process did not run the handed-back job within 15 s")
 		}

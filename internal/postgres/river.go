@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/provider/coreapi/gen/dbq"
+)
+
+// Jobs queues durable background work (internal/jobs runs it on River) in the transaction of
+// the change that causes it: the work is queued if and only if the change commits.
+type Jobs interface {
+	// InsertProvisioning queues the provisioning of a new subscription.
+	InsertProvisioning(ctx context.Context, tx pgx.Tx, organizationID, subscriptionID uuid.UUID) error
+	// InsertWebhookDelivery queues the first attempt of a webhook delivery.
+	InsertWebhookDelivery(ctx context.Context, tx pgx.Tx, organizationID, deliveryID uuid.UUID) error
+}
+
+// openTxs maps the Queries that WithTx hands its function to the transaction they run in,
+// while it runs, so that code given only the Queries (audit, which publishes webhook events)
+// can queue jobs in that transaction.
+var openTxs sync.Map // *dbq.Queries → openTx
+
+type openTx struct {
+	tx   pgx.Tx
+	jobs Jobs
+}
+
+// enqueue runs insert with the job queue and the transaction of q, which must be one that
+// WithTx opened.
+func enqueue(q *dbq.Queries, insert func(jobs Jobs, tx pgx.Tx) error) error {
+	v, ok := openTxs.Load(q)
+	if !ok {
+		return errors.New("postgres: background work is queued only in a transaction of DB.WithTx")
+	}
+	t := v.(openTx)
+	if t.jobs == nil {
+		return errors.New("postgres: no job queue to queue background work in (DB.Jobs is unset)")
+	}
+	return insert(t.jobs, t.tx)
+}
+
+// riverSchemaVersion is the version of River's schema that migration riverMigrationVersion
+// brings the database to. Upgrading River to a version with new migrations of its own means
+// adding a migration of ours that raises it, so River's tables change in our migration order
+// (and our later migrations can rely on their shape).
+const (
+	riverMigrationVersion = 140
+	riverSchemaVersion    = 8
+)
+
+// riverMigration is the goose migration that creates River's tables (river_job and the
+// others it needs) by running River's own migrations on dsn, up to riverSchemaVersion, while
+// Migrate holds its advisory lock. River runs each of its steps in a transaction of its own:
+// one adds an enum value that a later one uses, which PostgreSQL refuses within one
+// transaction.
+func riverMigration(dsn string, logger *slog.Logger) *goose.Migration {
+	run := func(direction rivermigrate.Direction, target int) func(ctx context.Context, _ *sql.DB) error {
+		return func(ctx context.Context, _ *sql.DB) error {
+			cfg, err := PoolConfig(dsn)
+			if err != nil {
+				return err
+			}
+			cfg.MaxConns = 1
+			pool, err := pgxpool.NewWithConfig(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: logger})
+			if err != nil {
+				return err
+			}
+			if _, err := migrator.Migrate(ctx, direction, &rivermigrate.MigrateOpts{TargetVersion: target}); err != nil {
+				return fmt.Errorf("river migrations %s: %w", direction, err)
+			}
+			return nil
+		}
+	}
+	return goose.NewGoMigration(riverMigrationVersion,
+		&goose.GoFunc{RunDB: run(rivermigrate.DirectionUp, riverSchemaVersion)},
+		&goose.GoFunc{RunDB: run(rivermigrate.DirectionDown, -1)}) // -1: every step down
+}
+
+// UnfinishedJobs counts the jobs of kind that are waiting to run, running or waiting to be
+// retried, in every process.
+func (d *DB) UnfinishedJobs(ctx context.Context, kind string) (int64, error) {
+	var n int64
+	err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job
+		WHERE kind = $1 AND state IN ('pending', 'scheduled', 'available', 'running', 'retryable')`, kind).Scan(&n)
+	return n, translate(err)
+}

@@ -1,0 +1,176 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/webhook"
+)
+
+// Delivery statuses (webhook_deliveries.status).
+const (
+	deliveryPending   = "pending"
+	deliverySucceeded = "succeeded"
+	deliveryFailed    = "failed"
+	deliveryAbandoned = "abandoned"
+)
+
+// A webhook delivery is written with its event (the outbox, see publishWebhookEvent) with a
+// job for its first attempt; internal/jobs makes the attempts. webhook_deliveries stays the
+// record of each delivery (its status, attempts and their outcomes), and these are its
+// storage steps: start an attempt, then record its outcome.
+
+// WebhookAttempt is an attempt of a delivery that has started: what to send, and where.
+type WebhookAttempt struct {
+	OrganizationID uuid.UUID
+	DeliveryID     uuid.UUID
+	EndpointID     uuid.UUID
+	EventID        uuid.UUID
+	// Attempt is the attempt's number, from 1.
+	Attempt int
+	URL     string
+	// SealedSecret is the endpoint's signing secret, sealed; open it with the endpoint id as
+	// its context.
+	SealedSecret []byte
+	// Body is the document's WebhookEvent, as sent.
+	Body []byte
+
+	nextAttemptAt time.Time
+}
+
+// StartWebhookAttempt counts the next attempt of a pending delivery and returns what it sends.
+// It returns nil when there is nothing to attempt: the delivery is finished or gone, or its
+// endpoint is disabled (the delivery is then abandoned).
+func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID uuid.UUID) (*WebhookAttempt, error) {
+	q := d.queries(ctx)
+	del, err := q.WebhookDeliveryStartAttempt(ctx, dbq.WebhookDeliveryStartAttemptParams{OrganizationID: organizationID, ID: deliveryID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	row, err := q.WebhookDeliveryGetForSend(ctx, del.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil // the endpoint was deleted meanwhile
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	if row.EndpointStatus != core.WebhookEndpointEnabled {
+		_, err := q.WebhookDeliveryFinishAttempt(ctx, dbq.WebhookDeliveryFinishAttemptParams{
+			ID: del.ID, Attempts: del.Attempts, Status: deliveryAbandoned, NextAttemptAt: del.NextAttemptAt,
+			LastError: nonEmpty("The endpoint was disabled."),
+		})
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, translate(err)
+		}
+		return nil, nil
+	}
+	ev := row.WebhookEvent
+	body, err := json.Marshal(webhookEventBody{ID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, OrganizationID: ev.OrganizationID, Data: ev.Data})
+	if err != nil {
+		return nil, err
+	}
+	return &WebhookAttempt{
+		OrganizationID: del.OrganizationID, DeliveryID: del.ID, EndpointID: del.EndpointID, EventID: ev.ID,
+		Attempt: int(del.Attempts), URL: row.Url, SealedSecret: row.Secret, Body: body, nextAttemptAt: del.NextAttemptAt,
+	}, nil
+}
+
+// WebhookAttemptOutcome is what recording an attempt decided.
+type WebhookAttemptOutcome struct {
+	// RetryAt is when the next attempt is due; zero when the delivery is finished.
+	RetryAt time.Time
+	// DisabledReason is set when the attempt's failure disabled the endpoint.
+	DisabledReason string
+}
+
+// RecordWebhookAttempt stores the result r of attempt a and its consequences, in one
+// transaction: the next attempt (due after the policy's backoff), the end of the delivery,
+// and the endpoint's run of failures. When the delivery's last attempt fails and no attempt to
+// its endpoint has succeeded since its first one (about a day of failure), the endpoint is
+// disabled and its pending deliveries abandoned. Nothing is recorded when the delivery is gone
+// or a later attempt has started meanwhile.
+func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webhook.Attempt, policy webhook.Policy) (WebhookAttemptOutcome, error) {
+	var out WebhookAttemptOutcome
+	err := d.WithTx(ctx, func(q *dbq.Queries) error {
+		params := dbq.WebhookDeliveryFinishAttemptParams{ID: a.DeliveryID, Attempts: int32(a.Attempt), Status: deliverySucceeded, NextAttemptAt: r.At}
+		switch {
+		case r.Succeeded:
+		case a.Attempt >= policy.MaxAttempts:
+			params.Status, params.LastError = deliveryFailed, &r.Error
+		default:
+			params.Status, params.LastError = deliveryPending, &r.Error
+			params.NextAttemptAt = time.Now().Add(policy.Backoff(a.Attempt))
+		}
+		if _, err := q.WebhookDeliveryFinishAttempt(ctx, params); errors.Is(err, pgx.ErrNoRows) {
+			return nil // deleted with its endpoint, or a later attempt has started
+		} else if err != nil {
+			return err
+		}
+		if params.Status == deliveryPending {
+			out.RetryAt = params.NextAttemptAt
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		var statusCode *int32
+		if r.StatusCode != 0 {
+			c := int32(r.StatusCode)
+			statusCode = &c
+		}
+		if err := q.WebhookDeliveryAttemptInsert(ctx, dbq.WebhookDeliveryAttemptInsertParams{
+			ID: id, OrganizationID: a.OrganizationID, DeliveryID: a.DeliveryID, Attempt: int32(a.Attempt), AttemptedAt: r.At,
+			Succeeded: r.Succeeded, StatusCode: statusCode, LatencyMs: int32(r.Latency.Milliseconds()), Error: nonEmpty(r.Error),
+		}); err != nil {
+			return err
+		}
+		if r.Succeeded {
+			return q.WebhookEndpointMarkSucceeded(ctx, dbq.WebhookEndpointMarkSucceededParams{
+				OrganizationID: a.OrganizationID, ID: a.EndpointID, SucceededAt: r.At.Add(r.Latency),
+			})
+		}
+		if params.Status != deliveryFailed {
+			return nil
+		}
+		reason := fmt.Sprintf("Event %s failed all %d delivery attempts over about a day, and no delivery to the endpoint succeeded meanwhile (last: %s).",
+			a.EventID, a.Attempt, r.Error)
+		disabled, err := q.WebhookEndpointDisable(ctx, dbq.WebhookEndpointDisableParams{
+			OrganizationID: a.OrganizationID, ID: a.EndpointID, DeliveryID: a.DeliveryID, DisabledReason: &reason,
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // already disabled, or a later attempt succeeded
+		}
+		if err != nil {
+			return err
+		}
+		if err := q.WebhookDeliveryAbandonByEndpoint(ctx, dbq.WebhookDeliveryAbandonByEndpointParams{
+			OrganizationID: a.OrganizationID, EndpointID: a.EndpointID,
+		}); err != nil {
+			return err
+		}
+		out.DisabledReason = reason
+		return audit(ctx, q, core.AuditEntry{
+			OrganizationID: &a.OrganizationID, Action: "webhook_endpoint.disabled", ResourceType: "webhook_endpoint",
+			ResourceID: a.EndpointID.String(), After: webhookEndpointFromRow(disabled), Reason: "sustained delivery failure",
+		})
+	})
+	return out, err
+}
+
+// SweepWebhookEvents deletes webhook events older than retention whose deliveries are all
+// finished, with their deliveries and attempts, and returns how many it deleted.
+func (d *DB) SweepWebhookEvents(ctx context.Context, retention time.Duration) (int64, error) {
+	n, err := d.queries(ctx).WebhookEventSweep(ctx, time.Now().Add(-retention))
+	return n, translate(err)
+}
