@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/internal/core"
-	"github.com/provider/coreapi/internal/jobs"
 	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/jobs"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/webhook"
