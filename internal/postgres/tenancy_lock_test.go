@@ -12,6 +12,7 @@ import (
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/webhook"
 )
@@ -33,6 +34,7 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	db.Jobs = noJobs{}
+	db.Events = httpapi.EventEncoder{}
 	services := postgres.NewServices(db, devBox(t), webhook.DefaultPolicy(true))
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 	newOrg := func() uuid.UUID {
