@@ -4908,7 +4908,7 @@ type ClientInterface interface {
 
 	// CreateConnectedBusinessCredentialWithBody Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4917,7 +4917,7 @@ type ClientInterface interface {
 
 	// CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5755,7 +5755,7 @@ func (c *Client) UpdateConnectedBusiness(ctx context.Context, id Id, body Update
 
 // CreateConnectedBusinessCredentialWithBody Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5774,7 +5774,7 @@ func (c *Client) CreateConnectedBusinessCredentialWithBody(ctx context.Context, 
 
 // CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9686,7 +9686,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateConnectedBusinessCredentialWithBodyWithResponse Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9695,7 +9695,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateConnectedBusinessCredentialWithResponse Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18017,7 +18017,7 @@ func (c *ClientWithResponses) UpdateConnectedBusinessWithResponse(ctx context.Co
 
 // CreateConnectedBusinessCredentialWithBodyWithResponse Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18032,7 +18032,7 @@ func (c *ClientWithResponses) CreateConnectedBusinessCredentialWithBodyWithRespo
 
 // CreateConnectedBusinessCredentialWithResponse Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -450,3 +450,39 @@ func TestConnectedBusinessCredentialRotationKeepsItsBusiness(t *testing.T) {
 		t.Errorf("api keys = %d, want the credential and its one replacement", n)
 	}
 }
+
+// A connected-business credential is a key: a platform key grants only the product scope it
+// holds, so a key without address:read cannot mint an address credential (issue 21, item 1).
+func TestConnectedBusinessCredentialNeedsTheProductScope(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	p := newPlatform(t, env)
+	cb := p.create(t, businessBody("s-1", map[string]any{"products": []string{"einvoice", "address"}}))
+	path := "/v1/connected-businesses/" + cb["id"].(string) + "/credentials"
+	body, _ := json.Marshal(map[string]any{"organization_id": p.orgID, "name": "platform", "environment": "sandbox",
+		"scopes": []string{"connected-businesses:write", "invoice:generate"}})
+	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken, Body: string(body)})
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("platform key: %d %s", resp.Status, resp.Body)
+	}
+	key := resp.JSON(t)["full_key"].(string)
+	count := func() int {
+		return env.Count("SELECT count(*) FROM api_keys WHERE connected_business_id = $1", cb["id"])
+	}
+
+	assertProblem(t, "address credential without address:read",
+		env.Do(apitest.Request{Method: http.MethodPost, Path: path, Token: key, Body: `{"product":"address"}`}),
+		http.StatusForbidden, "insufficient_scope")
+	if n := count(); n != 0 {
+		t.Fatalf("a refused credential was stored: %d rows", n)
+	}
+	if r := env.Do(apitest.Request{Method: http.MethodPost, Path: path, Token: key, Body: `{"product":"einvoice"}`}); r.Status != http.StatusCreated {
+		t.Fatalf("einvoice credential with invoice:generate: %d %s", r.Status, r.Body)
+	}
+	if r := env.Do(apitest.Request{Method: http.MethodPost, Path: path, Token: apitest.OperatorToken, Body: `{"product":"address"}`}); r.Status != http.StatusCreated {
+		t.Fatalf("the operator: %d %s", r.Status, r.Body)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("credentials stored: %d, want 2", n)
+	}
+}

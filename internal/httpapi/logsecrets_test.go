@@ -77,7 +77,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 
 	// An API key (its full key and its secret), a rotation, and an OAuth token from each.
 	key := mustCreate("api key", do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: opToken,
-		Body: `{"organization_id":"` + orgID + `","name":"logs","environment":"sandbox","scopes":["organizations:read","api-keys:read","api-keys:write","connected-businesses:write","webhooks:write"]}`}))
+		Body: `{"organization_id":"` + orgID + `","name":"logs","environment":"sandbox","scopes":["organizations:read","api-keys:read","api-keys:write","connected-businesses:write","webhooks:write","invoice:generate","address:read"]}`}))
 	full := key["full_key"].(string)
 	rotated := mustCreate("rotation", do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys/" + key["id"].(string) + "/rotate", Token: full,
 		Body: `{"grace_period_seconds":60}`}))

@@ -245,6 +245,10 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		if err := visible(ctx, row.OrganizationID, "Connected business", id); err != nil {
 			return err
 		}
+		// A credential is a key: the caller grants only scopes it holds (issue 21, item 1).
+		if err := core.CheckKeyAuthority(p, "create", "sandbox", core.CredentialScopes[product]); err != nil {
+			return err
+		}
 		if row.LifecycleStatus != core.BusinessActive {
 			return core.Errorf(core.EConflict, "Connected business %s is %s; only an active business gets credentials.", id, row.LifecycleStatus)
 		}
