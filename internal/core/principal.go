@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"strings"
 
 	"github.com/google/uuid"
 )
@@ -54,31 +53,6 @@ func (p *Principal) IsOperator() bool { return p.Kind == PrincipalOperator }
 // CanAccessOrganization reports whether p may see data of organization id.
 func (p *Principal) CanAccessOrganization(id uuid.UUID) bool {
 	return p.Kind == PrincipalOperator || p.OrganizationID == id
-}
-
-// OrganizationFor resolves an organization id sent in a body or query to the organization
-// p acts for. field names it: a JSON pointer ("/organization_id") for a body field, the
-// parameter name for a query parameter. The operator may name any organization (an id that
-// does not parse names none: EUnprocessable); an organization principal only its own:
-// anything else is EForbidden naming the field, never a success.
-func (p *Principal) OrganizationFor(raw, field string) (uuid.UUID, error) {
-	id, err := uuid.Parse(raw)
-	if p.IsOperator() {
-		if err != nil {
-			return uuid.Nil, Errorf(EUnprocessable, "Organization %q does not exist.", raw)
-		}
-		return id, nil
-	}
-	if err != nil || id != p.OrganizationID {
-		location := "query"
-		if strings.HasPrefix(field, "/") {
-			location = "body"
-		}
-		return uuid.Nil, &Error{Code: EForbidden,
-			Message: "The credential may only act for its own organization.",
-			Fields:  []FieldError{{Location: location, Pointer: field, Code: "forbidden", Message: "Not the caller's organization."}}}
-	}
-	return id, nil
 }
 
 type principalKey struct{}

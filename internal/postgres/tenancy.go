@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,9 +13,27 @@ import (
 )
 
 // organizationFor resolves an organization id sent in a body or query to the organization
-// the caller acts for: the rule is core.Principal.OrganizationFor.
+// the caller acts for. field names it: a JSON pointer ("/organization_id") for a body field,
+// the parameter name for a query parameter. An organization principal may only name its
+// own: anything else is EForbidden, never a success.
 func organizationFor(p *core.Principal, raw, field string) (uuid.UUID, error) {
-	return p.OrganizationFor(raw, field)
+	id, err := uuid.Parse(raw)
+	if p.IsOperator() {
+		if err != nil {
+			return uuid.Nil, core.Errorf(core.EUnprocessable, "Organization %q does not exist.", raw)
+		}
+		return id, nil
+	}
+	if err != nil || id != p.OrganizationID {
+		location := "query"
+		if strings.HasPrefix(field, "/") {
+			location = "body"
+		}
+		return uuid.Nil, &core.Error{Code: core.EForbidden,
+			Message: "The credential may only act for its own organization.",
+			Fields:  []core.FieldError{{Location: location, Pointer: field, Code: "forbidden", Message: "Not the caller's organization."}}}
+	}
+	return id, nil
 }
 
 // listScope is the organization filter of a list query from the caller and an optional
