@@ -363,6 +363,7 @@ func withDatabase(ctx context.Context, env environment, fn func(context.Context,
 		return err
 	}
 	defer db.Close()
+	db.Events = httpapi.EventEncoder{}
 	return fn(ctx, db)
 }
 
@@ -444,6 +445,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	defer db.Close()
+	db.Events = httpapi.EventEncoder{}
 	m := metrics.New()
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		return err

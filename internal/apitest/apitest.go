@@ -106,6 +106,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 		t.Fatalf("apitest: %v", err)
 	}
 	t.Cleanup(db.Close)
+	db.Events = httpapi.EventEncoder{}
 	box, err := secretbox.New(secretbox.DevelopmentKey())
 	if err != nil {
 		t.Fatalf("apitest: %v", err)

@@ -7,30 +7,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// Webhook event types (the WebhookEventType enum of the document).
-const (
-	WebhookEventSubscriptionCreated          = "subscription.created"
-	WebhookEventSubscriptionActivated        = "subscription.activated"
-	WebhookEventSubscriptionPlanChanged      = "subscription.plan_changed"
-	WebhookEventSubscriptionCancelled        = "subscription.cancelled"
-	WebhookEventSubscriptionReactivated      = "subscription.reactivated"
-	WebhookEventSubscriptionSuspended        = "subscription.suspended"
-	WebhookEventSubscriptionResumed          = "subscription.resumed"
-	WebhookEventSubscriptionTerminated       = "subscription.terminated"
-	WebhookEventBillingInvoiceIssued         = "billing_invoice.issued"
-	WebhookEventConnectedBusinessCreated     = "connected_business.created"
-	WebhookEventConnectedBusinessUpdated     = "connected_business.updated"
-	WebhookEventAPIKeyCreated                = "api_key.created"
-	WebhookEventAPIKeyRevoked                = "api_key.revoked"
-	WebhookEventAPIKeyRotated                = "api_key.rotated"
-	WebhookEventSupportCaseOpened            = "support_case.opened"
-	WebhookEventSupportCaseClosed            = "support_case.closed"
-	WebhookEventSpendControlWarningReached   = "spend_control.warning_reached"
-	WebhookEventSpendControlHardLimitReached = "spend_control.hard_limit_reached"
-	WebhookEventTaxInvoiceGenerated          = "tax_invoice.generated"
-	WebhookEventWebhookEndpointTest          = "webhook_endpoint.test"
-)
-
 // Webhook endpoint statuses.
 const (
 	WebhookEndpointEnabled  = "enabled"
@@ -77,7 +53,7 @@ type WebhookEndpointFilter struct {
 type WebhookTest struct {
 	EventID    uuid.UUID
 	EndpointID uuid.UUID
-	Type       string
+	Type       EventType
 }
 
 // WebhookService manages webhook endpoints. Events are not sent by it: every state change

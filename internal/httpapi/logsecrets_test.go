@@ -137,7 +137,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 // mustOpen returns the test database as the operator-token command sees it.
 func mustOpen(t *testing.T, env *apitest.Env) *postgres.DB {
 	t.Helper()
-	return &postgres.DB{Pool: env.Pool}
+	return &postgres.DB{Pool: env.Pool, Events: httpapi.EventEncoder{}}
 }
 
 // TestAccessLogLine: every request gets one line with its method, path, route template,

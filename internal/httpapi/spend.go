@@ -36,14 +36,8 @@ func (s *Server) ListSpendControls(ctx context.Context, req api.ListSpendControl
 		return nil, err
 	}
 	out := make(api.SpendControlStatusArray, len(list))
-	for i, st := range list {
-		c := toAPISpendControl(&st.SpendControl)
-		out[i] = api.SpendControlStatus{
-			Id: c.Id, OrganizationId: c.OrganizationId, Product: c.Product,
-			WarningThresholdPercent: c.WarningThresholdPercent, MonthlyBudgetMinorUnits: c.MonthlyBudgetMinorUnits,
-			HardOperationLimit: c.HardOperationLimit, NotificationRecipients: c.NotificationRecipients, Enabled: c.Enabled,
-			CurrentOperations: float64(st.CurrentOperations), WarningReached: st.WarningReached, HardLimitReached: st.HardLimitReached,
-		}
+	for i := range list {
+		out[i] = toAPISpendControlStatus(&list[i])
 	}
 	return api.ListSpendControls200JSONResponse{Body: out}, nil
 }
@@ -89,6 +83,16 @@ func emailStrings(in []openapi_types.Email) []string {
 		out[i] = string(e)
 	}
 	return out
+}
+
+func toAPISpendControlStatus(st *core.SpendControlStatus) api.SpendControlStatus {
+	c := toAPISpendControl(&st.SpendControl)
+	return api.SpendControlStatus{
+		Id: c.Id, OrganizationId: c.OrganizationId, Product: c.Product,
+		WarningThresholdPercent: c.WarningThresholdPercent, MonthlyBudgetMinorUnits: c.MonthlyBudgetMinorUnits,
+		HardOperationLimit: c.HardOperationLimit, NotificationRecipients: c.NotificationRecipients, Enabled: c.Enabled,
+		CurrentOperations: float64(st.CurrentOperations), WarningReached: st.WarningReached, HardLimitReached: st.HardLimitReached,
+	}
 }
 
 func toAPISpendControl(c *core.SpendControl) api.SpendControl {

@@ -4,8 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io/fs"
 	"net/http"
+	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/provider/coreapi/internal/apitest"
+	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
 )
 
@@ -257,4 +266,208 @@ func TestWebhookEvents_RolledBackChangesPublishNothing(t *testing.T) {
 	if n := len(recv.deliveries()); n != 1 {
 		t.Errorf("%d deliveries, want 1", n)
 	}
+}
+
+// TestWebhookEvents_EveryTypeHasAPublisher: the document's event types are core's, and the
+// source publishes every one: each core.Event* constant reaches DB.publish (or storeEvent,
+// which stores an event for one endpoint), directly or through a function that forwards its
+// core.EventType parameter there (act, markCrossing). A type nothing publishes fails here,
+// before any request is made; TestWebhookEvents_MatchTheDocument then proves each one fires.
+func TestWebhookEvents_EveryTypeHasAPublisher(t *testing.T) {
+	t.Parallel()
+	var inCore []string
+	for _, e := range core.EventTypes() {
+		inCore = append(inCore, string(e))
+	}
+	inDoc := allEventTypes(t)
+	sort.Strings(inCore)
+	sort.Strings(inDoc)
+	if fmt.Sprint(inCore) != fmt.Sprint(inDoc) {
+		t.Errorf("core.EventTypes() %v, the document's WebhookEventType %v", inCore, inDoc)
+	}
+
+	names := eventConstants(t, "../core")
+	published := publishedEvents(t, "..")
+	if len(published) == 0 {
+		t.Fatal("no publish call found: the scan no longer matches the source")
+	}
+	for _, e := range core.EventTypes() {
+		name, ok := names[string(e)]
+		if !ok {
+			t.Errorf("event type %s has no constant in core", e)
+			continue
+		}
+		if len(published[name]) == 0 {
+			t.Errorf("nothing publishes core.%s (%s)", name, e)
+		}
+	}
+}
+
+// eventConstants maps the value of every core.EventType constant declared in dir to its name.
+func eventConstants(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range parseSources(t, token.NewFileSet(), dir) {
+		for _, decl := range f.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if typ, ok := vs.Type.(*ast.Ident); !ok || typ.Name != "EventType" {
+					continue
+				}
+				for i, name := range vs.Names {
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok {
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[v] = name.Name
+				}
+			}
+		}
+	}
+	return out
+}
+
+// publishedEvents returns, for each core.Event* constant name, the positions where it is
+// published in the non-test sources under root.
+func publishedEvents(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	var funcs []*ast.FuncDecl
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		for _, f := range parseSources(t, fset, path) {
+			for _, decl := range f.Decls {
+				if fn, ok := decl.(*ast.FuncDecl); ok && fn.Body != nil {
+					funcs = append(funcs, fn)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// publishers maps a function's name to the index of the core.EventType parameter it
+	// publishes: publish and storeEvent, then every function passing its own such
+	// parameter on to one of them, until nothing changes.
+	publishers := map[string]int{}
+	for _, fn := range funcs {
+		if name := fn.Name.Name; name == "publish" || name == "storeEvent" {
+			if i, _ := eventParam(fn); i >= 0 {
+				publishers[name] = i
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, fn := range funcs {
+			i, param := eventParam(fn)
+			if _, known := publishers[fn.Name.Name]; known || i < 0 {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if arg := publishedArg(n, publishers); arg != nil {
+					if id, ok := arg.(*ast.Ident); ok && id.Name == param {
+						publishers[fn.Name.Name], changed = i, true
+					}
+				}
+				return true
+			})
+		}
+	}
+	out := map[string][]string{}
+	for _, fn := range funcs {
+		_, param := eventParam(fn)
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			arg := publishedArg(n, publishers)
+			switch a := arg.(type) {
+			case nil:
+			case *ast.SelectorExpr:
+				if x, ok := a.X.(*ast.Ident); ok && x.Name == "core" && strings.HasPrefix(a.Sel.Name, "Event") {
+					out[a.Sel.Name] = append(out[a.Sel.Name], fset.Position(a.Pos()).String())
+					return true
+				}
+				t.Errorf("%s: the event type published is %s, not a core.Event constant", fset.Position(a.Pos()), types.ExprString(a))
+			case *ast.Ident:
+				if a.Name != param {
+					t.Errorf("%s: the event type published is %s, not a core.Event constant", fset.Position(a.Pos()), a.Name)
+				}
+			default:
+				t.Errorf("%s: the event type published is %s, not a core.Event constant", fset.Position(a.Pos()), types.ExprString(a))
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// eventParam is the index and name of fn's core.EventType parameter (-1 when it has none).
+func eventParam(fn *ast.FuncDecl) (int, string) {
+	i := 0
+	for _, field := range fn.Type.Params.List {
+		isEvent := types.ExprString(field.Type) == "core.EventType"
+		for _, name := range field.Names {
+			if isEvent {
+				return i, name.Name
+			}
+			i++
+		}
+		if len(field.Names) == 0 {
+			i++
+		}
+	}
+	return -1, ""
+}
+
+// publishedArg is the event type argument of n when n calls a publisher, else nil.
+func publishedArg(n ast.Node, publishers map[string]int) ast.Expr {
+	call, ok := n.(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	var name string
+	switch f := call.Fun.(type) {
+	case *ast.Ident:
+		name = f.Name
+	case *ast.SelectorExpr:
+		name = f.Sel.Name
+	default:
+		return nil
+	}
+	i, ok := publishers[name]
+	if !ok || i >= len(call.Args) {
+		return nil
+	}
+	return call.Args[i]
+}
+
+// parseSources parses the non-test Go files of dir.
+func parseSources(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/jobs"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
@@ -38,6 +39,7 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
+	db.Events = httpapi.EventEncoder{}
 	box, err := secretbox.New(secretbox.DevelopmentKey())
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func (s *AddressService) ResolveShortAddress(ctx context.Context, shortAddress, 
 		return res, nil // the request names no organization to count it for
 	}
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
-		return recordUsage(ctx, q, p.OrganizationID, productAddress)
+		return s.db.recordUsage(ctx, q, p.OrganizationID, productAddress)
 	})
 	if err != nil {
 		return nil, err

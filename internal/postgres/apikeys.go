@@ -56,10 +56,13 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &orgID, Action: "api_key.created", ResourceType: "api_key",
 			ResourceID: created.ID.String(), After: created.APIKey,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, orgID, core.EventAPIKeyCreated, &created.APIKey)
 	})
 	return created, err
 }
@@ -145,15 +148,24 @@ func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.A
 			return err
 		}
 		key = apiKeyFromRow(row)
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &key.OrganizationID, Action: "api_key.revoked", ResourceType: "api_key",
 			ResourceID: id.String(), Before: before, After: key,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, key.OrganizationID, core.EventAPIKeyRevoked, key)
 	})
 	if err == nil {
 		s.db.credentialsChanged(ctx) // the next request must not get in on the cache
 	}
 	return key, err
+}
+
+// apiKeyRotation is the audit summary of a rotation.
+type apiKeyRotation struct {
+	Old         *core.APIKey `json:"old"`
+	Replacement core.APIKey  `json:"replacement"`
 }
 
 // RotateAPIKey implements core.APIKeyService.
@@ -189,17 +201,25 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		}); err != nil {
 			return err
 		}
+		if err := s.db.publish(ctx, q, old.OrganizationID, core.EventAPIKeyCreated, &created.APIKey); err != nil {
+			return err
+		}
 		replaced, err := q.APIKeyReplace(ctx, dbq.APIKeyReplaceParams{
 			ID: id, ReplacedBy: &created.ID, ExpiresAt: s.now().Add(grace),
 		})
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, core.AuditEntry{
+		rotated := apiKeyFromRow(replaced)
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &old.OrganizationID, Action: "api_key.rotated", ResourceType: "api_key",
 			ResourceID: id.String(), Before: old,
-			After: apiKeyRotation{Old: apiKeyFromRow(replaced), Replacement: created.APIKey},
-		})
+			After: apiKeyRotation{Old: rotated, Replacement: created.APIKey},
+		}); err != nil {
+			return err
+		}
+		// The event is about the rotated key, in its grace period.
+		return s.db.publish(ctx, q, old.OrganizationID, core.EventAPIKeyRotated, rotated)
 	})
 	if err == nil {
 		s.db.credentialsChanged(ctx) // the old key's expiry moved: no cached copy may outlive it

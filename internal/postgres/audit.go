@@ -12,9 +12,8 @@ import (
 
 // audit appends e to the audit trail within the caller's transaction q, so the record and
 // the change commit or roll back together. The actor is the principal of ctx (the system
-// when there is none, e.g. background jobs). When the action is one of the webhook event
-// types (webhookEvents), the event and its deliveries are written in the same transaction:
-// every state change passes here, which makes it the one place events come from.
+// when there is none, e.g. background jobs). Webhook events are not derived from it: each
+// service publishes its typed event next to its audit entry (DB.publish).
 func audit(ctx context.Context, q *dbq.Queries, e core.AuditEntry) error {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -44,10 +43,7 @@ func audit(ctx context.Context, q *dbq.Queries, e core.AuditEntry) error {
 	if params.After, err = jsonOrNil(after); err != nil {
 		return err
 	}
-	if err := q.AuditEventInsert(ctx, params); err != nil {
-		return err
-	}
-	return publishWebhookEvent(ctx, q, e)
+	return q.AuditEventInsert(ctx, params)
 }
 
 func jsonOrNil(v any) ([]byte, error) {

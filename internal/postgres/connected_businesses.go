@@ -72,10 +72,13 @@ func (s *ConnectedBusinessService) CreateConnectedBusiness(ctx context.Context, 
 			}
 			cb.Resources = append(cb.Resources, resourceFromRow(res))
 		}
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &p.OrganizationID, Action: "connected_business.created",
 			ResourceType: "connected_business", ResourceID: cb.ID.String(), After: cb,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, p.OrganizationID, core.EventConnectedBusinessCreated, cb)
 	})
 	return cb, err
 }
@@ -208,10 +211,13 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 		if cb.Resources, err = listResources(ctx, q, id); err != nil {
 			return err
 		}
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &row.OrganizationID, Action: "connected_business.updated",
 			ResourceType: "connected_business", ResourceID: id.String(), Before: before, After: cb,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, row.OrganizationID, core.EventConnectedBusinessUpdated, cb)
 	})
 	if err == nil {
 		s.db.credentialsChanged(ctx) // a suspended or closed business's credentials stop at once

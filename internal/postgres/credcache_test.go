@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 )
@@ -45,6 +46,7 @@ func TestCredentialCache(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(db.Close)
+			db.Events = httpapi.EventEncoder{}
 			dbs[i] = db
 		}
 		operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
@@ -203,6 +205,7 @@ func TestUnknownPrefixCostsAsMuchAsAWrongSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
+	db.Events = httpapi.EventEncoder{}
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 	org, err := postgres.NewOrganizationService(db).CreateOrganization(operator, core.OrganizationCreate{
 		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",
@@ -277,6 +280,7 @@ func TestCredentialCacheStopsWhenTheListenerFallsSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Close)
+	other.Events = httpapi.EventEncoder{}
 	p := startFreezingProxy(t, network, upstream)
 	proxied := fmt.Sprintf("host=127.0.0.1 port=%d user=%s password='%s' dbname=%s sslmode=disable",
 		p.port(), cfg.User, cfg.Password, cfg.Database)
@@ -285,6 +289,7 @@ func TestCredentialCacheStopsWhenTheListenerFallsSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
+	db.Events = httpapi.EventEncoder{}
 	t.Cleanup(p.close) // first: whatever waits on the proxy fails
 
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})

@@ -38,6 +38,11 @@ type DB struct {
 	// Jobs queues the background work that changes cause (internal/jobs); changes that
 	// cause some fail without it.
 	Jobs Jobs
+
+	// Events renders the data of the webhook events the services publish (the transport
+	// layer's converters, so that storage never declares the API's JSON); changes that
+	// publish one fail without it.
+	Events core.EventEncoder
 }
 
 // PoolConfig is the pool configuration of dsn as the service uses it.

@@ -13,7 +13,8 @@ import (
 // (internal/jobs runs it for the job its creation queued): the sandbox needs no external
 // resources, so its service becomes active. A subscription suspended or terminated while it
 // waited keeps that state, and one already provisioned is left alone, so running it twice
-// (a job retried after its process died) provisions once.
+// (a job retried after its process died) provisions once. The service becoming active
+// publishes subscription.activated.
 func (d *DB) ProvisionSubscription(ctx context.Context, organizationID, subscriptionID uuid.UUID) error {
 	return d.WithTx(ctx, func(q *dbq.Queries) error {
 		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: subscriptionID, OrganizationID: &organizationID})
@@ -34,13 +35,16 @@ func (d *DB) ProvisionSubscription(ctx context.Context, organizationID, subscrip
 		if err != nil {
 			return err
 		}
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &sub.OrganizationID,
 			Action:         "subscription.provisioned",
 			ResourceType:   "subscription",
 			ResourceID:     sub.ID.String(),
 			Before:         before,
 			After:          sub,
-		})
+		}); err != nil {
+			return err
+		}
+		return d.publish(ctx, q, sub.OrganizationID, core.EventSubscriptionActivated, sub)
 	})
 }

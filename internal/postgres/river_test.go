@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/jobs"
 	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
@@ -38,6 +39,7 @@ func TestRiverMigrationCarriesPendingWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
+	d.Events = httpapi.EventEncoder{}
 	d.Jobs = noJobs{}
 	box := devBox(t)
 	services := postgres.NewServices(d, box, webhook.DefaultPolicy(true))

@@ -122,13 +122,16 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if sub, err = subscriptionFromRow(row); err != nil {
 			return err
 		}
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &orgID,
 			Action:         "subscription.created",
 			ResourceType:   "subscription",
 			ResourceID:     id.String(),
 			After:          sub,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, orgID, core.EventSubscriptionCreated, sub)
 	})
 	return sub, err
 }
@@ -173,7 +176,7 @@ func (s *SubscriptionService) ListSubscriptions(ctx context.Context, organizatio
 // voided, so one subscription never has two invoices due.
 func (s *SubscriptionService) SelectPlan(ctx context.Context, id uuid.UUID, planID string) (*core.PlanSelection, error) {
 	sel := &core.PlanSelection{Activation: core.ActivationActive}
-	sub, err := s.act(ctx, id, core.ActionSelectPlan, "", &planID, func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
+	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
 		voided, err := q.BillingInvoiceVoidOpen(ctx, dbq.BillingInvoiceVoidOpenParams{OrganizationID: sub.OrganizationID, SubscriptionID: sub.ID})
 		if err != nil {
 			return err
@@ -198,13 +201,16 @@ func (s *SubscriptionService) SelectPlan(ctx context.Context, id uuid.UUID, plan
 			return err
 		}
 		sel.Invoice, sel.Activation = inv, core.ActivationAwaitingPayment
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &sub.OrganizationID,
 			Action:         "billing_invoice.issued",
 			ResourceType:   "billing_invoice",
 			ResourceID:     inv.ID.String(),
 			After:          inv,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, sub.OrganizationID, core.EventBillingInvoiceIssued, inv)
 	})
 	if err != nil {
 		return nil, err
@@ -216,38 +222,39 @@ func (s *SubscriptionService) SelectPlan(ctx context.Context, id uuid.UUID, plan
 // ChangePlan implements core.SubscriptionService. Changing to the current plan changes
 // nothing and answers the subscription as it is.
 func (s *SubscriptionService) ChangePlan(ctx context.Context, id uuid.UUID, planID string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionChangePlan, "", &planID, nil)
+	return s.act(ctx, id, core.ActionChangePlan, core.EventSubscriptionPlanChanged, "", &planID, nil)
 }
 
 // Cancel implements core.SubscriptionService.
 func (s *SubscriptionService) Cancel(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionCancel, "", nil, nil)
+	return s.act(ctx, id, core.ActionCancel, core.EventSubscriptionCancelled, "", nil, nil)
 }
 
 // Reactivate implements core.SubscriptionService.
 func (s *SubscriptionService) Reactivate(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionReactivate, "", nil, nil)
+	return s.act(ctx, id, core.ActionReactivate, core.EventSubscriptionReactivated, "", nil, nil)
 }
 
 // Suspend implements core.SubscriptionService.
 func (s *SubscriptionService) Suspend(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionSuspend, reason, nil, nil)
+	return s.act(ctx, id, core.ActionSuspend, core.EventSubscriptionSuspended, reason, nil, nil)
 }
 
 // Resume implements core.SubscriptionService.
 func (s *SubscriptionService) Resume(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionResume, reason, nil, nil)
+	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, nil)
 }
 
 // Terminate implements core.SubscriptionService.
 func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionTerminate, reason, nil, nil)
+	return s.act(ctx, id, core.ActionTerminate, core.EventSubscriptionTerminated, reason, nil, nil)
 }
 
 // act runs one lifecycle action in one transaction: lock the row, check and apply the
-// transition, store it, run then (the action's further effects, e.g. the invoice) and append
-// the audit event. planID is the requested plan of select-plan and change-plan.
-func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, reason string, planID *string,
+// transition, store it, run then (the action's further effects, e.g. the invoice), append
+// the audit event and publish event. planID is the requested plan of select-plan and
+// change-plan.
+func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, event core.EventType, reason string, planID *string,
 	then func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
@@ -304,7 +311,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 				return err
 			}
 		}
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &sub.OrganizationID,
 			Action:         auditActions[action],
 			ResourceType:   "subscription",
@@ -312,7 +319,10 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 			Before:         before,
 			After:          sub,
 			Reason:         reason,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, sub.OrganizationID, event, sub)
 	})
 	if err != nil {
 		return nil, err

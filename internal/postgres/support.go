@@ -66,10 +66,13 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 			return err
 		}
 		created = supportCaseFromRow(row)
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &orgID, Action: "support_case.opened", ResourceType: "support_case",
 			ResourceID: id.String(), After: created,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, orgID, core.EventSupportCaseOpened, created)
 	})
 	return created, err
 }
@@ -173,10 +176,13 @@ func (s *SupportCaseService) CloseSupportCase(ctx context.Context, id uuid.UUID)
 			return err
 		}
 		closed = supportCaseFromRow(row)
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &closed.OrganizationID, Action: "support_case.closed", ResourceType: "support_case",
 			ResourceID: id.String(), Before: before, After: closed,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, closed.OrganizationID, core.EventSupportCaseClosed, closed)
 	})
 	return closed, err
 }

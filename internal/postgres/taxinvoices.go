@@ -155,12 +155,34 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 		}); err != nil {
 			return err
 		}
-		return recordUsage(ctx, q, orgID, productEinvoice)
+		if err := s.db.publish(ctx, q, orgID, core.EventTaxInvoiceGenerated, out); err != nil {
+			return err
+		}
+		return s.db.recordUsage(ctx, q, orgID, productEinvoice)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// taxInvoiceAudit is the audit summary of a generated tax invoice (never its XML or request).
+type taxInvoiceAudit struct {
+	ID             uuid.UUID `json:"id"`
+	OrganizationID uuid.UUID `json:"organization_id"`
+	// ConnectedBusinessID is the seller when a connected business issued the invoice.
+	ConnectedBusinessID *uuid.UUID `json:"connected_business_id,omitempty"`
+	Number              string     `json:"number"`
+	UUID                uuid.UUID  `json:"uuid"`
+	EGSUnitID           string     `json:"egs_unit_id"`
+	ICV                 int64      `json:"icv"`
+	InvoiceHash         string     `json:"invoice_hash"`
+	Valid               bool       `json:"valid"`
+	Status              string     `json:"status"`
+	InvoiceType         string     `json:"invoice_type"`
+	PayableAmount       int64      `json:"payable_amount"`
+	Currency            string     `json:"currency"`
+	CreatedAt           time.Time  `json:"created_at"`
 }
 
 // maxInvoiceIssues bounds the issues an invalid invoice's problem lists; detail says how

@@ -51,7 +51,7 @@ func checkSpend(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product st
 // month's counter row is incremented (its lock orders concurrent operations), and an
 // operation that would pass an enabled hard limit fails, rolling its whole transaction back.
 // The warning and the hard-limit crossings are recorded once per month.
-func recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product string) error {
+func (d *DB) recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product string) error {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return err
@@ -79,13 +79,13 @@ func recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product s
 	}
 	month := dbq.UsageCounterMarkWarningParams{OrganizationID: orgID, Product: product, Month: counter.Month}
 	if at, _ := ctrl.WarningAt(); counter.Operations >= at {
-		if err := markCrossing(ctx, q, ctrl, counter.Operations, "spend_control.warning_reached",
+		if err := d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlWarningReached,
 			func() (int64, error) { return q.UsageCounterMarkWarning(ctx, month) }); err != nil {
 			return err
 		}
 	}
 	if counter.Operations == *ctrl.HardOperationLimit {
-		return markCrossing(ctx, q, ctrl, counter.Operations, "spend_control.hard_limit_reached",
+		return d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlHardLimitReached,
 			func() (int64, error) {
 				return q.UsageCounterMarkHardLimit(ctx, dbq.UsageCounterMarkHardLimitParams(month))
 			})
@@ -93,17 +93,22 @@ func recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product s
 	return nil
 }
 
-// markCrossing records a crossing the first time this month: mark reports how many rows it
-// marked (0 when this month's crossing is already recorded).
-func markCrossing(ctx context.Context, q *dbq.Queries, ctrl *core.SpendControl, operations int64, action string, mark func() (int64, error)) error {
+// markCrossing records a crossing the first time this month, audited and published as
+// event: mark reports how many rows it marked (0 when this month's crossing is already
+// recorded).
+func (d *DB) markCrossing(ctx context.Context, q *dbq.Queries, ctrl *core.SpendControl, operations int64, event core.EventType, mark func() (int64, error)) error {
 	n, err := mark()
 	if err != nil || n == 0 {
 		return err
 	}
-	return audit(ctx, q, core.AuditEntry{
-		OrganizationID: &ctrl.OrganizationID, Action: action, ResourceType: "spend_control",
-		ResourceID: ctrl.ID.String(), After: ctrl.Status(operations),
-	})
+	status := ctrl.Status(operations)
+	if err := audit(ctx, q, core.AuditEntry{
+		OrganizationID: &ctrl.OrganizationID, Action: string(event), ResourceType: "spend_control",
+		ResourceID: ctrl.ID.String(), After: status,
+	}); err != nil {
+		return err
+	}
+	return d.publish(ctx, q, ctrl.OrganizationID, event, &status)
 }
 
 func spendLimitReached(product string, limit int64) error {

@@ -137,15 +137,15 @@ func (s *WebhookService) SendWebhookTest(ctx context.Context, id uuid.UUID) (*co
 		if row.Status != core.WebhookEndpointEnabled {
 			return core.Errorf(core.EInvalidTransition, "Webhook endpoint %s is disabled; register a new endpoint to receive events again.", id)
 		}
-		eventID, err := insertWebhookEvent(ctx, q, row.OrganizationID, core.WebhookEventWebhookEndpointTest,
-			webhookTestEventData{WebhookEndpointID: id, Message: testEventMessage})
+		eventID, err := s.db.storeEvent(ctx, q, row.OrganizationID, core.EventWebhookEndpointTest,
+			&core.WebhookTestEvent{EndpointID: id, Message: testEventMessage})
 		if err != nil {
 			return err
 		}
 		if err := insertWebhookDelivery(ctx, q, row.OrganizationID, eventID, id); err != nil {
 			return err
 		}
-		test = &core.WebhookTest{EventID: eventID, EndpointID: id, Type: core.WebhookEventWebhookEndpointTest}
+		test = &core.WebhookTest{EventID: eventID, EndpointID: id, Type: core.EventWebhookEndpointTest}
 		return nil
 	})
 	if err != nil {

@@ -1,0 +1,63 @@
+package core
+
+import (
+	"encoding/json"
+
+	"github.com/google/uuid"
+)
+
+// EventType is the kind of a webhook event (the WebhookEventType enum of the document).
+type EventType string
+
+// Webhook event types. Every one has a publisher: the service whose change it reports
+// publishes it in the transaction of that change.
+const (
+	EventSubscriptionCreated          EventType = "subscription.created"
+	EventSubscriptionActivated        EventType = "subscription.activated"
+	EventSubscriptionPlanChanged      EventType = "subscription.plan_changed"
+	EventSubscriptionCancelled        EventType = "subscription.cancelled"
+	EventSubscriptionReactivated      EventType = "subscription.reactivated"
+	EventSubscriptionSuspended        EventType = "subscription.suspended"
+	EventSubscriptionResumed          EventType = "subscription.resumed"
+	EventSubscriptionTerminated       EventType = "subscription.terminated"
+	EventBillingInvoiceIssued         EventType = "billing_invoice.issued"
+	EventConnectedBusinessCreated     EventType = "connected_business.created"
+	EventConnectedBusinessUpdated     EventType = "connected_business.updated"
+	EventAPIKeyCreated                EventType = "api_key.created"
+	EventAPIKeyRevoked                EventType = "api_key.revoked"
+	EventAPIKeyRotated                EventType = "api_key.rotated"
+	EventSupportCaseOpened            EventType = "support_case.opened"
+	EventSupportCaseClosed            EventType = "support_case.closed"
+	EventSpendControlWarningReached   EventType = "spend_control.warning_reached"
+	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
+	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
+	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
+)
+
+// EventTypes returns every event type, in the order of the document.
+func EventTypes() []EventType {
+	return []EventType{
+		EventSubscriptionCreated, EventSubscriptionActivated, EventSubscriptionPlanChanged,
+		EventSubscriptionCancelled, EventSubscriptionReactivated, EventSubscriptionSuspended,
+		EventSubscriptionResumed, EventSubscriptionTerminated, EventBillingInvoiceIssued,
+		EventConnectedBusinessCreated, EventConnectedBusinessUpdated,
+		EventAPIKeyCreated, EventAPIKeyRevoked, EventAPIKeyRotated,
+		EventSupportCaseOpened, EventSupportCaseClosed,
+		EventSpendControlWarningReached, EventSpendControlHardLimitReached,
+		EventTaxInvoiceGenerated, EventWebhookEndpointTest,
+	}
+}
+
+// EventEncoder renders the data of an event: the resource v (a *Subscription, *APIKey, …)
+// as the API shows it. The transport layer implements it with its response converters, so
+// an event's data and the API's answer are one rendering; storage calls it in the
+// transaction that publishes the event.
+type EventEncoder interface {
+	Encode(t EventType, v any) (json.RawMessage, error)
+}
+
+// WebhookTestEvent is the data of a webhook_endpoint.test event.
+type WebhookTestEvent struct {
+	EndpointID uuid.UUID
+	Message    string
+}
