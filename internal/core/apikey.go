@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"fmt"
 	"strings"
 	"time"
 
@@ -49,6 +50,61 @@ func (k *APIKey) Status(now time.Time) string {
 
 // EAPIKeyAlreadyRotated: the key has a replacement already; rotate the replacement.
 const EAPIKeyAlreadyRotated = "api_key_already_rotated"
+
+// CheckUsable refuses a credential of k at now: a revoked or expired key, and a
+// credential of a connected business whose status (businessStatus, nil for a key of no
+// business) is not active, are EUnauthenticated. Suspending the business stops its
+// credentials; resuming it restores them.
+func (k *APIKey) CheckUsable(now time.Time, businessStatus *string) error {
+	switch k.Status(now) {
+	case "revoked":
+		return Errorf(EUnauthenticated, "The API key has been revoked.")
+	case "expired":
+		return Errorf(EUnauthenticated, "The API key has expired.")
+	}
+	if businessStatus != nil && *businessStatus != BusinessActive {
+		return Errorf(EUnauthenticated, "The connected business of this credential is %s.", *businessStatus)
+	}
+	return nil
+}
+
+// CheckRotatable refuses to rotate k at now when it has a replacement already
+// (EAPIKeyAlreadyRotated: one key has at most one successor, even during its grace period)
+// or is not active (EConflict).
+func (k *APIKey) CheckRotatable(now time.Time) error {
+	if k.ReplacedBy != nil {
+		return Errorf(EAPIKeyAlreadyRotated,
+			"API key %s has been rotated already; its replacement is %s. Rotate the replacement instead.", k.ID, *k.ReplacedBy)
+	}
+	if status := k.Status(now); status != "active" {
+		return Errorf(EConflict, "API key %s is %s; only an active key can be rotated.", k.ID, status)
+	}
+	return nil
+}
+
+// Principal is the caller a request authenticated by k acts as, holding scopes: the key's
+// own, or those of an access token issued from it. It carries the key's Restrictions.
+func (k *APIKey) Principal(scopes []string) (*Principal, error) {
+	r, err := k.Restrictions()
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]bool, len(scopes))
+	for _, sc := range scopes {
+		set[sc] = true
+	}
+	id := k.ID
+	return &Principal{
+		Kind:                PrincipalOrganization,
+		OrganizationID:      k.OrganizationID,
+		Subject:             "api_key:" + k.ID.String(),
+		KeyPrefix:           k.Prefix,
+		ConnectedBusinessID: k.ConnectedBusinessID,
+		Scopes:              set,
+		APIKeyID:            &id,
+		Restrictions:        r,
+	}, nil
+}
 
 // CheckKeyAuthority is the rule for creating, rotating and revoking a key (DESIGN.md §3: a
 // credential never produces a credential with more power than itself). The caller must hold
@@ -99,6 +155,42 @@ type APIKeyCreate struct {
 	ExpiresAt       *time.Time
 }
 
+// Validate checks what the document cannot express, at now: addresses and CIDR ranges,
+// origins, policy names and a future expiry. It is EValidation with a field error for each
+// offending value.
+func (in *APIKeyCreate) Validate(now time.Time) error {
+	var fields []FieldError
+	bad := func(pointer, code, msg string) {
+		fields = append(fields, FieldError{Location: "body", Pointer: pointer, Code: code, Message: msg})
+	}
+	for i, ip := range in.AllowedIPs {
+		if _, err := ParseAllowedIP(ip); err != nil {
+			bad(fmt.Sprintf("/allowed_ips/%d", i), "format", fmt.Sprintf("%q is not an IP address or CIDR range.", ip))
+		}
+	}
+	for i, o := range in.AllowedOrigins {
+		if !validOrigin(o) {
+			bad(fmt.Sprintf("/allowed_origins/%d", i), "format", fmt.Sprintf("%q is not an origin such as https://app.example.com.", o))
+		}
+	}
+	if in.RateLimitPolicy != nil {
+		if _, ok := RateLimitPolicies[*in.RateLimitPolicy]; !ok {
+			bad("/rate_limit_policy", "enum", fmt.Sprintf("%q is not a rate-limit policy (standard, strict).", *in.RateLimitPolicy))
+		}
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		bad("/expires_at", "minimum", "expires_at must be in the future.")
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	msg := fields[0].Message
+	if len(fields) > 1 {
+		msg = fmt.Sprintf("The request has %d invalid fields; see errors.", len(fields))
+	}
+	return &Error{Code: EValidation, Message: msg, Fields: fields}
+}
+
 // APIKeyFilter selects keys for APIKeyService.ListAPIKeys.
 type APIKeyFilter struct {
 	OrganizationID *uuid.UUID // nil: every key the caller may see
@@ -126,21 +218,6 @@ type APIKeyService interface {
 	// EAPIKeyAlreadyRotated, even in its grace period; any other key that is not active, or a
 	// credential of a connected business that is not active, is EConflict.
 	RotateAPIKey(ctx context.Context, id uuid.UUID, grace time.Duration) (*NewAPIKey, error)
-}
-
-// RateLimitPolicy is a token bucket: Rate requests per second, bursts up to Burst.
-type RateLimitPolicy struct {
-	Rate  float64
-	Burst int
-}
-
-// DefaultRateLimitPolicy applies to keys created without a policy.
-const DefaultRateLimitPolicy = "standard"
-
-// RateLimitPolicies are the named policies a key may carry.
-var RateLimitPolicies = map[string]RateLimitPolicy{
-	"standard": {Rate: 100, Burst: 200},
-	"strict":   {Rate: 10, Burst: 20},
 }
 
 // Key material. A full key is `sk_<environment>_<id>_<secret>`: everything before the last

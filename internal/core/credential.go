@@ -2,7 +2,7 @@ package core
 
 import (
 	"context"
-	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -17,6 +17,54 @@ type TokenRequest struct {
 	// Admit, when set, refuses a client whose key's restrictions forbid the request
 	// (address, origin, environment): no token is issued then, with Admit's error.
 	Admit func(*Restrictions) error
+}
+
+// TokenLifetime is how long a token issued from k at now lives: AccessTokenLifetime, or
+// less when the key expires sooner, in whole seconds (a token lives no longer than its key,
+// and says so). ok is false when the key has less than a second left: it is as good as
+// expired, and gets no token.
+func (k *APIKey) TokenLifetime(now time.Time) (lifetime time.Duration, ok bool) {
+	lifetime = AccessTokenLifetime
+	if k.ExpiresAt != nil {
+		lifetime = min(lifetime, k.ExpiresAt.Sub(now).Truncate(time.Second))
+	}
+	return lifetime, lifetime >= time.Second
+}
+
+// TokenScopes are the scopes of a token issued from k for a request naming scope (space
+// separated; nil: every scope of the key). A token narrows its key, never widens it: a
+// scope the key does not hold, or an empty scope, is EInvalidScope. Repeated scopes count
+// once.
+func (k *APIKey) TokenScopes(scope *string) ([]string, error) {
+	if scope == nil {
+		return k.Scopes, nil
+	}
+	held := make(map[string]bool, len(k.Scopes))
+	for _, sc := range k.Scopes {
+		held[sc] = true
+	}
+	scopes := strings.Fields(*scope)
+	for _, sc := range scopes {
+		if !held[sc] {
+			return nil, Errorf(EInvalidScope, "The client may not request scope %q.", sc)
+		}
+	}
+	if len(scopes) == 0 {
+		return nil, Errorf(EInvalidScope, "The scope parameter is empty.")
+	}
+	return dedupe(scopes), nil
+}
+
+func dedupe(s []string) []string {
+	seen := make(map[string]bool, len(s))
+	out := s[:0:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // AccessToken is an issued token.
@@ -36,12 +84,4 @@ type CredentialService interface {
 	// IssueToken grants a token for a client-credentials request. Its errors carry the
 	// RFC 6749 §5.2 codes (EInvalidClient, EInvalidScope …).
 	IssueToken(ctx context.Context, in TokenRequest) (*AccessToken, error)
-}
-
-// Restrictions are the rules of the API key behind a principal, enforced per request.
-type Restrictions struct {
-	Environment     string         // sandbox or production
-	AllowedIPs      []netip.Prefix // empty: any address
-	AllowedOrigins  []string       // empty: any Origin
-	RateLimitPolicy string         // a key of RateLimitPolicies
 }

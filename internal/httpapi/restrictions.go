@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,45 +36,14 @@ func (c *contract) enforceRestrictions(w http.ResponseWriter, r *http.Request, p
 	return nil
 }
 
-// admit applies the rules of a key that do not depend on its traffic: production gating,
-// allowed addresses and origins. The token endpoint applies them too, before issuing a
-// token to the key.
+// admit applies the rules of a key that do not depend on its traffic (core.Restrictions.Admit)
+// to a request from remoteAddr with Origin header origin. The token endpoint applies them
+// too, before issuing a token to the key. Forwarded-for headers are not trusted: a
+// deployment behind a proxy must pass the client address at the connection level; an
+// address that does not parse is allowed by no allowed_ips.
 func admit(rs *core.Restrictions, productionEnabled bool, remoteAddr, origin string) error {
-	if rs.Environment == "production" && !productionEnabled {
-		return core.Errorf(core.EProductionGated, "Production traffic is gated; use a sandbox key until production access is enabled.")
-	}
-	if len(rs.AllowedIPs) > 0 && !addressAllowed(remoteAddr, rs.AllowedIPs) {
-		return core.Errorf(core.EIPNotAllowed, "The API key may not be used from this address.")
-	}
-	if origin != "" && len(rs.AllowedOrigins) > 0 && !originAllowed(origin, rs.AllowedOrigins) {
-		return core.Errorf(core.EOriginNotAllowed, "The API key may not be used from origin %q.", origin)
-	}
-	return nil
-}
-
-// addressAllowed matches the peer address of the connection. Forwarded-for headers are not
-// trusted: a deployment behind a proxy must pass the client address at the connection level.
-func addressAllowed(remote string, allowed []netip.Prefix) bool {
-	ap, err := netip.ParseAddrPort(remote)
-	if err != nil {
-		return false
-	}
-	addr := ap.Addr().Unmap()
-	for _, p := range allowed {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
-}
-
-func originAllowed(origin string, allowed []string) bool {
-	for _, a := range allowed {
-		if strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
-			return true
-		}
-	}
-	return false
+	ap, _ := netip.ParseAddrPort(remoteAddr)
+	return rs.Admit(productionEnabled, ap.Addr(), origin)
 }
 
 // rateLimits holds one token bucket per API key. Buckets live in this process only: with
@@ -106,10 +74,7 @@ func newRateLimits() *rateLimits {
 
 // take spends one request of key's bucket, or answers rate_limited with Retry-After.
 func (l *rateLimits) take(w http.ResponseWriter, apiKey uuid.UUID, policyName string) error {
-	policy, ok := core.RateLimitPolicies[policyName]
-	if !ok {
-		policy = core.RateLimitPolicies[core.DefaultRateLimitPolicy]
-	}
+	policy := core.RateLimitPolicyNamed(policyName)
 	key := bucketKey{apiKey, policyName}
 	now := l.now()
 	l.mu.Lock()

@@ -5,9 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"net/netip"
-	"net/url"
 	"strings"
 	"time"
 
@@ -47,7 +44,7 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 	if err := core.CheckKeyAuthority(p, "create", in.Environment, in.Scopes); err != nil {
 		return nil, err
 	}
-	if err := s.validateRestrictions(in); err != nil {
+	if err := in.Validate(s.now()); err != nil {
 		return nil, err
 	}
 	var created *core.NewAPIKey
@@ -94,61 +91,6 @@ func insertAPIKey(ctx context.Context, q *dbq.Queries, p *core.Principal, orgID 
 		return nil, err
 	}
 	return &core.NewAPIKey{APIKey: *apiKeyFromRow(row), Secret: secret, FullKey: prefix + "_" + secret}, nil
-}
-
-// validateRestrictions checks what the document cannot express: addresses, origins, policy
-// names and a future expiry.
-func (s *APIKeyService) validateRestrictions(in core.APIKeyCreate) error {
-	var fields []core.FieldError
-	bad := func(pointer, code, msg string) {
-		fields = append(fields, core.FieldError{Location: "body", Pointer: pointer, Code: code, Message: msg})
-	}
-	for i, ip := range in.AllowedIPs {
-		if _, err := parseAllowedIP(ip); err != nil {
-			bad(fmt.Sprintf("/allowed_ips/%d", i), "format", fmt.Sprintf("%q is not an IP address or CIDR range.", ip))
-		}
-	}
-	for i, o := range in.AllowedOrigins {
-		if !validOrigin(o) {
-			bad(fmt.Sprintf("/allowed_origins/%d", i), "format", fmt.Sprintf("%q is not an origin such as https://app.example.com.", o))
-		}
-	}
-	if in.RateLimitPolicy != nil {
-		if _, ok := core.RateLimitPolicies[*in.RateLimitPolicy]; !ok {
-			bad("/rate_limit_policy", "enum", fmt.Sprintf("%q is not a rate-limit policy (standard, strict).", *in.RateLimitPolicy))
-		}
-	}
-	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
-		bad("/expires_at", "minimum", "expires_at must be in the future.")
-	}
-	if len(fields) == 0 {
-		return nil
-	}
-	msg := fields[0].Message
-	if len(fields) > 1 {
-		msg = fmt.Sprintf("The request has %d invalid fields; see errors.", len(fields))
-	}
-	return &core.Error{Code: core.EValidation, Message: msg, Fields: fields}
-}
-
-// parseAllowedIP accepts an address (a single-host range) or a CIDR range.
-func parseAllowedIP(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		return p.Masked(), err
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
-}
-
-// validOrigin accepts scheme://host[:port] with no path, as browsers send in Origin.
-func validOrigin(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" &&
-		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil
 }
 
 // ListAPIKeys implements core.APIKeyService.
@@ -301,12 +243,8 @@ func (s *APIKeyService) checkRotatable(ctx context.Context, q *dbq.Queries, p *c
 	if err := core.CheckKeyAuthority(p, "rotate", key.Environment, key.Scopes); err != nil {
 		return err
 	}
-	if key.ReplacedBy != nil {
-		return core.Errorf(core.EAPIKeyAlreadyRotated,
-			"API key %s has been rotated already; its replacement is %s. Rotate the replacement instead.", key.ID, *key.ReplacedBy)
-	}
-	if status := key.Status(s.now()); status != "active" {
-		return core.Errorf(core.EConflict, "API key %s is %s; only an active key can be rotated.", key.ID, status)
+	if err := key.CheckRotatable(s.now()); err != nil {
+		return err
 	}
 	if key.ConnectedBusinessID == nil {
 		return nil
@@ -365,14 +303,15 @@ func (s *APIKeyService) authenticate(ctx context.Context, bearer string) (*crede
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkUsable(row.ApiKey, row.BusinessStatus); err != nil {
+	key := apiKeyFromRow(row.ApiKey)
+	if err := key.CheckUsable(s.now(), row.BusinessStatus); err != nil {
 		return nil, err
 	}
-	p, err := principalOfKey(row.ApiKey, row.ApiKey.Scopes)
+	p, err := key.Principal(key.Scopes)
 	if err != nil {
 		return nil, err
 	}
-	return &credential{principal: p, keyID: row.ApiKey.ID, lastUsedAt: row.ApiKey.LastUsedAt, expiresAt: row.ApiKey.ExpiresAt}, nil
+	return &credential{principal: p, keyID: key.ID, lastUsedAt: key.LastUsedAt, expiresAt: key.ExpiresAt}, nil
 }
 
 var errBadCredential = core.Errorf(core.EUnauthenticated, "The bearer credential is not valid.")
@@ -416,21 +355,6 @@ func (s *APIKeyService) secretMatches(secret string, hash []byte) bool {
 	return subtle.ConstantTimeCompare(core.HashSecret(secret), hash) == 1
 }
 
-// checkUsable refuses revoked and expired keys, and credentials of a connected business
-// that is not active (suspension stops them; resuming the business restores them).
-func (s *APIKeyService) checkUsable(row dbq.ApiKey, businessStatus *string) error {
-	switch apiKeyFromRow(row).Status(s.now()) {
-	case "revoked":
-		return core.Errorf(core.EUnauthenticated, "The API key has been revoked.")
-	case "expired":
-		return core.Errorf(core.EUnauthenticated, "The API key has expired.")
-	}
-	if businessStatus != nil && *businessStatus != "active" {
-		return core.Errorf(core.EUnauthenticated, "The connected business of this credential is %s.", *businessStatus)
-	}
-	return nil
-}
-
 // touchInterval is how stale last_used_at may be: it is written at most this often per key,
 // so authentication is not a write per request.
 const touchInterval = time.Minute
@@ -467,51 +391,19 @@ func (s *APIKeyService) authenticateToken(ctx context.Context, token string) (*c
 	if !row.OauthToken.ExpiresAt.After(s.now()) {
 		return nil, core.Errorf(core.EUnauthenticated, "The access token has expired.")
 	}
-	if err := s.checkUsable(row.ApiKey, row.BusinessStatus); err != nil {
+	key := apiKeyFromRow(row.ApiKey)
+	if err := key.CheckUsable(s.now(), row.BusinessStatus); err != nil {
 		return nil, core.Errorf(core.EUnauthenticated, "The access token's API key is no longer usable.")
 	}
-	p, err := principalOfKey(row.ApiKey, row.OauthToken.Scopes)
+	p, err := key.Principal(row.OauthToken.Scopes)
 	if err != nil {
 		return nil, err
 	}
 	expires := row.OauthToken.ExpiresAt
-	if k := row.ApiKey.ExpiresAt; k != nil && k.Before(expires) {
+	if k := key.ExpiresAt; k != nil && k.Before(expires) {
 		expires = *k
 	}
-	return &credential{principal: p, keyID: row.ApiKey.ID, lastUsedAt: row.ApiKey.LastUsedAt, expiresAt: &expires}, nil
-}
-
-func principalOfKey(row dbq.ApiKey, scopes []string) (*core.Principal, error) {
-	r := &core.Restrictions{
-		Environment:     row.Environment,
-		AllowedOrigins:  row.AllowedOrigins,
-		RateLimitPolicy: core.DefaultRateLimitPolicy,
-	}
-	if row.RateLimitPolicy != nil {
-		r.RateLimitPolicy = *row.RateLimitPolicy
-	}
-	for _, ip := range row.AllowedIps {
-		p, err := parseAllowedIP(ip)
-		if err != nil {
-			return nil, fmt.Errorf("api key %s: stored allowed_ips entry %q: %w", row.ID, ip, err)
-		}
-		r.AllowedIPs = append(r.AllowedIPs, p)
-	}
-	set := make(map[string]bool, len(scopes))
-	for _, sc := range scopes {
-		set[sc] = true
-	}
-	id := row.ID
-	return &core.Principal{
-		Kind:                core.PrincipalOrganization,
-		OrganizationID:      row.OrganizationID,
-		Subject:             "api_key:" + row.ID.String(),
-		KeyPrefix:           row.Prefix,
-		ConnectedBusinessID: row.ConnectedBusinessID,
-		Scopes:              set,
-		APIKeyID:            &id,
-		Restrictions:        r,
-	}, nil
+	return &credential{principal: p, keyID: key.ID, lastUsedAt: key.LastUsedAt, expiresAt: &expires}, nil
 }
 
 // IssueToken implements core.CredentialService.
@@ -537,44 +429,26 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 		}
 		return nil, err
 	}
-	row := found.ApiKey
-	if s.checkUsable(row, found.BusinessStatus) != nil {
+	key := apiKeyFromRow(found.ApiKey)
+	if key.CheckUsable(s.now(), found.BusinessStatus) != nil {
 		return nil, badClient
 	}
-	// A token lives no longer than its key, and says so; a key with less than a second
-	// left is as good as expired.
-	lifetime := core.AccessTokenLifetime
-	if row.ExpiresAt != nil {
-		lifetime = min(lifetime, row.ExpiresAt.Sub(s.now()).Truncate(time.Second))
-		if lifetime < time.Second {
-			return nil, badClient
-		}
+	lifetime, ok := key.TokenLifetime(s.now())
+	if !ok {
+		return nil, badClient
 	}
 	if in.Admit != nil {
-		p, err := principalOfKey(row, nil)
+		rs, err := key.Restrictions()
 		if err != nil {
 			return nil, err
 		}
-		if err := in.Admit(p.Restrictions); err != nil {
+		if err := in.Admit(rs); err != nil {
 			return nil, err
 		}
 	}
-	scopes := row.Scopes
-	if in.Scope != nil {
-		held := make(map[string]bool, len(row.Scopes))
-		for _, sc := range row.Scopes {
-			held[sc] = true
-		}
-		scopes = strings.Fields(*in.Scope)
-		for _, sc := range scopes {
-			if !held[sc] {
-				return nil, core.Errorf(core.EInvalidScope, "The client may not request scope %q.", sc)
-			}
-		}
-		if len(scopes) == 0 {
-			return nil, core.Errorf(core.EInvalidScope, "The scope parameter is empty.")
-		}
-		scopes = dedupe(scopes)
+	scopes, err := key.TokenScopes(in.Scope)
+	if err != nil {
+		return nil, err
 	}
 	token := core.NewAccessToken()
 	id, err := uuid.NewV7()
@@ -582,14 +456,14 @@ func (s *APIKeyService) IssueToken(ctx context.Context, in core.TokenRequest) (*
 		return nil, err
 	}
 	_, err = s.db.queries(ctx).OAuthTokenInsert(ctx, dbq.OAuthTokenInsertParams{
-		ID: id, OrganizationID: row.OrganizationID, ApiKeyID: row.ID,
+		ID: id, OrganizationID: key.OrganizationID, ApiKeyID: key.ID,
 		TokenHash: core.HashSecret(token), Scopes: scopes,
 		ExpiresAt: s.now().Add(lifetime),
 	})
 	if err != nil {
 		return nil, translate(err)
 	}
-	s.touch(ctx, row.ID, row.LastUsedAt)
+	s.touch(ctx, key.ID, key.LastUsedAt)
 	return &core.AccessToken{Token: token, Scopes: scopes, ExpiresIn: lifetime}, nil
 }
 
@@ -608,16 +482,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func dedupe(s []string) []string {
-	seen := make(map[string]bool, len(s))
-	out := s[:0:0]
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }
