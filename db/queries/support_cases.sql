@@ -32,10 +32,14 @@ WHERE organization_id = @organization_id
 ORDER BY id
 LIMIT @row_limit;
 
--- name: SupportCaseClose :one
--- resolved_at keeps the time a case was resolved, if it was before being closed.
-UPDATE support_cases
-SET status = 'closed', resolved_at = coalesce(resolved_at, now()), updated_at = now()
+-- name: SupportCaseUpdateState :one
+-- Stores the workflow state a move computed from the locked row (core.SupportCase.Apply);
+-- updated_at is the instant the move took effect.
+UPDATE support_cases SET
+    status        = @status,
+    assigned_team = @assigned_team,
+    resolved_at   = @resolved_at,
+    updated_at    = @updated_at
 WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 

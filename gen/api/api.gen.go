@@ -1314,6 +1314,24 @@ func (e SupportCaseCategory) Valid() bool {
 	}
 }
 
+// Defines values for SupportCaseMessageAuthor.
+const (
+	SupportCaseMessageAuthorCustomer SupportCaseMessageAuthor = "customer"
+	SupportCaseMessageAuthorProvider SupportCaseMessageAuthor = "provider"
+)
+
+// Valid indicates whether the value is a known member of the SupportCaseMessageAuthor enum.
+func (e SupportCaseMessageAuthor) Valid() bool {
+	switch e {
+	case SupportCaseMessageAuthorCustomer:
+		return true
+	case SupportCaseMessageAuthorProvider:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SupportCaseSeverity.
 const (
 	SupportCaseSeverityCritical SupportCaseSeverity = "critical"
@@ -1669,7 +1687,9 @@ const (
 	WebhookEventTypeSubscriptionSuspended        WebhookEventType = "subscription.suspended"
 	WebhookEventTypeSubscriptionTerminated       WebhookEventType = "subscription.terminated"
 	WebhookEventTypeSupportCaseClosed            WebhookEventType = "support_case.closed"
+	WebhookEventTypeSupportCaseMessageCreated    WebhookEventType = "support_case.message_created"
 	WebhookEventTypeSupportCaseOpened            WebhookEventType = "support_case.opened"
+	WebhookEventTypeSupportCaseUpdated           WebhookEventType = "support_case.updated"
 	WebhookEventTypeTaxInvoiceGenerated          WebhookEventType = "tax_invoice.generated"
 	WebhookEventTypeWebhookEndpointTest          WebhookEventType = "webhook_endpoint.test"
 )
@@ -1711,7 +1731,11 @@ func (e WebhookEventType) Valid() bool {
 		return true
 	case WebhookEventTypeSupportCaseClosed:
 		return true
+	case WebhookEventTypeSupportCaseMessageCreated:
+		return true
 	case WebhookEventTypeSupportCaseOpened:
+		return true
+	case WebhookEventTypeSupportCaseUpdated:
 		return true
 	case WebhookEventTypeTaxInvoiceGenerated:
 		return true
@@ -3443,7 +3467,7 @@ type SupportCase struct {
 	// Severity Severity of a support case.
 	Severity SupportCaseSeverity `json:"severity"`
 
-	// Status Status of a support case.
+	// Status Status of a support case. A case opens `open`; the operator moves it along the workflow with `updateSupportCase` (its table lists the moves), a customer's message moves it from `waiting_on_customer` to `in_progress`, and either side closes it.
 	Status    SupportCaseStatus         `json:"status"`
 	Subject   nullable.Nullable[string] `json:"subject,omitempty"`
 	UpdatedAt time.Time                 `json:"updated_at"`
@@ -3483,11 +3507,47 @@ type SupportCaseList struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
+// SupportCaseMessage One message of a support case's conversation. Messages are never edited or deleted.
+type SupportCaseMessage struct {
+	// Author Who wrote a message: `customer` (the case's organization) or `provider` (the operator).
+	Author        SupportCaseMessageAuthor `json:"author"`
+	Body          string                   `json:"body"`
+	CreatedAt     time.Time                `json:"created_at"`
+	Id            openapi_types.UUID       `json:"id"`
+	SupportCaseId openapi_types.UUID       `json:"support_case_id"`
+}
+
+// SupportCaseMessageAuthor Who wrote a message: `customer` (the case's organization) or `provider` (the operator).
+type SupportCaseMessageAuthor string
+
+// SupportCaseMessageCreateRequest Body of `createSupportCaseMessage`.
+type SupportCaseMessageCreateRequest struct {
+	// Body The message text, kept as sent.
+	Body string `json:"body"`
+}
+
+// SupportCaseMessageList A page of a support case's messages, oldest first.
+type SupportCaseMessageList struct {
+	Items []SupportCaseMessage `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
 // SupportCaseSeverity Severity of a support case.
 type SupportCaseSeverity string
 
-// SupportCaseStatus Status of a support case.
+// SupportCaseStatus Status of a support case. A case opens `open`; the operator moves it along the workflow with `updateSupportCase` (its table lists the moves), a customer's message moves it from `waiting_on_customer` to `in_progress`, and either side closes it.
 type SupportCaseStatus string
+
+// SupportCaseUpdateRequest Body of `updateSupportCase` (operator only): every field optional; absent fields are unchanged. See the operation for the moves `status` allows.
+type SupportCaseUpdateRequest struct {
+	// AssignedTeam Team a support case is routed to (billing -> billing; technical, account, other -> support; provisioning and every critical case -> provider_ops). Nullable: null means unassigned.
+	AssignedTeam nullable.Nullable[SupportTeam] `json:"assigned_team,omitempty"`
+
+	// Status Status of a support case. A case opens `open`; the operator moves it along the workflow with `updateSupportCase` (its table lists the moves), a customer's message moves it from `waiting_on_customer` to `in_progress`, and either side closes it.
+	Status *SupportCaseStatus `json:"status,omitempty"`
+}
 
 // SupportTeam Team a support case is routed to (billing -> billing; technical, account, other -> support; provisioning and every critical case -> provider_ops). Nullable: null means unassigned.
 type SupportTeam string
@@ -3786,7 +3846,9 @@ type WebhookEvent struct {
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
 	// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
 	// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
-	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` | `SupportCase` |
+	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
+	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
+	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -3813,7 +3875,9 @@ type WebhookEventData struct {
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
 // | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
 // | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
-// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` | `SupportCase` |
+// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
+// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
+// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 // | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 // | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
 // | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -3848,7 +3912,9 @@ type WebhookTestResult struct {
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
 	// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
 	// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
-	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` | `SupportCase` |
+	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
+	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
+	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4176,6 +4242,21 @@ type CloseSupportCaseParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListSupportCaseMessagesParams defines parameters for ListSupportCaseMessages.
+type ListSupportCaseMessagesParams struct {
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateSupportCaseMessageParams defines parameters for CreateSupportCaseMessage.
+type CreateSupportCaseMessageParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // GenerateSimplifiedInvoiceParams defines parameters for GenerateSimplifiedInvoice.
 type GenerateSimplifiedInvoiceParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
@@ -4292,6 +4373,12 @@ type TerminateSubscriptionJSONRequestBody = SubscriptionReasonRequest
 
 // CreateSupportCaseJSONRequestBody defines body for CreateSupportCase for application/json ContentType.
 type CreateSupportCaseJSONRequestBody = SupportCaseCreateRequest
+
+// UpdateSupportCaseJSONRequestBody defines body for UpdateSupportCase for application/json ContentType.
+type UpdateSupportCaseJSONRequestBody = SupportCaseUpdateRequest
+
+// CreateSupportCaseMessageJSONRequestBody defines body for CreateSupportCaseMessage for application/json ContentType.
+type CreateSupportCaseMessageJSONRequestBody = SupportCaseMessageCreateRequest
 
 // GenerateSimplifiedInvoiceJSONRequestBody defines body for GenerateSimplifiedInvoice for application/json ContentType.
 type GenerateSimplifiedInvoiceJSONRequestBody = SimplifiedInvoiceRequest
@@ -5359,12 +5446,85 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/support-cases/{id} (the `GetSupportCase` operationId).
 	GetSupportCase(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateSupportCaseWithBody Move a support case along the workflow (operator)
+	//
+	// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+	// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+	//
+	// | from | to |
+	// |---|---|
+	// | `open` | `in_progress` |
+	// | `in_progress` | `waiting_on_customer` |
+	// | `waiting_on_customer` | `resolved`, `in_progress` |
+	// | `resolved` | `in_progress` (reopened), `closed` |
+	// | any but `closed` | `closed` (as `closeSupportCase`) |
+	//
+	// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+	// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+	// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+	// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+	// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+	UpdateSupportCaseWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateSupportCase Move a support case along the workflow (operator)
+	//
+	// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+	// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+	//
+	// | from | to |
+	// |---|---|
+	// | `open` | `in_progress` |
+	// | `in_progress` | `waiting_on_customer` |
+	// | `waiting_on_customer` | `resolved`, `in_progress` |
+	// | `resolved` | `in_progress` (reopened), `closed` |
+	// | any but `closed` | `closed` (as `closeSupportCase`) |
+	//
+	// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+	// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+	// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+	// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+	// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+	UpdateSupportCase(ctx context.Context, id Id, body UpdateSupportCaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CloseSupportCase Close a support case
 	//
-	// Closes the case: status `closed`, `resolved_at` set if it was not. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Closes the case from any status but `closed`: status `closed`, `resolved_at` set if it was not (the workflow's closing move, see `updateSupportCase`). Either side may close: the organization its own case, the operator any. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Audited; emits `support_case.closed`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Corresponds with POST /v1/support-cases/{id}/close (the `CloseSupportCase` operationId).
 	CloseSupportCase(ctx context.Context, id Id, params *CloseSupportCaseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSupportCaseMessages List the messages of a support case
+	//
+	// The conversation of one case, oldest first, in keyset pages (default 50). The organization reads its own cases' messages (another organization's case is 404, as if it did not exist); the operator reads any case's.
+	//
+	// Corresponds with GET /v1/support-cases/{id}/messages (the `ListSupportCaseMessages` operationId).
+	ListSupportCaseMessages(ctx context.Context, id Id, params *ListSupportCaseMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSupportCaseMessageWithBody Add a message to a support case
+	//
+	// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+	CreateSupportCaseMessageWithBody(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSupportCaseMessage Add a message to a support case
+	//
+	// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+	CreateSupportCaseMessage(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice (sandbox)
 	//
@@ -6606,13 +6766,136 @@ func (c *Client) GetSupportCase(ctx context.Context, id Id, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// UpdateSupportCaseWithBody Move a support case along the workflow (operator)
+//
+// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+//
+// | from | to |
+// |---|---|
+// | `open` | `in_progress` |
+// | `in_progress` | `waiting_on_customer` |
+// | `waiting_on_customer` | `resolved`, `in_progress` |
+// | `resolved` | `in_progress` (reopened), `closed` |
+// | any but `closed` | `closed` (as `closeSupportCase`) |
+//
+// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+func (c *Client) UpdateSupportCaseWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSupportCaseRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateSupportCase Move a support case along the workflow (operator)
+//
+// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+//
+// | from | to |
+// |---|---|
+// | `open` | `in_progress` |
+// | `in_progress` | `waiting_on_customer` |
+// | `waiting_on_customer` | `resolved`, `in_progress` |
+// | `resolved` | `in_progress` (reopened), `closed` |
+// | any but `closed` | `closed` (as `closeSupportCase`) |
+//
+// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+func (c *Client) UpdateSupportCase(ctx context.Context, id Id, body UpdateSupportCaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateSupportCaseRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CloseSupportCase Close a support case
 //
-// Closes the case: status `closed`, `resolved_at` set if it was not. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Closes the case from any status but `closed`: status `closed`, `resolved_at` set if it was not (the workflow's closing move, see `updateSupportCase`). Either side may close: the organization its own case, the operator any. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Audited; emits `support_case.closed`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Corresponds with POST /v1/support-cases/{id}/close (the `CloseSupportCase` operationId).
 func (c *Client) CloseSupportCase(ctx context.Context, id Id, params *CloseSupportCaseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCloseSupportCaseRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSupportCaseMessages List the messages of a support case
+//
+// The conversation of one case, oldest first, in keyset pages (default 50). The organization reads its own cases' messages (another organization's case is 404, as if it did not exist); the operator reads any case's.
+//
+// Corresponds with GET /v1/support-cases/{id}/messages (the `ListSupportCaseMessages` operationId).
+func (c *Client) ListSupportCaseMessages(ctx context.Context, id Id, params *ListSupportCaseMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSupportCaseMessagesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSupportCaseMessageWithBody Add a message to a support case
+//
+// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+func (c *Client) CreateSupportCaseMessageWithBody(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSupportCaseMessageRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSupportCaseMessage Add a message to a support case
+//
+// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+func (c *Client) CreateSupportCaseMessage(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSupportCaseMessageRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9002,6 +9285,53 @@ func NewGetSupportCaseRequest(server string, id Id) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdateSupportCaseRequest calls the generic UpdateSupportCase builder with application/json body
+func NewUpdateSupportCaseRequest(server string, id Id, body UpdateSupportCaseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateSupportCaseRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateSupportCaseRequestWithBody constructs an http.Request for the UpdateSupportCase method, with any body, and a specified content type
+func NewUpdateSupportCaseRequestWithBody(server string, id Id, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/support-cases/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCloseSupportCaseRequest constructs an http.Request for the CloseSupportCase method
 func NewCloseSupportCaseRequest(server string, id Id, params *CloseSupportCaseParams) (*http.Request, error) {
 	var err error
@@ -9032,6 +9362,141 @@ func NewCloseSupportCaseRequest(server string, id Id, params *CloseSupportCasePa
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListSupportCaseMessagesRequest constructs an http.Request for the ListSupportCaseMessages method
+func NewListSupportCaseMessagesRequest(server string, id Id, params *ListSupportCaseMessagesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/support-cases/%s/messages", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateSupportCaseMessageRequest calls the generic CreateSupportCaseMessage builder with application/json body
+func NewCreateSupportCaseMessageRequest(server string, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateSupportCaseMessageRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateSupportCaseMessageRequestWithBody constructs an http.Request for the CreateSupportCaseMessage method, with any body, and a specified content type
+func NewCreateSupportCaseMessageRequestWithBody(server string, id Id, params *CreateSupportCaseMessageParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/support-cases/%s/messages", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -10163,14 +10628,89 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/support-cases/{id} (the `GetSupportCase` operationId).
 	GetSupportCaseWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetSupportCaseResponse, error)
 
+	// UpdateSupportCaseWithBodyWithResponse Move a support case along the workflow (operator)
+	//
+	// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+	// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+	//
+	// | from | to |
+	// |---|---|
+	// | `open` | `in_progress` |
+	// | `in_progress` | `waiting_on_customer` |
+	// | `waiting_on_customer` | `resolved`, `in_progress` |
+	// | `resolved` | `in_progress` (reopened), `closed` |
+	// | any but `closed` | `closed` (as `closeSupportCase`) |
+	//
+	// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+	// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+	// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+	// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+	// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+	UpdateSupportCaseWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSupportCaseResponse, error)
+
+	// UpdateSupportCaseWithResponse Move a support case along the workflow (operator)
+	//
+	// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+	// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+	//
+	// | from | to |
+	// |---|---|
+	// | `open` | `in_progress` |
+	// | `in_progress` | `waiting_on_customer` |
+	// | `waiting_on_customer` | `resolved`, `in_progress` |
+	// | `resolved` | `in_progress` (reopened), `closed` |
+	// | any but `closed` | `closed` (as `closeSupportCase`) |
+	//
+	// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+	// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+	// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+	// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+	// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+	UpdateSupportCaseWithResponse(ctx context.Context, id Id, body UpdateSupportCaseJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSupportCaseResponse, error)
+
 	// CloseSupportCaseWithResponse Close a support case
 	//
-	// Closes the case: status `closed`, `resolved_at` set if it was not. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Closes the case from any status but `closed`: status `closed`, `resolved_at` set if it was not (the workflow's closing move, see `updateSupportCase`). Either side may close: the organization its own case, the operator any. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Audited; emits `support_case.closed`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/support-cases/{id}/close (the `CloseSupportCase` operationId).
 	CloseSupportCaseWithResponse(ctx context.Context, id Id, params *CloseSupportCaseParams, reqEditors ...RequestEditorFn) (*CloseSupportCaseResponse, error)
+
+	// ListSupportCaseMessagesWithResponse List the messages of a support case
+	//
+	// The conversation of one case, oldest first, in keyset pages (default 50). The organization reads its own cases' messages (another organization's case is 404, as if it did not exist); the operator reads any case's.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/support-cases/{id}/messages (the `ListSupportCaseMessages` operationId).
+	ListSupportCaseMessagesWithResponse(ctx context.Context, id Id, params *ListSupportCaseMessagesParams, reqEditors ...RequestEditorFn) (*ListSupportCaseMessagesResponse, error)
+
+	// CreateSupportCaseMessageWithBodyWithResponse Add a message to a support case
+	//
+	// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+	CreateSupportCaseMessageWithBodyWithResponse(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSupportCaseMessageResponse, error)
+
+	// CreateSupportCaseMessageWithResponse Add a message to a support case
+	//
+	// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+	CreateSupportCaseMessageWithResponse(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSupportCaseMessageResponse, error)
 
 	// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
 	//
@@ -16303,6 +16843,171 @@ func (r GetSupportCaseResponse) ContentType() string {
 	return ""
 }
 
+// UpdateSupportCaseResponse200Headers the declared response headers of an HTTP 200 response for UpdateSupportCase
+type UpdateSupportCaseResponse200Headers struct {
+	RequestId string
+}
+
+// UpdateSupportCaseResponse400Headers the declared response headers of an HTTP 400 response for UpdateSupportCase
+type UpdateSupportCaseResponse400Headers struct {
+	RequestId string
+}
+
+// UpdateSupportCaseResponse401Headers the declared response headers of an HTTP 401 response for UpdateSupportCase
+type UpdateSupportCaseResponse401Headers struct {
+	RequestId string
+}
+
+// UpdateSupportCaseResponse403Headers the declared response headers of an HTTP 403 response for UpdateSupportCase
+type UpdateSupportCaseResponse403Headers struct {
+	RequestId string
+}
+
+// UpdateSupportCaseResponse404Headers the declared response headers of an HTTP 404 response for UpdateSupportCase
+type UpdateSupportCaseResponse404Headers struct {
+	RequestId string
+}
+
+// UpdateSupportCaseResponse409Headers the declared response headers of an HTTP 409 response for UpdateSupportCase
+type UpdateSupportCaseResponse409Headers struct {
+	RequestId string
+}
+
+// UpdateSupportCaseResponse429Headers the declared response headers of an HTTP 429 response for UpdateSupportCase
+type UpdateSupportCaseResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// UpdateSupportCaseResponse503Headers the declared response headers of an HTTP 503 response for UpdateSupportCase
+type UpdateSupportCaseResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// UpdateSupportCaseResponseDefaultHeaders the declared response headers of an HTTP default response for UpdateSupportCase
+type UpdateSupportCaseResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type UpdateSupportCaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupportCase
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateSupportCaseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateSupportCaseResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateSupportCaseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateSupportCaseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateSupportCaseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateSupportCaseResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateSupportCaseResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateSupportCaseResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdateSupportCaseResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateSupportCaseResponse) GetJSON200() *SupportCase {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdateSupportCaseResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateSupportCaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateSupportCaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateSupportCaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateSupportCaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CloseSupportCaseResponse200Headers the declared response headers of an HTTP 200 response for CloseSupportCase
 type CloseSupportCaseResponse200Headers struct {
 	IdempotentReplayed *string
@@ -16477,6 +17182,337 @@ func (r CloseSupportCaseResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CloseSupportCaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSupportCaseMessagesResponse200Headers the declared response headers of an HTTP 200 response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponse200Headers struct {
+	RequestId string
+}
+
+// ListSupportCaseMessagesResponse400Headers the declared response headers of an HTTP 400 response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponse400Headers struct {
+	RequestId string
+}
+
+// ListSupportCaseMessagesResponse401Headers the declared response headers of an HTTP 401 response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponse401Headers struct {
+	RequestId string
+}
+
+// ListSupportCaseMessagesResponse403Headers the declared response headers of an HTTP 403 response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponse403Headers struct {
+	RequestId string
+}
+
+// ListSupportCaseMessagesResponse404Headers the declared response headers of an HTTP 404 response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponse404Headers struct {
+	RequestId string
+}
+
+// ListSupportCaseMessagesResponse429Headers the declared response headers of an HTTP 429 response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListSupportCaseMessagesResponse503Headers the declared response headers of an HTTP 503 response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListSupportCaseMessagesResponseDefaultHeaders the declared response headers of an HTTP default response for ListSupportCaseMessages
+type ListSupportCaseMessagesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListSupportCaseMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SupportCaseMessageList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSupportCaseMessagesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListSupportCaseMessagesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListSupportCaseMessagesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListSupportCaseMessagesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListSupportCaseMessagesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSupportCaseMessagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSupportCaseMessagesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListSupportCaseMessagesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSupportCaseMessagesResponse) GetJSON200() *SupportCaseMessageList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListSupportCaseMessagesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSupportCaseMessagesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSupportCaseMessagesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListSupportCaseMessagesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListSupportCaseMessagesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSupportCaseMessagesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListSupportCaseMessagesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSupportCaseMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSupportCaseMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSupportCaseMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSupportCaseMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateSupportCaseMessageResponse201Headers the declared response headers of an HTTP 201 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// CreateSupportCaseMessageResponse400Headers the declared response headers of an HTTP 400 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse400Headers struct {
+	RequestId string
+}
+
+// CreateSupportCaseMessageResponse401Headers the declared response headers of an HTTP 401 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse401Headers struct {
+	RequestId string
+}
+
+// CreateSupportCaseMessageResponse403Headers the declared response headers of an HTTP 403 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse403Headers struct {
+	RequestId string
+}
+
+// CreateSupportCaseMessageResponse404Headers the declared response headers of an HTTP 404 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse404Headers struct {
+	RequestId string
+}
+
+// CreateSupportCaseMessageResponse409Headers the declared response headers of an HTTP 409 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse409Headers struct {
+	RequestId string
+}
+
+// CreateSupportCaseMessageResponse422Headers the declared response headers of an HTTP 422 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse422Headers struct {
+	RequestId string
+}
+
+// CreateSupportCaseMessageResponse429Headers the declared response headers of an HTTP 429 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreateSupportCaseMessageResponse503Headers the declared response headers of an HTTP 503 response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreateSupportCaseMessageResponseDefaultHeaders the declared response headers of an HTTP default response for CreateSupportCaseMessage
+type CreateSupportCaseMessageResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreateSupportCaseMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SupportCaseMessage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateSupportCaseMessageResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateSupportCaseMessageResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateSupportCaseMessageResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateSupportCaseMessageResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateSupportCaseMessageResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateSupportCaseMessageResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateSupportCaseMessageResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSupportCaseMessageResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateSupportCaseMessageResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateSupportCaseMessageResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateSupportCaseMessageResponse) GetJSON201() *SupportCaseMessage {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateSupportCaseMessageResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateSupportCaseMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateSupportCaseMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateSupportCaseMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateSupportCaseMessageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18734,9 +19770,69 @@ func (c *ClientWithResponses) GetSupportCaseWithResponse(ctx context.Context, id
 	return ParseGetSupportCaseResponse(rsp)
 }
 
+// UpdateSupportCaseWithBodyWithResponse Move a support case along the workflow (operator)
+//
+// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+//
+// | from | to |
+// |---|---|
+// | `open` | `in_progress` |
+// | `in_progress` | `waiting_on_customer` |
+// | `waiting_on_customer` | `resolved`, `in_progress` |
+// | `resolved` | `in_progress` (reopened), `closed` |
+// | any but `closed` | `closed` (as `closeSupportCase`) |
+//
+// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+func (c *ClientWithResponses) UpdateSupportCaseWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateSupportCaseResponse, error) {
+	rsp, err := c.UpdateSupportCaseWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSupportCaseResponse(rsp)
+}
+
+// UpdateSupportCaseWithResponse Move a support case along the workflow (operator)
+//
+// Operator only: an organization principal gets 403 `forbidden` (for its own case as for any other), and nothing changes. Changes only
+// the fields sent: `status` moves the case along the support workflow and `assigned_team` routes it to a team (`null` unassigns it).
+//
+// | from | to |
+// |---|---|
+// | `open` | `in_progress` |
+// | `in_progress` | `waiting_on_customer` |
+// | `waiting_on_customer` | `resolved`, `in_progress` |
+// | `resolved` | `in_progress` (reopened), `closed` |
+// | any but `closed` | `closed` (as `closeSupportCase`) |
+//
+// Any other move is 409 `invalid_state_transition`, naming the current status; `closed` is final (no field of a closed case changes).
+// Sending the current status is not a move. `resolved_at` is set when the case is resolved, cleared when a resolved case is reopened,
+// and set on closing if it was not. A customer's message on a `waiting_on_customer` case moves it to `in_progress` by itself (see
+// `createSupportCaseMessage`). A patch that changes nothing answers the case as it is and leaves `updated_at` alone; a change is
+// audited and emits `support_case.updated` (`support_case.closed` when it closes the case).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/support-cases/{id} (the `UpdateSupportCase` operationId).
+func (c *ClientWithResponses) UpdateSupportCaseWithResponse(ctx context.Context, id Id, body UpdateSupportCaseJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateSupportCaseResponse, error) {
+	rsp, err := c.UpdateSupportCase(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateSupportCaseResponse(rsp)
+}
+
 // CloseSupportCaseWithResponse Close a support case
 //
-// Closes the case: status `closed`, `resolved_at` set if it was not. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Closes the case from any status but `closed`: status `closed`, `resolved_at` set if it was not (the workflow's closing move, see `updateSupportCase`). Either side may close: the organization its own case, the operator any. Takes no body. Closing a closed case is 409 `invalid_state_transition`. Audited; emits `support_case.closed`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18747,6 +19843,51 @@ func (c *ClientWithResponses) CloseSupportCaseWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseCloseSupportCaseResponse(rsp)
+}
+
+// ListSupportCaseMessagesWithResponse List the messages of a support case
+//
+// The conversation of one case, oldest first, in keyset pages (default 50). The organization reads its own cases' messages (another organization's case is 404, as if it did not exist); the operator reads any case's.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/support-cases/{id}/messages (the `ListSupportCaseMessages` operationId).
+func (c *ClientWithResponses) ListSupportCaseMessagesWithResponse(ctx context.Context, id Id, params *ListSupportCaseMessagesParams, reqEditors ...RequestEditorFn) (*ListSupportCaseMessagesResponse, error) {
+	rsp, err := c.ListSupportCaseMessages(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSupportCaseMessagesResponse(rsp)
+}
+
+// CreateSupportCaseMessageWithBodyWithResponse Add a message to a support case
+//
+// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+func (c *ClientWithResponses) CreateSupportCaseMessageWithBodyWithResponse(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSupportCaseMessageResponse, error) {
+	rsp, err := c.CreateSupportCaseMessageWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSupportCaseMessageResponse(rsp)
+}
+
+// CreateSupportCaseMessageWithResponse Add a message to a support case
+//
+// Both sides write: the organization on its own cases (author `customer`; another organization's case is 404, as if it did not exist) and the operator on any case (author `provider`). A customer's message on a `waiting_on_customer` case moves it to `in_progress` (audited, `support_case.updated`); no other message changes the case. A closed case takes no messages: 409 `invalid_state_transition`. Messages cannot be edited or deleted. Audited (the audit record keeps the body's length, not the body) and emits `support_case.message_created` with the message. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
+func (c *ClientWithResponses) CreateSupportCaseMessageWithResponse(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSupportCaseMessageResponse, error) {
+	rsp, err := c.CreateSupportCaseMessage(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateSupportCaseMessageResponse(rsp)
 }
 
 // GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
@@ -26709,6 +27850,216 @@ func ParseGetSupportCaseResponse(rsp *http.Response) (*GetSupportCaseResponse, e
 	return response, nil
 }
 
+// ParseUpdateSupportCaseResponse parses an HTTP response from a UpdateSupportCaseWithResponse call
+func ParseUpdateSupportCaseResponse(rsp *http.Response) (*UpdateSupportCaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateSupportCaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupportCase
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateSupportCaseResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateSupportCaseResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateSupportCaseResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateSupportCaseResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateSupportCaseResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateSupportCaseResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateSupportCaseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateSupportCaseResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers UpdateSupportCaseResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCloseSupportCaseResponse parses an HTTP response from a CloseSupportCaseWithResponse call
 func ParseCloseSupportCaseResponse(rsp *http.Response) (*CloseSupportCaseResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -26930,6 +28281,433 @@ func ParseCloseSupportCaseResponse(rsp *http.Response) (*CloseSupportCaseRespons
 		response.Headers503 = &headers
 	case true:
 		var headers CloseSupportCaseResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSupportCaseMessagesResponse parses an HTTP response from a ListSupportCaseMessagesWithResponse call
+func ParseListSupportCaseMessagesResponse(rsp *http.Response) (*ListSupportCaseMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSupportCaseMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SupportCaseMessageList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSupportCaseMessagesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListSupportCaseMessagesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListSupportCaseMessagesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListSupportCaseMessagesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListSupportCaseMessagesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSupportCaseMessagesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSupportCaseMessagesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListSupportCaseMessagesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateSupportCaseMessageResponse parses an HTTP response from a CreateSupportCaseMessageWithResponse call
+func ParseCreateSupportCaseMessageResponse(rsp *http.Response) (*CreateSupportCaseMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateSupportCaseMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SupportCaseMessage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateSupportCaseMessageResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateSupportCaseMessageResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateSupportCaseMessageResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateSupportCaseMessageResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateSupportCaseMessageResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateSupportCaseMessageResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateSupportCaseMessageResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSupportCaseMessageResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateSupportCaseMessageResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreateSupportCaseMessageResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -28877,9 +30655,18 @@ type ServerInterface interface {
 	// GetSupportCase Get a support case
 	// (GET /v1/support-cases/{id})
 	GetSupportCase(w http.ResponseWriter, r *http.Request, id Id)
+	// UpdateSupportCase Move a support case along the workflow (operator)
+	// (PATCH /v1/support-cases/{id})
+	UpdateSupportCase(w http.ResponseWriter, r *http.Request, id Id)
 	// CloseSupportCase Close a support case
 	// (POST /v1/support-cases/{id}/close)
 	CloseSupportCase(w http.ResponseWriter, r *http.Request, id Id, params CloseSupportCaseParams)
+	// ListSupportCaseMessages List the messages of a support case
+	// (GET /v1/support-cases/{id}/messages)
+	ListSupportCaseMessages(w http.ResponseWriter, r *http.Request, id Id, params ListSupportCaseMessagesParams)
+	// CreateSupportCaseMessage Add a message to a support case
+	// (POST /v1/support-cases/{id}/messages)
+	CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request, id Id, params CreateSupportCaseMessageParams)
 	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
 	// (POST /v1/taxauth/invoices/generate/simplified)
 	GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request, params GenerateSimplifiedInvoiceParams)
@@ -29132,9 +30919,27 @@ func (_ Unimplemented) GetSupportCase(w http.ResponseWriter, r *http.Request, id
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// UpdateSupportCase Move a support case along the workflow (operator)
+// (PATCH /v1/support-cases/{id})
+func (_ Unimplemented) UpdateSupportCase(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CloseSupportCase Close a support case
 // (POST /v1/support-cases/{id}/close)
 func (_ Unimplemented) CloseSupportCase(w http.ResponseWriter, r *http.Request, id Id, params CloseSupportCaseParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSupportCaseMessages List the messages of a support case
+// (GET /v1/support-cases/{id}/messages)
+func (_ Unimplemented) ListSupportCaseMessages(w http.ResponseWriter, r *http.Request, id Id, params ListSupportCaseMessagesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateSupportCaseMessage Add a message to a support case
+// (POST /v1/support-cases/{id}/messages)
+func (_ Unimplemented) CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request, id Id, params CreateSupportCaseMessageParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -30901,6 +32706,32 @@ func (siw *ServerInterfaceWrapper) GetSupportCase(w http.ResponseWriter, r *http
 	handler.ServeHTTP(w, r)
 }
 
+// UpdateSupportCase operation middleware
+func (siw *ServerInterfaceWrapper) UpdateSupportCase(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateSupportCase(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CloseSupportCase operation middleware
 func (siw *ServerInterfaceWrapper) CloseSupportCase(w http.ResponseWriter, r *http.Request) {
 
@@ -30942,6 +32773,111 @@ func (siw *ServerInterfaceWrapper) CloseSupportCase(w http.ResponseWriter, r *ht
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CloseSupportCase(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSupportCaseMessages operation middleware
+func (siw *ServerInterfaceWrapper) ListSupportCaseMessages(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSupportCaseMessagesParams
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSupportCaseMessages(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateSupportCaseMessage operation middleware
+func (siw *ServerInterfaceWrapper) CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateSupportCaseMessageParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateSupportCaseMessage(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -31491,7 +33427,16 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/support-cases/{id}", wrapper.GetSupportCase)
 	})
 	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/v1/support-cases/{id}", wrapper.UpdateSupportCase)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/support-cases/{id}/close", wrapper.CloseSupportCase)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/support-cases/{id}/messages", wrapper.ListSupportCaseMessages)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/support-cases/{id}/messages", wrapper.CreateSupportCaseMessage)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/spend-controls", wrapper.ListSpendControls)
@@ -38464,6 +40409,188 @@ func (response GetSupportCasedefaultApplicationProblemPlusJSONResponse) VisitGet
 	return err
 }
 
+type UpdateSupportCaseRequestObject struct {
+	Id   Id `json:"id"`
+	Body *UpdateSupportCaseJSONRequestBody
+}
+
+type UpdateSupportCaseResponseObject interface {
+	VisitUpdateSupportCaseResponse(w http.ResponseWriter) error
+}
+
+type UpdateSupportCase200ResponseHeaders struct {
+	RequestId string
+}
+
+type UpdateSupportCase200JSONResponse struct {
+	Body    SupportCase
+	Headers UpdateSupportCase200ResponseHeaders
+}
+
+func (response UpdateSupportCase200JSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCase400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateSupportCase400ApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCase401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateSupportCase401ApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCase403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateSupportCase403ApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCase404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateSupportCase404ApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCase409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateSupportCase409ApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCase429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateSupportCase429ApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCase503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateSupportCase503ApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateSupportCasedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response UpdateSupportCasedefaultApplicationProblemPlusJSONResponse) VisitUpdateSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CloseSupportCaseRequestObject struct {
 	Id     Id `json:"id"`
 	Params CloseSupportCaseParams
@@ -38655,6 +40782,375 @@ type CloseSupportCasedefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CloseSupportCasedefaultApplicationProblemPlusJSONResponse) VisitCloseSupportCaseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessagesRequestObject struct {
+	Id     Id `json:"id"`
+	Params ListSupportCaseMessagesParams
+}
+
+type ListSupportCaseMessagesResponseObject interface {
+	VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error
+}
+
+type ListSupportCaseMessages200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListSupportCaseMessages200JSONResponse struct {
+	Body    SupportCaseMessageList
+	Headers ListSupportCaseMessages200ResponseHeaders
+}
+
+func (response ListSupportCaseMessages200JSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessages400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupportCaseMessages400ApplicationProblemPlusJSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessages401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupportCaseMessages401ApplicationProblemPlusJSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessages403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupportCaseMessages403ApplicationProblemPlusJSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessages404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupportCaseMessages404ApplicationProblemPlusJSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessages429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupportCaseMessages429ApplicationProblemPlusJSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessages503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListSupportCaseMessages503ApplicationProblemPlusJSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListSupportCaseMessagesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListSupportCaseMessagesdefaultApplicationProblemPlusJSONResponse) VisitListSupportCaseMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessageRequestObject struct {
+	Id     Id `json:"id"`
+	Params CreateSupportCaseMessageParams
+	Body   *CreateSupportCaseMessageJSONRequestBody
+}
+
+type CreateSupportCaseMessageResponseObject interface {
+	VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error
+}
+
+type CreateSupportCaseMessage201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type CreateSupportCaseMessage201JSONResponse struct {
+	Body    SupportCaseMessage
+	Headers CreateSupportCaseMessage201ResponseHeaders
+}
+
+func (response CreateSupportCaseMessage201JSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage400ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage401ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage403ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage404ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage409ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage422ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage429ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessage503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateSupportCaseMessage503ApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSupportCaseMessagedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreateSupportCaseMessagedefaultApplicationProblemPlusJSONResponse) VisitCreateSupportCaseMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -40201,9 +42697,18 @@ type StrictServerInterface interface {
 	// GetSupportCase Get a support case
 	// (GET /v1/support-cases/{id})
 	GetSupportCase(ctx context.Context, request GetSupportCaseRequestObject) (GetSupportCaseResponseObject, error)
+	// UpdateSupportCase Move a support case along the workflow (operator)
+	// (PATCH /v1/support-cases/{id})
+	UpdateSupportCase(ctx context.Context, request UpdateSupportCaseRequestObject) (UpdateSupportCaseResponseObject, error)
 	// CloseSupportCase Close a support case
 	// (POST /v1/support-cases/{id}/close)
 	CloseSupportCase(ctx context.Context, request CloseSupportCaseRequestObject) (CloseSupportCaseResponseObject, error)
+	// ListSupportCaseMessages List the messages of a support case
+	// (GET /v1/support-cases/{id}/messages)
+	ListSupportCaseMessages(ctx context.Context, request ListSupportCaseMessagesRequestObject) (ListSupportCaseMessagesResponseObject, error)
+	// CreateSupportCaseMessage Add a message to a support case
+	// (POST /v1/support-cases/{id}/messages)
+	CreateSupportCaseMessage(ctx context.Context, request CreateSupportCaseMessageRequestObject) (CreateSupportCaseMessageResponseObject, error)
 	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
 	// (POST /v1/taxauth/invoices/generate/simplified)
 	GenerateSimplifiedInvoice(ctx context.Context, request GenerateSimplifiedInvoiceRequestObject) (GenerateSimplifiedInvoiceResponseObject, error)
@@ -41394,6 +43899,39 @@ func (sh *strictHandler) GetSupportCase(w http.ResponseWriter, r *http.Request, 
 	}
 }
 
+// UpdateSupportCase operation middleware
+func (sh *strictHandler) UpdateSupportCase(w http.ResponseWriter, r *http.Request, id Id) {
+	var request UpdateSupportCaseRequestObject
+
+	request.Id = id
+
+	var body UpdateSupportCaseJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateSupportCase(ctx, request.(UpdateSupportCaseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateSupportCase")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateSupportCaseResponseObject); ok {
+		if err := validResponse.VisitUpdateSupportCaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CloseSupportCase operation middleware
 func (sh *strictHandler) CloseSupportCase(w http.ResponseWriter, r *http.Request, id Id, params CloseSupportCaseParams) {
 	var request CloseSupportCaseRequestObject
@@ -41414,6 +43952,67 @@ func (sh *strictHandler) CloseSupportCase(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CloseSupportCaseResponseObject); ok {
 		if err := validResponse.VisitCloseSupportCaseResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListSupportCaseMessages operation middleware
+func (sh *strictHandler) ListSupportCaseMessages(w http.ResponseWriter, r *http.Request, id Id, params ListSupportCaseMessagesParams) {
+	var request ListSupportCaseMessagesRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListSupportCaseMessages(ctx, request.(ListSupportCaseMessagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListSupportCaseMessages")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListSupportCaseMessagesResponseObject); ok {
+		if err := validResponse.VisitListSupportCaseMessagesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateSupportCaseMessage operation middleware
+func (sh *strictHandler) CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request, id Id, params CreateSupportCaseMessageParams) {
+	var request CreateSupportCaseMessageRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body CreateSupportCaseMessageJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateSupportCaseMessage(ctx, request.(CreateSupportCaseMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateSupportCaseMessage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateSupportCaseMessageResponseObject); ok {
+		if err := validResponse.VisitCreateSupportCaseMessageResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

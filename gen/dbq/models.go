@@ -361,6 +361,15 @@ type SupportCase struct {
 	Diagnostics    []byte
 }
 
+type SupportCaseMessage struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	SupportCaseID  uuid.UUID
+	Author         string
+	Body           string
+	CreatedAt      time.Time
+}
+
 type TaxInvoice struct {
 	ID                  uuid.UUID
 	OrganizationID      uuid.UUID

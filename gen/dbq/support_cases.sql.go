@@ -7,47 +7,10 @@ package dbq
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
-
-const supportCaseClose = `-- name: SupportCaseClose :one
-UPDATE support_cases
-SET status = 'closed', resolved_at = coalesce(resolved_at, now()), updated_at = now()
-WHERE organization_id = $1 AND id = $2
-RETURNING id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics
-`
-
-type SupportCaseCloseParams struct {
-	OrganizationID uuid.UUID
-	ID             uuid.UUID
-}
-
-// resolved_at keeps the time a case was resolved, if it was before being closed.
-func (q *Queries) SupportCaseClose(ctx context.Context, arg SupportCaseCloseParams) (SupportCase, error) {
-	row := q.db.QueryRow(ctx, supportCaseClose, arg.OrganizationID, arg.ID)
-	var i SupportCase
-	err := row.Scan(
-		&i.ID,
-		&i.OrganizationID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.ProductID,
-		&i.ResourceID,
-		&i.Severity,
-		&i.Category,
-		&i.Status,
-		&i.AssignedTeam,
-		&i.OpenedAt,
-		&i.ResolvedAt,
-		&i.Subject,
-		&i.Description,
-		&i.RequestID,
-		&i.Environment,
-		&i.Diagnostics,
-	)
-	return i, err
-}
 
 const supportCaseGetByID = `-- name: SupportCaseGetByID :one
 SELECT id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics FROM support_cases WHERE organization_id = $1 AND id = $2
@@ -334,4 +297,57 @@ func (q *Queries) SupportCaseResourceOwned(ctx context.Context, arg SupportCaseR
 	var column_1 *bool
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const supportCaseUpdateState = `-- name: SupportCaseUpdateState :one
+UPDATE support_cases SET
+    status        = $1,
+    assigned_team = $2,
+    resolved_at   = $3,
+    updated_at    = $4
+WHERE organization_id = $5 AND id = $6
+RETURNING id, organization_id, created_at, updated_at, product_id, resource_id, severity, category, status, assigned_team, opened_at, resolved_at, subject, description, request_id, environment, diagnostics
+`
+
+type SupportCaseUpdateStateParams struct {
+	Status         string
+	AssignedTeam   *string
+	ResolvedAt     *time.Time
+	UpdatedAt      time.Time
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// Stores the workflow state a move computed from the locked row (core.SupportCase.Apply);
+// updated_at is the instant the move took effect.
+func (q *Queries) SupportCaseUpdateState(ctx context.Context, arg SupportCaseUpdateStateParams) (SupportCase, error) {
+	row := q.db.QueryRow(ctx, supportCaseUpdateState,
+		arg.Status,
+		arg.AssignedTeam,
+		arg.ResolvedAt,
+		arg.UpdatedAt,
+		arg.OrganizationID,
+		arg.ID,
+	)
+	var i SupportCase
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ProductID,
+		&i.ResourceID,
+		&i.Severity,
+		&i.Category,
+		&i.Status,
+		&i.AssignedTeam,
+		&i.OpenedAt,
+		&i.ResolvedAt,
+		&i.Subject,
+		&i.Description,
+		&i.RequestID,
+		&i.Environment,
+		&i.Diagnostics,
+	)
+	return i, err
 }

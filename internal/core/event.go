@@ -28,6 +28,8 @@ const (
 	EventAPIKeyRotated                EventType = "api_key.rotated"
 	EventSupportCaseOpened            EventType = "support_case.opened"
 	EventSupportCaseClosed            EventType = "support_case.closed"
+	EventSupportCaseUpdated           EventType = "support_case.updated"
+	EventSupportCaseMessageCreated    EventType = "support_case.message_created"
 	EventSpendControlWarningReached   EventType = "spend_control.warning_reached"
 	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
 	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
@@ -43,6 +45,7 @@ func EventTypes() []EventType {
 		EventConnectedBusinessCreated, EventConnectedBusinessUpdated,
 		EventAPIKeyCreated, EventAPIKeyRevoked, EventAPIKeyRotated,
 		EventSupportCaseOpened, EventSupportCaseClosed,
+		EventSupportCaseUpdated, EventSupportCaseMessageCreated,
 		EventSpendControlWarningReached, EventSpendControlHardLimitReached,
 		EventTaxInvoiceGenerated, EventWebhookEndpointTest,
 	}

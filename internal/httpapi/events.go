@@ -36,6 +36,8 @@ func eventData(v any) (any, error) {
 		return toAPIKey(v), nil
 	case *core.SupportCase:
 		return toAPISupportCase(v)
+	case *core.SupportCaseMessage:
+		return toAPISupportCaseMessage(v), nil
 	case *core.SpendControlStatus:
 		return toAPISpendControlStatus(v), nil
 	case *core.TaxInvoice:

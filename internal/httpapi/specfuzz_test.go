@@ -90,6 +90,10 @@ func TestSpecDrivenFuzzing(t *testing.T) {
 type fuzzFixtures struct {
 	org, platform, business, subscription, supportCase, apiKey, invoice string
 	ids                                                                 map[string]string // first path segment -> id
+	// byOperation gives operations their own resource where another operation's valid
+	// requests would leave the shared one in a state that refuses theirs (a case that
+	// closeSupportCase or a PATCH to closed has closed takes no messages).
+	byOperation map[string]string // operationId -> id
 }
 
 const (
@@ -110,11 +114,14 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		}
 		return r.JSON(t)["id"].(string)
 	}
+	supportCase := func() string {
+		return post("/v1/support-cases", apitest.OperatorToken,
+			`{"organization_id":"`+fx.org+`","subject":"Fuzz","description":"Seeded by the fuzzing test.","severity":"low","category":"technical"}`)
+	}
 	fx.business = post("/v1/connected-businesses", "dev:org:"+fx.platform, businessBody("fuzz-1", nil))
 	fx.subscription = post("/v1/subscriptions", apitest.OperatorToken,
 		`{"organization_id":"`+fx.org+`","product_id":"`+fuzzProduct+`","plan_id":"`+fuzzPlan+`","requested_configuration":{"branches":1}}`)
-	fx.supportCase = post("/v1/support-cases", apitest.OperatorToken,
-		`{"organization_id":"`+fx.org+`","subject":"Fuzz","description":"Seeded by the fuzzing test.","severity":"low","category":"technical"}`)
+	fx.supportCase = supportCase()
 	fx.apiKey = post("/v1/api-keys", apitest.OperatorToken,
 		`{"organization_id":"`+fx.org+`","name":"fuzz","environment":"sandbox","scopes":["organizations:read"]}`)
 	r := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/taxauth/invoices/generate/simplified", Token: apitest.OrgToken(uuid.MustParse(fx.org)),
@@ -126,6 +133,10 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 	fx.ids = map[string]string{
 		"organizations": fx.org, "connected-businesses": fx.business, "subscriptions": fx.subscription,
 		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice, "products": fuzzProduct,
+	}
+	messages := supportCase()
+	fx.byOperation = map[string]string{
+		"updateSupportCase": supportCase(), "createSupportCaseMessage": messages, "listSupportCaseMessages": messages,
 	}
 	waitForJobs(t, env)
 	return fx
@@ -227,6 +238,9 @@ func (f *opFuzzer) pathValue(p *openapi3.Parameter) string {
 	s := p.Schema.Value
 	if len(s.Enum) > 0 {
 		return fmt.Sprint(s.Enum[0])
+	}
+	if id, ok := f.fx.byOperation[f.op.OperationID]; ok && s.Format == "uuid" {
+		return id
 	}
 	if s.Format == "uuid" {
 		seg := strings.Split(strings.TrimPrefix(f.path, "/v1/"), "/")[0]

@@ -43,18 +43,13 @@ func (s *Server) CreateSupportCase(ctx context.Context, req api.CreateSupportCas
 
 // ListSupportCases implements GET /v1/support-cases.
 func (s *Server) ListSupportCases(ctx context.Context, req api.ListSupportCasesRequestObject) (api.ListSupportCasesResponseObject, error) {
-	var status *string
-	if req.Params.Status != nil {
-		v := string(*req.Params.Status)
-		status = &v
-	}
 	org, err := core.OrganizationIn(ctx, req.Params.OrganizationId, "organization_id")
 	if err != nil {
 		return nil, err
 	}
 	cases, next, err := s.cfg.Services.SupportCases.ListSupportCases(ctx, core.SupportCaseFilter{
 		OrganizationID: org,
-		Status:         status,
+		Status:         enumString(req.Params.Status),
 		Cursor:         req.Params.Cursor,
 		Limit:          valueOr(req.Params.Limit, defaultLimit),
 	})
@@ -94,6 +89,65 @@ func (s *Server) CloseSupportCase(ctx context.Context, req api.CloseSupportCaseR
 		return nil, err
 	}
 	return api.CloseSupportCase200JSONResponse{Body: body}, nil
+}
+
+// UpdateSupportCase implements PATCH /v1/support-cases/{id}.
+func (s *Server) UpdateSupportCase(ctx context.Context, req api.UpdateSupportCaseRequestObject) (api.UpdateSupportCaseResponseObject, error) {
+	b := req.Body
+	team := patchField(b.AssignedTeam)
+	c, err := s.cfg.Services.SupportCases.UpdateSupportCase(ctx, req.Id, core.SupportCaseUpdate{
+		Status:       core.Field[string]{Set: b.Status != nil, Value: enumString(b.Status)},
+		AssignedTeam: core.Field[string]{Set: team.Set, Value: enumString(team.Value)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	body, err := toAPISupportCase(c)
+	if err != nil {
+		return nil, err
+	}
+	return api.UpdateSupportCase200JSONResponse{Body: body}, nil
+}
+
+// CreateSupportCaseMessage implements POST /v1/support-cases/{id}/messages.
+func (s *Server) CreateSupportCaseMessage(ctx context.Context, req api.CreateSupportCaseMessageRequestObject) (api.CreateSupportCaseMessageResponseObject, error) {
+	m, err := s.cfg.Services.SupportCases.CreateSupportCaseMessage(ctx, req.Id, req.Body.Body)
+	if err != nil {
+		return nil, err
+	}
+	return api.CreateSupportCaseMessage201JSONResponse{Body: toAPISupportCaseMessage(m)}, nil
+}
+
+// ListSupportCaseMessages implements GET /v1/support-cases/{id}/messages.
+func (s *Server) ListSupportCaseMessages(ctx context.Context, req api.ListSupportCaseMessagesRequestObject) (api.ListSupportCaseMessagesResponseObject, error) {
+	messages, next, err := s.cfg.Services.SupportCases.ListSupportCaseMessages(ctx, core.SupportCaseMessageFilter{
+		SupportCaseID: req.Id,
+		Cursor:        req.Params.Cursor,
+		Limit:         valueOr(req.Params.Limit, defaultLimit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	items := make([]api.SupportCaseMessage, len(messages))
+	for i, m := range messages {
+		items[i] = toAPISupportCaseMessage(m)
+	}
+	return api.ListSupportCaseMessages200JSONResponse{Body: api.SupportCaseMessageList{Items: items, NextCursor: nullableFrom(next)}}, nil
+}
+
+func toAPISupportCaseMessage(m *core.SupportCaseMessage) api.SupportCaseMessage {
+	return api.SupportCaseMessage{
+		Id: m.ID, SupportCaseId: m.SupportCaseID, Author: api.SupportCaseMessageAuthor(m.Author), Body: m.Body, CreatedAt: m.CreatedAt,
+	}
+}
+
+// enumString is the string of an optional enum value; nil when absent.
+func enumString[T ~string](v *T) *string {
+	if v == nil {
+		return nil
+	}
+	s := string(*v)
+	return &s
 }
 
 func toAPISupportCase(c *core.SupportCase) (api.SupportCase, error) {

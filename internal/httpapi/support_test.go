@@ -46,7 +46,12 @@ type supportFixture struct {
 
 func newSupportFixture(t *testing.T) *supportFixture {
 	t.Helper()
-	env := apitest.New(t)
+	return supportFixtureOn(t, apitest.New(t))
+}
+
+// supportFixtureOn is a fixture with a new organization on an existing server.
+func supportFixtureOn(t testing.TB, env *apitest.Env) *supportFixture {
+	t.Helper()
 	org := createOrganization(t, env, minimalOrganization)["id"].(string)
 	return &supportFixture{env: env, orgID: org, token: apitest.OrgToken(uuid.MustParse(org))}
 }
@@ -231,11 +236,10 @@ func TestSupportCaseClose(t *testing.T) {
 	}
 
 	// A case resolved before it is closed keeps its resolution time.
-	resolved := f.open(t, nil)
-	f.env.Exec("UPDATE support_cases SET status = 'resolved', resolved_at = '2025-01-01T00:00:00Z' WHERE id = $1", resolved["id"])
+	resolved := f.reach(t, "resolved")
 	resp = f.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/support-cases/" + resolved["id"].(string) + "/close", Token: f.token})
-	if resp.Status != http.StatusOK || resp.JSON(t)["resolved_at"] != "2025-01-01T00:00:00Z" {
-		t.Errorf("close a resolved case: %d %s", resp.Status, resp.Body)
+	if resp.Status != http.StatusOK || resp.JSON(t)["resolved_at"] != resolved["resolved_at"] {
+		t.Errorf("close a case resolved at %v: %d %s", resolved["resolved_at"], resp.Status, resp.Body)
 	}
 	assertProblem(t, "close a body", f.env.Do(apitest.Request{Method: http.MethodPost, Path: path, Token: f.token, Body: `{}`}),
 		http.StatusBadRequest, "validation_failed")

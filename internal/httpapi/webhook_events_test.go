@@ -44,6 +44,8 @@ var eventDataSchemas = map[string]string{
 	"api_key.rotated":                  "ApiKey",
 	"support_case.opened":              "SupportCase",
 	"support_case.closed":              "SupportCase",
+	"support_case.updated":             "SupportCase",
+	"support_case.message_created":     "SupportCaseMessage",
 	"spend_control.warning_reached":    "SpendControlStatus",
 	"spend_control.hard_limit_reached": "SpendControlStatus",
 	"tax_invoice.generated":            "TaxInvoiceEventData",
@@ -147,10 +149,15 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	generateInvoice(t, env, token, invoiceBody(t, org, nil))
 	sendTest(t, env, token, endpoint["id"].(string))
 
-	// Support cases: opened and closed.
+	// Support cases: opened, updated by the operator, a message, closed.
 	opened := do(http.MethodPost, "/v1/support-cases", fmt.Sprintf(`{"organization_id":%q,"subject":"Events","description":"Every event must match the document.",
 		"severity":"low","category":"other","diagnostics":{"sdk":"go","retries":2,"verbose":false,"proxy":null}}`, org), http.StatusCreated)
-	do(http.MethodPost, "/v1/support-cases/"+opened["id"].(string)+"/close", "", http.StatusOK)
+	casePath := "/v1/support-cases/" + opened["id"].(string)
+	if resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: casePath, Token: apitest.OperatorToken, Body: `{"status":"in_progress"}`}); resp.Status != http.StatusOK {
+		t.Fatalf("move the case: %d %s", resp.Status, resp.Body)
+	}
+	do(http.MethodPost, casePath+"/messages", `{"body":"Every event must match the document."}`, http.StatusCreated)
+	do(http.MethodPost, casePath+"/close", "", http.StatusOK)
 	unreachable := map[string]bool{}
 
 	// Every stored event matches the document.
@@ -192,7 +199,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"billing_invoice.issued": 1, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
-		"support_case.opened": 1, "support_case.closed": 1,
+		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("events per type %v, want %v", counts, want)
@@ -215,6 +222,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	}
 	if d := stored["spend_control.hard_limit_reached"]; len(d) == 1 && (d[0]["hard_limit_reached"] != true || d[0]["current_operations"] != 2.0) {
 		t.Errorf("spend_control.hard_limit_reached: %v", d[0])
+	}
+	if d := stored["support_case.message_created"]; len(d) == 1 && (d[0]["support_case_id"] != opened["id"] || d[0]["author"] != "customer") {
+		t.Errorf("support_case.message_created: %v", d[0])
 	}
 	if d := stored["connected_business.updated"]; len(d) == 1 && d[0]["display_name"] != "Renamed merchant" {
 		t.Errorf("connected_business.updated: %v", d[0])

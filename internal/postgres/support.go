@@ -161,33 +161,167 @@ func (s *SupportCaseService) FindSupportCaseByID(ctx context.Context, id uuid.UU
 func (s *SupportCaseService) CloseSupportCase(ctx context.Context, id uuid.UUID) (*core.SupportCase, error) {
 	var closed *core.SupportCase
 	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
-		row, err := owned(ctx,
-			func(org uuid.UUID) (dbq.SupportCase, error) {
-				return q.SupportCaseGetByIDForUpdate(ctx, dbq.SupportCaseGetByIDForUpdateParams{OrganizationID: org, ID: id})
-			},
-			func() (dbq.SupportCase, error) { return q.SupportCaseGetByIDForUpdateAnyOrganization(ctx, id) },
-			"Support case", id)
+		before, err := lockSupportCase(ctx, q, id)
 		if err != nil {
 			return err
 		}
-		before := supportCaseFromRow(row)
-		if before.Status == core.SupportCaseClosed {
-			return core.Errorf(core.EInvalidTransition, "Support case %s is already closed.", id)
+		after := *before
+		if err := after.Close(now()); err != nil {
+			return err
 		}
-		row, err = q.SupportCaseClose(ctx, dbq.SupportCaseCloseParams{OrganizationID: row.OrganizationID, ID: id})
+		closed, err = s.storeCaseChange(ctx, q, before, &after, core.EventSupportCaseClosed)
+		return err
+	})
+	return closed, err
+}
+
+// UpdateSupportCase implements core.SupportCaseService.
+func (s *SupportCaseService) UpdateSupportCase(ctx context.Context, id uuid.UUID, u core.SupportCaseUpdate) (*core.SupportCase, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.IsOperator() {
+		// Refused before any read: an organization learns nothing of any case, nor locks one.
+		return nil, core.Errorf(core.EForbidden,
+			"Only the operator moves support cases along the workflow; an organization adds messages to its case or closes it.")
+	}
+	var updated *core.SupportCase
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		before, err := lockSupportCase(ctx, q, id)
 		if err != nil {
 			return err
 		}
-		closed = supportCaseFromRow(row)
+		after := *before
+		changed, err := after.Apply(u, now())
+		switch {
+		case err != nil:
+			return err
+		case !changed:
+			updated = before
+			return nil
+		case after.Status == core.SupportCaseClosed:
+			updated, err = s.storeCaseChange(ctx, q, before, &after, core.EventSupportCaseClosed)
+		default:
+			updated, err = s.storeCaseChange(ctx, q, before, &after, core.EventSupportCaseUpdated)
+		}
+		return err
+	})
+	return updated, err
+}
+
+// CreateSupportCaseMessage implements core.SupportCaseService.
+func (s *SupportCaseService) CreateSupportCaseMessage(ctx context.Context, caseID uuid.UUID, body string) (*core.SupportCaseMessage, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := storableText(map[string]*string{"/body": &body}, nil); err != nil {
+		return nil, err
+	}
+	var created *core.SupportCaseMessage
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		// The lock orders the case's messages and keeps a closing from passing one.
+		c, err := lockSupportCase(ctx, q, caseID)
+		if err != nil {
+			return err
+		}
+		if err := c.CheckMessage(); err != nil {
+			return err
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		at := now()
+		row, err := q.SupportCaseMessageInsert(ctx, dbq.SupportCaseMessageInsertParams{
+			ID: id, OrganizationID: c.OrganizationID, SupportCaseID: c.ID, Author: core.SupportAuthorOf(p), Body: body, CreatedAt: at,
+		})
+		if err != nil {
+			return err
+		}
+		created = supportCaseMessageFromRow(row)
 		if err := audit(ctx, q, core.AuditEntry{
-			OrganizationID: &closed.OrganizationID, Action: "support_case.closed", ResourceType: "support_case",
-			ResourceID: id.String(), Before: before, After: closed,
+			OrganizationID: &c.OrganizationID, Action: string(core.EventSupportCaseMessageCreated), ResourceType: "support_case",
+			ResourceID: c.ID.String(), After: created,
 		}); err != nil {
 			return err
 		}
-		return s.db.publish(ctx, q, closed.OrganizationID, core.EventSupportCaseClosed, closed)
+		if err := s.db.publish(ctx, q, c.OrganizationID, core.EventSupportCaseMessageCreated, created); err != nil {
+			return err
+		}
+		if created.Author != core.SupportAuthorCustomer {
+			return nil
+		}
+		answered := *c
+		if !answered.AnswerFromCustomer(at) {
+			return nil
+		}
+		_, err = s.storeCaseChange(ctx, q, c, &answered, core.EventSupportCaseUpdated)
+		return err
 	})
-	return closed, err
+	return created, err
+}
+
+// ListSupportCaseMessages implements core.SupportCaseService.
+func (s *SupportCaseService) ListSupportCaseMessages(ctx context.Context, f core.SupportCaseMessageFilter) ([]*core.SupportCaseMessage, *string, error) {
+	c, err := s.FindSupportCaseByID(ctx, f.SupportCaseID)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := dbq.SupportCaseMessageListParams{OrganizationID: c.OrganizationID, SupportCaseID: c.ID, RowLimit: int32(f.Limit) + 1}
+	if f.Cursor != nil {
+		after, err := parseCursor(*f.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		params.After = &after
+	}
+	rows, err := s.db.queries(ctx).SupportCaseMessageList(ctx, params)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	messages := make([]*core.SupportCaseMessage, len(rows))
+	for i, r := range rows {
+		messages[i] = supportCaseMessageFromRow(r)
+	}
+	messages, next := page(messages, f.Limit, func(m *core.SupportCaseMessage) uuid.UUID { return m.ID })
+	return messages, next, nil
+}
+
+// lockSupportCase locks case id of the caller (of any organization, for the operator) until
+// the transaction ends; another organization's case is ENotFound and is not locked.
+func lockSupportCase(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.SupportCase, error) {
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.SupportCase, error) {
+			return q.SupportCaseGetByIDForUpdate(ctx, dbq.SupportCaseGetByIDForUpdateParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.SupportCase, error) { return q.SupportCaseGetByIDForUpdateAnyOrganization(ctx, id) },
+		"Support case", id)
+	if err != nil {
+		return nil, err
+	}
+	return supportCaseFromRow(row), nil
+}
+
+// storeCaseChange stores the workflow state of after, a change of the locked case before,
+// audits it under the action named like event and publishes event with the stored case.
+func (s *SupportCaseService) storeCaseChange(ctx context.Context, q *dbq.Queries, before, after *core.SupportCase, event core.EventType) (*core.SupportCase, error) {
+	row, err := q.SupportCaseUpdateState(ctx, dbq.SupportCaseUpdateStateParams{
+		OrganizationID: before.OrganizationID, ID: before.ID,
+		Status: after.Status, AssignedTeam: after.AssignedTeam, ResolvedAt: after.ResolvedAt, UpdatedAt: after.UpdatedAt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	stored := supportCaseFromRow(row)
+	if err := audit(ctx, q, core.AuditEntry{
+		OrganizationID: &stored.OrganizationID, Action: string(event), ResourceType: "support_case",
+		ResourceID: stored.ID.String(), Before: before, After: stored,
+	}); err != nil {
+		return nil, err
+	}
+	return stored, s.db.publish(ctx, q, stored.OrganizationID, event, stored)
 }
 
 func supportCaseFromRow(r dbq.SupportCase) *core.SupportCase {
@@ -197,5 +331,11 @@ func supportCaseFromRow(r dbq.SupportCase) *core.SupportCase {
 		Status: r.Status, AssignedTeam: r.AssignedTeam, OpenedAt: r.OpenedAt, ResolvedAt: r.ResolvedAt,
 		Subject: r.Subject, Description: r.Description, RequestID: r.RequestID, Environment: r.Environment,
 		Diagnostics: r.Diagnostics,
+	}
+}
+
+func supportCaseMessageFromRow(r dbq.SupportCaseMessage) *core.SupportCaseMessage {
+	return &core.SupportCaseMessage{
+		ID: r.ID, OrganizationID: r.OrganizationID, SupportCaseID: r.SupportCaseID, Author: r.Author, Body: r.Body, CreatedAt: r.CreatedAt,
 	}
 }
