@@ -4695,6 +4695,32 @@ func (t *WebhookEventData) MergeSupportCase(v SupportCase) error {
 	return err
 }
 
+// AsSupportCaseMessage returns the union data inside the WebhookEventData as a SupportCaseMessage
+func (t WebhookEventData) AsSupportCaseMessage() (SupportCaseMessage, error) {
+	var body SupportCaseMessage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSupportCaseMessage overwrites any union data inside the WebhookEventData as the provided SupportCaseMessage
+func (t *WebhookEventData) FromSupportCaseMessage(v SupportCaseMessage) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSupportCaseMessage performs a merge with any union data inside the WebhookEventData, using the provided SupportCaseMessage
+func (t *WebhookEventData) MergeSupportCaseMessage(v SupportCaseMessage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsSpendControlStatus returns the union data inside the WebhookEventData as a SpendControlStatus
 func (t WebhookEventData) AsSpendControlStatus() (SpendControlStatus, error) {
 	var body SpendControlStatus

@@ -145,6 +145,14 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 			}},
 			{"RevokeAPIKey", func(id uuid.UUID) error { _, err := services.APIKeys.RevokeAPIKey(asA, id); return err }},
 			{"CloseSupportCase", func(id uuid.UUID) error { _, err := services.SupportCases.CloseSupportCase(asA, id); return err }},
+			{"CreateSupportCaseMessage", func(id uuid.UUID) error {
+				_, err := services.SupportCases.CreateSupportCaseMessage(asA, id, "hello")
+				return err
+			}},
+			{"ListSupportCaseMessages", func(id uuid.UUID) error {
+				_, _, err := services.SupportCases.ListSupportCaseMessages(asA, core.SupportCaseMessageFilter{SupportCaseID: id, Limit: 10})
+				return err
+			}},
 			{"FindConnectedBusinessByID", func(id uuid.UUID) error {
 				_, err := services.Businesses.FindConnectedBusinessByID(asA, id)
 				return err
@@ -156,7 +164,7 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 				foreign = sub.ID
 			case "RevokeAPIKey":
 				foreign = key.ID
-			case "CloseSupportCase":
+			case "CloseSupportCase", "CreateSupportCaseMessage", "ListSupportCaseMessages":
 				foreign = sc.ID
 			default:
 				foreign = cb.ID
