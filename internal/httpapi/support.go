@@ -31,14 +31,9 @@ func (s *Server) CreateSupportCase(ctx context.Context, req api.CreateSupportCas
 		Environment:    valueOf(b.Environment),
 		Diagnostics:    diagnostics,
 	})
-	if err != nil {
-		return nil, err
-	}
-	body, err := toAPISupportCase(c)
-	if err != nil {
-		return nil, err
-	}
-	return api.CreateSupportCase201JSONResponse{Body: body}, nil
+	return answerCase(c, err, func(body api.SupportCase) api.CreateSupportCaseResponseObject {
+		return api.CreateSupportCase201JSONResponse{Body: body}
+	})
 }
 
 // ListSupportCases implements GET /v1/support-cases.
@@ -68,27 +63,17 @@ func (s *Server) ListSupportCases(ctx context.Context, req api.ListSupportCasesR
 // GetSupportCase implements GET /v1/support-cases/{id}.
 func (s *Server) GetSupportCase(ctx context.Context, req api.GetSupportCaseRequestObject) (api.GetSupportCaseResponseObject, error) {
 	c, err := s.cfg.Services.SupportCases.FindSupportCaseByID(ctx, req.Id)
-	if err != nil {
-		return nil, err
-	}
-	body, err := toAPISupportCase(c)
-	if err != nil {
-		return nil, err
-	}
-	return api.GetSupportCase200JSONResponse{Body: body}, nil
+	return answerCase(c, err, func(body api.SupportCase) api.GetSupportCaseResponseObject {
+		return api.GetSupportCase200JSONResponse{Body: body}
+	})
 }
 
 // CloseSupportCase implements POST /v1/support-cases/{id}/close.
 func (s *Server) CloseSupportCase(ctx context.Context, req api.CloseSupportCaseRequestObject) (api.CloseSupportCaseResponseObject, error) {
 	c, err := s.cfg.Services.SupportCases.CloseSupportCase(ctx, req.Id)
-	if err != nil {
-		return nil, err
-	}
-	body, err := toAPISupportCase(c)
-	if err != nil {
-		return nil, err
-	}
-	return api.CloseSupportCase200JSONResponse{Body: body}, nil
+	return answerCase(c, err, func(body api.SupportCase) api.CloseSupportCaseResponseObject {
+		return api.CloseSupportCase200JSONResponse{Body: body}
+	})
 }
 
 // UpdateSupportCase implements PATCH /v1/support-cases/{id}.
@@ -99,14 +84,9 @@ func (s *Server) UpdateSupportCase(ctx context.Context, req api.UpdateSupportCas
 		Status:       core.Field[string]{Set: b.Status != nil, Value: enumString(b.Status)},
 		AssignedTeam: core.Field[string]{Set: team.Set, Value: enumString(team.Value)},
 	})
-	if err != nil {
-		return nil, err
-	}
-	body, err := toAPISupportCase(c)
-	if err != nil {
-		return nil, err
-	}
-	return api.UpdateSupportCase200JSONResponse{Body: body}, nil
+	return answerCase(c, err, func(body api.SupportCase) api.UpdateSupportCaseResponseObject {
+		return api.UpdateSupportCase200JSONResponse{Body: body}
+	})
 }
 
 // CreateSupportCaseMessage implements POST /v1/support-cases/{id}/messages.
@@ -148,6 +128,20 @@ func enumString[T ~string](v *T) *string {
 	}
 	s := string(*v)
 	return &s
+}
+
+// answerCase renders the case a service call returned, or passes its error on; wrap makes
+// the operation's response object of the rendering.
+func answerCase[R any](c *core.SupportCase, err error, wrap func(api.SupportCase) R) (R, error) {
+	var none R
+	if err != nil {
+		return none, err
+	}
+	body, err := toAPISupportCase(c)
+	if err != nil {
+		return none, err
+	}
+	return wrap(body), nil
 }
 
 func toAPISupportCase(c *core.SupportCase) (api.SupportCase, error) {

@@ -263,35 +263,10 @@ func TestSupportCaseList(t *testing.T) {
 	}
 	walk := func(query string, limit int) []string {
 		var got []string
-		cursor := ""
-		for pages := 0; ; pages++ {
-			q := fmt.Sprintf("%s&limit=%d", query, limit)
-			if cursor != "" {
-				q += "&cursor=" + cursor
-			}
-			resp := list(q)
-			if resp.Status != http.StatusOK || pages > 20 {
-				t.Fatalf("list %s: %d %s", q, resp.Status, resp.Body)
-			}
-			var page struct {
-				Items []struct {
-					ID     string `json:"id"`
-					Status string `json:"status"`
-				} `json:"items"`
-				NextCursor *string `json:"next_cursor"`
-			}
-			_ = json.Unmarshal(resp.Body, &page)
-			if len(page.Items) > limit {
-				t.Fatalf("page of %d items with limit %d", len(page.Items), limit)
-			}
-			for _, it := range page.Items {
-				got = append(got, it.ID)
-			}
-			if page.NextCursor == nil {
-				return got
-			}
-			cursor = *page.NextCursor
+		for _, it := range walkPages(t, f.env, f.token, "/v1/support-cases?organization_id="+f.orgID+query, limit) {
+			got = append(got, it["id"].(string))
 		}
+		return got
 	}
 	for _, limit := range []int{1, 2, 3, 7, 200} {
 		if got := walk("", limit); strings.Join(got, ",") != strings.Join(ids, ",") {
@@ -386,5 +361,40 @@ func TestSupportCaseAboutResources(t *testing.T) {
 		"ProductNotInCatalogue": {"product_id": "sms"},
 	} {
 		assertProblem(t, name, f.create(t, f.token, withFields(t, f.minimalCase(), fields)), http.StatusUnprocessableEntity, "unprocessable")
+	}
+}
+
+// walkPages reads every page of the list at path (with or without a query) with limit items a
+// page, following next_cursor, and returns the items in order.
+func walkPages(t *testing.T, env *apitest.Env, token, path string, limit int) []map[string]any {
+	t.Helper()
+	var got []map[string]any
+	cursor := ""
+	for pages := 0; ; pages++ {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		q := fmt.Sprintf("%s%slimit=%d", path, sep, limit)
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: q, Token: token})
+		if resp.Status != http.StatusOK || pages > 20 {
+			t.Fatalf("list %s: %d %s", q, resp.Status, resp.Body)
+		}
+		var page struct {
+			Items      []map[string]any `json:"items"`
+			NextCursor *string          `json:"next_cursor"`
+		}
+		_ = json.Unmarshal(resp.Body, &page)
+		if len(page.Items) > limit {
+			t.Fatalf("page of %d items with limit %d", len(page.Items), limit)
+		}
+		got = append(got, page.Items...)
+		if page.NextCursor == nil {
+			return got
+		}
+		cursor = *page.NextCursor
 	}
 }

@@ -432,34 +432,8 @@ func TestSupportCaseMessages(t *testing.T) {
 func (f *supportFixture) walkMessages(t *testing.T, token, id string, limit int) []string {
 	t.Helper()
 	var got []string
-	cursor := ""
-	for pages := 0; ; pages++ {
-		q := fmt.Sprintf("?limit=%d", limit)
-		if cursor != "" {
-			q += "&cursor=" + cursor
-		}
-		resp := f.env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/support-cases/" + id + "/messages" + q, Token: token})
-		if resp.Status != http.StatusOK || pages > 20 {
-			t.Fatalf("messages %s: %d %s", q, resp.Status, resp.Body)
-		}
-		var page struct {
-			Items []struct {
-				ID     string `json:"id"`
-				Author string `json:"author"`
-				Body   string `json:"body"`
-			} `json:"items"`
-			NextCursor *string `json:"next_cursor"`
-		}
-		_ = json.Unmarshal(resp.Body, &page)
-		if len(page.Items) > limit {
-			t.Fatalf("page of %d messages with limit %d", len(page.Items), limit)
-		}
-		for _, m := range page.Items {
-			got = append(got, m.ID+"|"+m.Author+"|"+m.Body)
-		}
-		if page.NextCursor == nil {
-			return got
-		}
-		cursor = *page.NextCursor
+	for _, m := range walkPages(t, f.env, token, "/v1/support-cases/"+id+"/messages", limit) {
+		got = append(got, fmt.Sprintf("%s|%s|%s", m["id"], m["author"], m["body"]))
 	}
+	return got
 }

@@ -122,15 +122,13 @@ func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.Suppor
 	if err := p.ActsFor(orgID, "organization_id"); err != nil {
 		return nil, nil, err
 	}
-	params := dbq.SupportCaseListParams{OrganizationID: orgID, Status: f.Status, RowLimit: int32(f.Limit) + 1}
-	if f.Cursor != nil {
-		after, err := parseCursor(*f.Cursor)
-		if err != nil {
-			return nil, nil, err
-		}
-		params.After = &after
+	after, err := afterCursor(f.Cursor)
+	if err != nil {
+		return nil, nil, err
 	}
-	rows, err := s.db.queries(ctx).SupportCaseList(ctx, params)
+	rows, err := s.db.queries(ctx).SupportCaseList(ctx, dbq.SupportCaseListParams{
+		OrganizationID: orgID, Status: f.Status, After: after, RowLimit: int32(f.Limit) + 1,
+	})
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -269,15 +267,13 @@ func (s *SupportCaseService) ListSupportCaseMessages(ctx context.Context, f core
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.SupportCaseMessageListParams{OrganizationID: c.OrganizationID, SupportCaseID: c.ID, RowLimit: int32(f.Limit) + 1}
-	if f.Cursor != nil {
-		after, err := parseCursor(*f.Cursor)
-		if err != nil {
-			return nil, nil, err
-		}
-		params.After = &after
+	after, err := afterCursor(f.Cursor)
+	if err != nil {
+		return nil, nil, err
 	}
-	rows, err := s.db.queries(ctx).SupportCaseMessageList(ctx, params)
+	rows, err := s.db.queries(ctx).SupportCaseMessageList(ctx, dbq.SupportCaseMessageListParams{
+		OrganizationID: c.OrganizationID, SupportCaseID: c.ID, After: after, RowLimit: int32(f.Limit) + 1,
+	})
 	if err != nil {
 		return nil, nil, translate(err)
 	}

@@ -29,12 +29,8 @@ func listScope(ctx context.Context, organizationID *uuid.UUID, cursor *string) (
 	case !p.IsOperator():
 		org = &p.OrganizationID
 	}
-	if cursor != nil {
-		c, err := parseCursor(*cursor)
-		if err != nil {
-			return nil, nil, err
-		}
-		after = &c
+	if after, err = afterCursor(cursor); err != nil {
+		return nil, nil, err
 	}
 	return org, after, nil
 }
@@ -78,6 +74,19 @@ func parseCursor(s string) (uuid.UUID, error) {
 			Fields: []core.FieldError{{Location: "query", Pointer: "cursor", Code: "format", Message: "Pass next_cursor of the previous page."}}}
 	}
 	return id, nil
+}
+
+// afterCursor reads an optional next_cursor: the id after which the page starts, or nil for
+// the first page.
+func afterCursor(cursor *string) (*uuid.UUID, error) {
+	if cursor == nil {
+		return nil, nil
+	}
+	after, err := parseCursor(*cursor)
+	if err != nil {
+		return nil, err
+	}
+	return &after, nil
 }
 
 // page trims a result fetched with limit+1 rows to limit and returns the cursor of the next
