@@ -32,6 +32,7 @@ const (
 	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
 	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
 	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
+	EventOrganizationUpdated          EventType = "organization.updated"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -45,6 +46,7 @@ func EventTypes() []EventType {
 		EventSupportCaseOpened, EventSupportCaseClosed,
 		EventSpendControlWarningReached, EventSpendControlHardLimitReached,
 		EventTaxInvoiceGenerated, EventWebhookEndpointTest,
+		EventOrganizationUpdated,
 	}
 }
 
