@@ -4728,6 +4728,32 @@ func (t *WebhookEventData) MergeWebhookTestEventData(v WebhookTestEventData) err
 	return err
 }
 
+// AsOrganization returns the union data inside the WebhookEventData as a Organization
+func (t WebhookEventData) AsOrganization() (Organization, error) {
+	var body Organization
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOrganization overwrites any union data inside the WebhookEventData as the provided Organization
+func (t *WebhookEventData) FromOrganization(v Organization) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOrganization performs a merge with any union data inside the WebhookEventData, using the provided Organization
+func (t *WebhookEventData) MergeOrganization(v Organization) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEventData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
