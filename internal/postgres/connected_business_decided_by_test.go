@@ -8,8 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/core"
-	"github.com/provider/coreapi/internal/httpapi"
-	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/webhook"
 )
@@ -21,14 +19,7 @@ import (
 func TestDecidedByMigrationKeepsTheOperatorsDecisions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	d, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	d.Events = httpapi.EventEncoder{}
-	d.Jobs = noJobs{}
+	dsn, d := openUpgradable(t)
 	services := postgres.NewServices(d, devBox(t), webhook.DefaultPolicy(true))
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 	org, err := services.Organizations.CreateOrganization(operator, core.OrganizationCreate{
