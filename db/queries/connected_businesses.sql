@@ -40,7 +40,8 @@ LIMIT @row_limit;
 -- name: ConnectedBusinessUpdate :one
 UPDATE connected_businesses
 SET display_name = @display_name, legal_name_ar = @legal_name_ar, legal_name_en = @legal_name_en,
-    vat_reference = @vat_reference, lifecycle_status = @lifecycle_status, updated_at = now()
+    vat_reference = @vat_reference, lifecycle_status = @lifecycle_status,
+    lifecycle_decided_by = @lifecycle_decided_by, updated_at = now()
 WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 

@@ -1676,6 +1676,7 @@ const (
 	WebhookEventTypeBillingInvoiceIssued         WebhookEventType = "billing_invoice.issued"
 	WebhookEventTypeConnectedBusinessCreated     WebhookEventType = "connected_business.created"
 	WebhookEventTypeConnectedBusinessUpdated     WebhookEventType = "connected_business.updated"
+	WebhookEventTypeOrganizationUpdated          WebhookEventType = "organization.updated"
 	WebhookEventTypeSpendControlHardLimitReached WebhookEventType = "spend_control.hard_limit_reached"
 	WebhookEventTypeSpendControlWarningReached   WebhookEventType = "spend_control.warning_reached"
 	WebhookEventTypeSubscriptionActivated        WebhookEventType = "subscription.activated"
@@ -1708,6 +1709,8 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeConnectedBusinessCreated:
 		return true
 	case WebhookEventTypeConnectedBusinessUpdated:
+		return true
+	case WebhookEventTypeOrganizationUpdated:
 		return true
 	case WebhookEventTypeSpendControlHardLimitReached:
 		return true
@@ -2034,7 +2037,7 @@ type ConnectedBusiness struct {
 	// LegalNameEn English legal name.
 	LegalNameEn string `json:"legal_name_en"`
 
-	// LifecycleStatus Lifecycle of a connected business. `active` <-> `suspended` freely; `closed` is final (any change away from it is 409 `invalid_state_transition`). While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409).
+	// LifecycleStatus Lifecycle of a connected business. Any state may move to any other (`updateConnectedBusiness`), a closed business too; only the operator may change a suspension or closure the operator made. While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409); once active again its credentials work again.
 	LifecycleStatus          ConnectedBusinessLifecycleStatus `json:"lifecycle_status"`
 	NationalAddressReference nullable.Nullable[string]        `json:"national_address_reference"`
 
@@ -2105,7 +2108,7 @@ type ConnectedBusinessDetail struct {
 	// LegalNameEn English legal name.
 	LegalNameEn string `json:"legal_name_en"`
 
-	// LifecycleStatus Lifecycle of a connected business. `active` <-> `suspended` freely; `closed` is final (any change away from it is 409 `invalid_state_transition`). While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409).
+	// LifecycleStatus Lifecycle of a connected business. Any state may move to any other (`updateConnectedBusiness`), a closed business too; only the operator may change a suspension or closure the operator made. While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409); once active again its credentials work again.
 	LifecycleStatus          ConnectedBusinessLifecycleStatus `json:"lifecycle_status"`
 	NationalAddressReference nullable.Nullable[string]        `json:"national_address_reference"`
 
@@ -2118,7 +2121,7 @@ type ConnectedBusinessDetail struct {
 	VatReference nullable.Nullable[string]   `json:"vat_reference"`
 }
 
-// ConnectedBusinessLifecycleStatus Lifecycle of a connected business. `active` <-> `suspended` freely; `closed` is final (any change away from it is 409 `invalid_state_transition`). While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409).
+// ConnectedBusinessLifecycleStatus Lifecycle of a connected business. Any state may move to any other (`updateConnectedBusiness`), a closed business too; only the operator may change a suspension or closure the operator made. While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409); once active again its credentials work again.
 type ConnectedBusinessLifecycleStatus string
 
 // ConnectedBusinessList A page of connected businesses, oldest first.
@@ -2141,13 +2144,13 @@ type ConnectedBusinessResource struct {
 	LifecycleStatus string `json:"lifecycle_status"`
 }
 
-// ConnectedBusinessUpdateRequest Body of `updateConnectedBusiness`: every field optional; absent fields are unchanged. A patch that changes nothing leaves `updated_at` alone.
+// ConnectedBusinessUpdateRequest Body of `updateConnectedBusiness`: every field optional; absent fields are unchanged. A patch that changes nothing leaves `updated_at` alone, unless it carries `lifecycle_status` (which always sets `updated_at`).
 type ConnectedBusinessUpdateRequest struct {
 	DisplayName *string                   `json:"display_name,omitempty"`
 	LegalNameAr nullable.Nullable[string] `json:"legal_name_ar,omitempty"`
 	LegalNameEn *string                   `json:"legal_name_en,omitempty"`
 
-	// LifecycleStatus Lifecycle of a connected business. `active` <-> `suspended` freely; `closed` is final (any change away from it is 409 `invalid_state_transition`). While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409).
+	// LifecycleStatus Lifecycle of a connected business. Any state may move to any other (`updateConnectedBusiness`), a closed business too; only the operator may change a suspension or closure the operator made. While suspended or closed, the business's sandbox credentials authenticate nobody (401) and no new credential is issued (409); once active again its credentials work again.
 	LifecycleStatus *ConnectedBusinessLifecycleStatus `json:"lifecycle_status,omitempty"`
 	VatReference    nullable.Nullable[string]         `json:"vat_reference,omitempty"`
 }
@@ -2774,6 +2777,39 @@ type OrganizationRiskStatus string
 
 // OrganizationType Kind of organization. `reseller` and `white_label_tenant` organizations are in Platform mode and may create connected businesses.
 type OrganizationType string
+
+// OrganizationUpdateRequest Body of `updateOrganization`: every field optional; absent fields are unchanged, `null` clears a nullable reference. The names and references may be changed by the organization or the operator; `lifecycle_status`, `verification_status`, `risk_status` and `data_residency_policy` by the operator only, along the transitions of `updateOrganization`. The bounds are those of connected businesses (names 1..160, references 1..120 characters).
+type OrganizationUpdateRequest struct {
+	// CommercialRegistrationReference Commercial registration number; `null` clears it.
+	CommercialRegistrationReference nullable.Nullable[string] `json:"commercial_registration_reference,omitempty"`
+
+	// DataResidencyPolicy Operator only.
+	DataResidencyPolicy *DataResidencyPolicy `json:"data_residency_policy,omitempty"`
+
+	// DisplayName Name shown in the console.
+	DisplayName *string `json:"display_name,omitempty"`
+
+	// LegalNameAr Legal name in Arabic.
+	LegalNameAr *string `json:"legal_name_ar,omitempty"`
+
+	// LegalNameEn Legal name in English.
+	LegalNameEn *string `json:"legal_name_en,omitempty"`
+
+	// LifecycleStatus Operator only.
+	LifecycleStatus *OrganizationLifecycleStatus `json:"lifecycle_status,omitempty"`
+
+	// NationalAddressReference National address reference; `null` clears it.
+	NationalAddressReference nullable.Nullable[string] `json:"national_address_reference,omitempty"`
+
+	// RiskStatus Operator only.
+	RiskStatus *OrganizationRiskStatus `json:"risk_status,omitempty"`
+
+	// VatReference VAT registration number; `null` clears it.
+	VatReference nullable.Nullable[string] `json:"vat_reference,omitempty"`
+
+	// VerificationStatus Operator only.
+	VerificationStatus *OrganizationVerificationStatus `json:"verification_status,omitempty"`
+}
 
 // OrganizationVerificationStatus Verification state of an organization.
 type OrganizationVerificationStatus string
@@ -3842,7 +3878,8 @@ type WebhookEvent struct {
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
 	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
-	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed) | `ConnectedBusiness` |
+	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
+	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
 	// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
 	// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
@@ -3871,7 +3908,8 @@ type WebhookEventData struct {
 // | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
 // | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
 // | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
-// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed) | `ConnectedBusiness` |
+// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
+// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
 // | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
 // | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
@@ -3908,7 +3946,8 @@ type WebhookTestResult struct {
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
 	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
-	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed) | `ConnectedBusiness` |
+	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
+	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
 	// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
 	// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
@@ -4349,6 +4388,9 @@ type CreateVerifiedLoginOnboardingJSONRequestBody = VerifiedLoginRequest
 
 // CreateOrganizationJSONRequestBody defines body for CreateOrganization for application/json ContentType.
 type CreateOrganizationJSONRequestBody = OrganizationCreateRequest
+
+// UpdateOrganizationJSONRequestBody defines body for UpdateOrganization for application/json ContentType.
+type UpdateOrganizationJSONRequestBody = OrganizationUpdateRequest
 
 // PutSpendControlJSONRequestBody defines body for PutSpendControl for application/json ContentType.
 type PutSpendControlJSONRequestBody = SpendControlPutRequest
@@ -4799,6 +4841,32 @@ func (t *WebhookEventData) MergeWebhookTestEventData(v WebhookTestEventData) err
 	return err
 }
 
+// AsOrganization returns the union data inside the WebhookEventData as a Organization
+func (t WebhookEventData) AsOrganization() (Organization, error) {
+	var body Organization
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOrganization overwrites any union data inside the WebhookEventData as the provided Organization
+func (t *WebhookEventData) FromOrganization(v Organization) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOrganization performs a merge with any union data inside the WebhookEventData, using the provided Organization
+func (t *WebhookEventData) MergeOrganization(v Organization) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEventData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -5003,7 +5071,7 @@ type ClientInterface interface {
 
 	// UpdateConnectedBusinessWithBody Update a connected business
 	//
-	// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+	// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5012,7 +5080,7 @@ type ClientInterface interface {
 
 	// UpdateConnectedBusiness Update a connected business
 	//
-	// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+	// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5131,6 +5199,88 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/organizations/{id} (the `GetOrganization` operationId).
 	GetOrganization(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateOrganizationWithBody Update an organization
+	//
+	// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+	//
+	// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+	// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+	// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+	// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+	// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+	// `organizations:write`.
+	//
+	// **Transitions** (a status sent with its current value is no change):
+	//
+	// | field | from | to |
+	// |---|---|---|
+	// | `lifecycle_status` | `pending` | `active`, `terminated` |
+	// | | `active` | `suspended`, `terminated` |
+	// | | `suspended` | `active`, `terminated` |
+	// | | `terminated` | `archived` |
+	// | | `archived` | nothing (final) |
+	// | `verification_status` | `unverified` | `pending_review` |
+	// | | `pending_review` | `verified`, `rejected` |
+	// | | `rejected` | `pending_review` |
+	// | | `verified` | nothing |
+	// | `risk_status` | any | any |
+	// | `data_residency_policy` | any | any |
+	//
+	// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+	// do is decided elsewhere (see the operations it uses).
+	//
+	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+	// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+	// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+	UpdateOrganizationWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateOrganization Update an organization
+	//
+	// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+	//
+	// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+	// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+	// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+	// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+	// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+	// `organizations:write`.
+	//
+	// **Transitions** (a status sent with its current value is no change):
+	//
+	// | field | from | to |
+	// |---|---|---|
+	// | `lifecycle_status` | `pending` | `active`, `terminated` |
+	// | | `active` | `suspended`, `terminated` |
+	// | | `suspended` | `active`, `terminated` |
+	// | | `terminated` | `archived` |
+	// | | `archived` | nothing (final) |
+	// | `verification_status` | `unverified` | `pending_review` |
+	// | | `pending_review` | `verified`, `rejected` |
+	// | | `rejected` | `pending_review` |
+	// | | `verified` | nothing |
+	// | `risk_status` | any | any |
+	// | `data_residency_policy` | any | any |
+	//
+	// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+	// do is decided elsewhere (see the operations it uses).
+	//
+	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+	// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+	// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+	UpdateOrganization(ctx context.Context, id Id, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPlans List plans with prices
 	//
@@ -5903,7 +6053,7 @@ func (c *Client) GetConnectedBusiness(ctx context.Context, id Id, reqEditors ...
 
 // UpdateConnectedBusinessWithBody Update a connected business
 //
-// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5922,7 +6072,7 @@ func (c *Client) UpdateConnectedBusinessWithBody(ctx context.Context, id Id, con
 
 // UpdateConnectedBusiness Update a connected business
 //
-// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6172,6 +6322,108 @@ func (c *Client) CreateOrganization(ctx context.Context, params *CreateOrganizat
 // Corresponds with GET /v1/organizations/{id} (the `GetOrganization` operationId).
 func (c *Client) GetOrganization(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrganizationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateOrganizationWithBody Update an organization
+//
+// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+//
+// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+// `organizations:write`.
+//
+// **Transitions** (a status sent with its current value is no change):
+//
+// | field | from | to |
+// |---|---|---|
+// | `lifecycle_status` | `pending` | `active`, `terminated` |
+// | | `active` | `suspended`, `terminated` |
+// | | `suspended` | `active`, `terminated` |
+// | | `terminated` | `archived` |
+// | | `archived` | nothing (final) |
+// | `verification_status` | `unverified` | `pending_review` |
+// | | `pending_review` | `verified`, `rejected` |
+// | | `rejected` | `pending_review` |
+// | | `verified` | nothing |
+// | `risk_status` | any | any |
+// | `data_residency_policy` | any | any |
+//
+// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+// do is decided elsewhere (see the operations it uses).
+//
+// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+func (c *Client) UpdateOrganizationWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOrganizationRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateOrganization Update an organization
+//
+// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+//
+// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+// `organizations:write`.
+//
+// **Transitions** (a status sent with its current value is no change):
+//
+// | field | from | to |
+// |---|---|---|
+// | `lifecycle_status` | `pending` | `active`, `terminated` |
+// | | `active` | `suspended`, `terminated` |
+// | | `suspended` | `active`, `terminated` |
+// | | `terminated` | `archived` |
+// | | `archived` | nothing (final) |
+// | `verification_status` | `unverified` | `pending_review` |
+// | | `pending_review` | `verified`, `rejected` |
+// | | `rejected` | `pending_review` |
+// | | `verified` | nothing |
+// | `risk_status` | any | any |
+// | `data_residency_policy` | any | any |
+//
+// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+// do is decided elsewhere (see the operations it uses).
+//
+// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOrganizationRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8200,6 +8452,53 @@ func NewGetOrganizationRequest(server string, id Id) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdateOrganizationRequest calls the generic UpdateOrganization builder with application/json body
+func NewUpdateOrganizationRequest(server string, id Id, body UpdateOrganizationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateOrganizationRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateOrganizationRequestWithBody constructs an http.Request for the UpdateOrganization method, with any body, and a specified content type
+func NewUpdateOrganizationRequestWithBody(server string, id Id, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListPlansRequest constructs an http.Request for the ListPlans method
 func NewListPlansRequest(server string, params *ListPlansParams) (*http.Request, error) {
 	var err error
@@ -10159,7 +10458,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateConnectedBusinessWithBodyWithResponse Update a connected business
 	//
-	// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+	// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10168,7 +10467,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateConnectedBusinessWithResponse Update a connected business
 	//
-	// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+	// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10291,6 +10590,88 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/organizations/{id} (the `GetOrganization` operationId).
 	GetOrganizationWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetOrganizationResponse, error)
+
+	// UpdateOrganizationWithBodyWithResponse Update an organization
+	//
+	// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+	//
+	// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+	// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+	// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+	// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+	// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+	// `organizations:write`.
+	//
+	// **Transitions** (a status sent with its current value is no change):
+	//
+	// | field | from | to |
+	// |---|---|---|
+	// | `lifecycle_status` | `pending` | `active`, `terminated` |
+	// | | `active` | `suspended`, `terminated` |
+	// | | `suspended` | `active`, `terminated` |
+	// | | `terminated` | `archived` |
+	// | | `archived` | nothing (final) |
+	// | `verification_status` | `unverified` | `pending_review` |
+	// | | `pending_review` | `verified`, `rejected` |
+	// | | `rejected` | `pending_review` |
+	// | | `verified` | nothing |
+	// | `risk_status` | any | any |
+	// | `data_residency_policy` | any | any |
+	//
+	// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+	// do is decided elsewhere (see the operations it uses).
+	//
+	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+	// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+	// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+	UpdateOrganizationWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOrganizationResponse, error)
+
+	// UpdateOrganizationWithResponse Update an organization
+	//
+	// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+	//
+	// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+	// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+	// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+	// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+	// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+	// `organizations:write`.
+	//
+	// **Transitions** (a status sent with its current value is no change):
+	//
+	// | field | from | to |
+	// |---|---|---|
+	// | `lifecycle_status` | `pending` | `active`, `terminated` |
+	// | | `active` | `suspended`, `terminated` |
+	// | | `suspended` | `active`, `terminated` |
+	// | | `terminated` | `archived` |
+	// | | `archived` | nothing (final) |
+	// | `verification_status` | `unverified` | `pending_review` |
+	// | | `pending_review` | `verified`, `rejected` |
+	// | | `rejected` | `pending_review` |
+	// | | `verified` | nothing |
+	// | `risk_status` | any | any |
+	// | `data_residency_policy` | any | any |
+	//
+	// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+	// do is decided elsewhere (see the operations it uses).
+	//
+	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+	// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+	// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+	UpdateOrganizationWithResponse(ctx context.Context, id Id, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrganizationResponse, error)
 
 	// ListPlansWithResponse List plans with prices
 	//
@@ -13761,6 +14142,171 @@ func (r GetOrganizationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateOrganizationResponse200Headers the declared response headers of an HTTP 200 response for UpdateOrganization
+type UpdateOrganizationResponse200Headers struct {
+	RequestId string
+}
+
+// UpdateOrganizationResponse400Headers the declared response headers of an HTTP 400 response for UpdateOrganization
+type UpdateOrganizationResponse400Headers struct {
+	RequestId string
+}
+
+// UpdateOrganizationResponse401Headers the declared response headers of an HTTP 401 response for UpdateOrganization
+type UpdateOrganizationResponse401Headers struct {
+	RequestId string
+}
+
+// UpdateOrganizationResponse403Headers the declared response headers of an HTTP 403 response for UpdateOrganization
+type UpdateOrganizationResponse403Headers struct {
+	RequestId string
+}
+
+// UpdateOrganizationResponse404Headers the declared response headers of an HTTP 404 response for UpdateOrganization
+type UpdateOrganizationResponse404Headers struct {
+	RequestId string
+}
+
+// UpdateOrganizationResponse409Headers the declared response headers of an HTTP 409 response for UpdateOrganization
+type UpdateOrganizationResponse409Headers struct {
+	RequestId string
+}
+
+// UpdateOrganizationResponse429Headers the declared response headers of an HTTP 429 response for UpdateOrganization
+type UpdateOrganizationResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// UpdateOrganizationResponse503Headers the declared response headers of an HTTP 503 response for UpdateOrganization
+type UpdateOrganizationResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// UpdateOrganizationResponseDefaultHeaders the declared response headers of an HTTP default response for UpdateOrganization
+type UpdateOrganizationResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type UpdateOrganizationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Organization
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateOrganizationResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateOrganizationResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateOrganizationResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateOrganizationResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateOrganizationResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateOrganizationResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateOrganizationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateOrganizationResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdateOrganizationResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateOrganizationResponse) GetJSON200() *Organization {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdateOrganizationResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateOrganizationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateOrganizationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateOrganizationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateOrganizationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19049,7 +19595,7 @@ func (c *ClientWithResponses) GetConnectedBusinessWithResponse(ctx context.Conte
 
 // UpdateConnectedBusinessWithBodyWithResponse Update a connected business
 //
-// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19064,7 +19610,7 @@ func (c *ClientWithResponses) UpdateConnectedBusinessWithBodyWithResponse(ctx co
 
 // UpdateConnectedBusinessWithResponse Update a connected business
 //
-// Changes only the fields sent. `lifecycle_status` moves between `active` and `suspended`; `closed` is final (leaving it is 409 `invalid_state_transition`). Suspending or closing a business stops its credentials from authenticating; re-activating restores them. `updated_at` changes only when something changed.
+// Changes only the fields sent. **Who may:** the platform organization (its own businesses; any other id is 404) or the operator (any business); a connected-business credential lacks the scope. `lifecycle_status` moves the business from any state to the requested one (`active`, `suspended`, `closed`), as the specification's transition table says: a closed business can be reopened. Suspending or closing a business stops its credentials from authenticating (401) and its resources follow its status; its credentials are not revoked, so setting it `active` again gives it back its resources and the credentials it had, from the very next request (subject to the rules of the operations they call). The operator's decision stands: while a business is `suspended` or `closed` by the operator, only the operator may send `lifecycle_status` for it (an organization gets 403 `forbidden`). A body carrying `lifecycle_status` always sets `updated_at`, is audited and emits `connected_business.updated`, even when the status is the current one (the specification's transition table: "updated_at changes"); a body without it changes `updated_at`, the audit trail and the events only when it changes something.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19270,6 +19816,100 @@ func (c *ClientWithResponses) GetOrganizationWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParseGetOrganizationResponse(rsp)
+}
+
+// UpdateOrganizationWithBodyWithResponse Update an organization
+//
+// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+//
+// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+// `organizations:write`.
+//
+// **Transitions** (a status sent with its current value is no change):
+//
+// | field | from | to |
+// |---|---|---|
+// | `lifecycle_status` | `pending` | `active`, `terminated` |
+// | | `active` | `suspended`, `terminated` |
+// | | `suspended` | `active`, `terminated` |
+// | | `terminated` | `archived` |
+// | | `archived` | nothing (final) |
+// | `verification_status` | `unverified` | `pending_review` |
+// | | `pending_review` | `verified`, `rejected` |
+// | | `rejected` | `pending_review` |
+// | | `verified` | nothing |
+// | `risk_status` | any | any |
+// | `data_residency_policy` | any | any |
+//
+// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+// do is decided elsewhere (see the operations it uses).
+//
+// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+func (c *ClientWithResponses) UpdateOrganizationWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOrganizationResponse, error) {
+	rsp, err := c.UpdateOrganizationWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateOrganizationResponse(rsp)
+}
+
+// UpdateOrganizationWithResponse Update an organization
+//
+// Changes only the fields sent (absent fields are unchanged; `null` clears a nullable reference).
+//
+// **Who may:** the organization may change its own names and references (`legal_name_ar`, `legal_name_en`, `display_name`,
+// `commercial_registration_reference`, `vat_reference`, `national_address_reference`); any other organization's id is 404, exactly
+// as if it did not exist. Only the operator may change `lifecycle_status`, `verification_status`, `risk_status` and
+// `data_residency_policy`, of any organization: an organization principal sending any of them gets 403 `forbidden` (its `errors`
+// name the fields) and nothing changes. A connected-business credential may not change its platform organization (403). Needs
+// `organizations:write`.
+//
+// **Transitions** (a status sent with its current value is no change):
+//
+// | field | from | to |
+// |---|---|---|
+// | `lifecycle_status` | `pending` | `active`, `terminated` |
+// | | `active` | `suspended`, `terminated` |
+// | | `suspended` | `active`, `terminated` |
+// | | `terminated` | `archived` |
+// | | `archived` | nothing (final) |
+// | `verification_status` | `unverified` | `pending_review` |
+// | | `pending_review` | `verified`, `rejected` |
+// | | `rejected` | `pending_review` |
+// | | `verified` | nothing |
+// | `risk_status` | any | any |
+// | `data_residency_policy` | any | any |
+//
+// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
+// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
+// do is decided elsewhere (see the operations it uses).
+//
+// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
+// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
+// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
+// `Idempotency-Key`: repeating it is harmless, as the repeat changes nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
+func (c *ClientWithResponses) UpdateOrganizationWithResponse(ctx context.Context, id Id, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrganizationResponse, error) {
+	rsp, err := c.UpdateOrganization(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateOrganizationResponse(rsp)
 }
 
 // ListPlansWithResponse List plans with prices
@@ -23861,6 +24501,216 @@ func ParseGetOrganizationResponse(rsp *http.Response) (*GetOrganizationResponse,
 		response.Headers503 = &headers
 	case true:
 		var headers GetOrganizationResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateOrganizationResponse parses an HTTP response from a UpdateOrganizationWithResponse call
+func ParseUpdateOrganizationResponse(rsp *http.Response) (*UpdateOrganizationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateOrganizationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Organization
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateOrganizationResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateOrganizationResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateOrganizationResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateOrganizationResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateOrganizationResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateOrganizationResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateOrganizationResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateOrganizationResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers UpdateOrganizationResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -30624,6 +31474,9 @@ type ServerInterface interface {
 	// GetOrganization Get an organization
 	// (GET /v1/organizations/{id})
 	GetOrganization(w http.ResponseWriter, r *http.Request, id Id)
+	// UpdateOrganization Update an organization
+	// (PATCH /v1/organizations/{id})
+	UpdateOrganization(w http.ResponseWriter, r *http.Request, id Id)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(w http.ResponseWriter, r *http.Request, params ListPlansParams)
@@ -30828,6 +31681,12 @@ func (_ Unimplemented) CreateOrganization(w http.ResponseWriter, r *http.Request
 // GetOrganization Get an organization
 // (GET /v1/organizations/{id})
 func (_ Unimplemented) GetOrganization(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdateOrganization Update an organization
+// (PATCH /v1/organizations/{id})
+func (_ Unimplemented) UpdateOrganization(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -31846,6 +32705,32 @@ func (siw *ServerInterfaceWrapper) GetOrganization(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOrganization(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateOrganization operation middleware
+func (siw *ServerInterfaceWrapper) UpdateOrganization(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateOrganization(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -33385,6 +34270,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/organizations/{id}", wrapper.GetOrganization)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/v1/organizations/{id}", wrapper.UpdateOrganization)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/connected-businesses", wrapper.ListConnectedBusinesses)
@@ -36984,6 +37872,188 @@ type GetOrganizationdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetOrganizationdefaultApplicationProblemPlusJSONResponse) VisitGetOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganizationRequestObject struct {
+	Id   Id `json:"id"`
+	Body *UpdateOrganizationJSONRequestBody
+}
+
+type UpdateOrganizationResponseObject interface {
+	VisitUpdateOrganizationResponse(w http.ResponseWriter) error
+}
+
+type UpdateOrganization200ResponseHeaders struct {
+	RequestId string
+}
+
+type UpdateOrganization200JSONResponse struct {
+	Body    Organization
+	Headers UpdateOrganization200ResponseHeaders
+}
+
+func (response UpdateOrganization200JSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganization400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateOrganization400ApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganization401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateOrganization401ApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganization403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateOrganization403ApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganization404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateOrganization404ApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganization409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateOrganization409ApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganization429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateOrganization429ApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganization503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateOrganization503ApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateOrganizationdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response UpdateOrganizationdefaultApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -42666,6 +43736,9 @@ type StrictServerInterface interface {
 	// GetOrganization Get an organization
 	// (GET /v1/organizations/{id})
 	GetOrganization(ctx context.Context, request GetOrganizationRequestObject) (GetOrganizationResponseObject, error)
+	// UpdateOrganization Update an organization
+	// (PATCH /v1/organizations/{id})
+	UpdateOrganization(ctx context.Context, request UpdateOrganizationRequestObject) (UpdateOrganizationResponseObject, error)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(ctx context.Context, request ListPlansRequestObject) (ListPlansResponseObject, error)
@@ -43352,6 +44425,39 @@ func (sh *strictHandler) GetOrganization(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOrganizationResponseObject); ok {
 		if err := validResponse.VisitGetOrganizationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateOrganization operation middleware
+func (sh *strictHandler) UpdateOrganization(w http.ResponseWriter, r *http.Request, id Id) {
+	var request UpdateOrganizationRequestObject
+
+	request.Id = id
+
+	var body UpdateOrganizationJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateOrganization(ctx, request.(UpdateOrganizationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateOrganization")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateOrganizationResponseObject); ok {
+		if err := validResponse.VisitUpdateOrganizationResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

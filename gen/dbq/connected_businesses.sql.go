@@ -12,7 +12,7 @@ import (
 )
 
 const connectedBusinessGetByID = `-- name: ConnectedBusinessGetByID :one
-SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE organization_id = $1 AND id = $2
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by FROM connected_businesses WHERE organization_id = $1 AND id = $2
 `
 
 type ConnectedBusinessGetByIDParams struct {
@@ -36,12 +36,13 @@ func (q *Queries) ConnectedBusinessGetByID(ctx context.Context, arg ConnectedBus
 		&i.CommercialRegistrationReference,
 		&i.NationalAddressReference,
 		&i.LifecycleStatus,
+		&i.LifecycleDecidedBy,
 	)
 	return i, err
 }
 
 const connectedBusinessGetByIDAnyOrganization = `-- name: ConnectedBusinessGetByIDAnyOrganization :one
-SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE id = $1
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by FROM connected_businesses WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -61,12 +62,13 @@ func (q *Queries) ConnectedBusinessGetByIDAnyOrganization(ctx context.Context, i
 		&i.CommercialRegistrationReference,
 		&i.NationalAddressReference,
 		&i.LifecycleStatus,
+		&i.LifecycleDecidedBy,
 	)
 	return i, err
 }
 
 const connectedBusinessGetByIDForUpdate = `-- name: ConnectedBusinessGetByIDForUpdate :one
-SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by FROM connected_businesses WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type ConnectedBusinessGetByIDForUpdateParams struct {
@@ -91,12 +93,13 @@ func (q *Queries) ConnectedBusinessGetByIDForUpdate(ctx context.Context, arg Con
 		&i.CommercialRegistrationReference,
 		&i.NationalAddressReference,
 		&i.LifecycleStatus,
+		&i.LifecycleDecidedBy,
 	)
 	return i, err
 }
 
 const connectedBusinessGetByIDForUpdateAnyOrganization = `-- name: ConnectedBusinessGetByIDForUpdateAnyOrganization :one
-SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses WHERE id = $1 FOR UPDATE
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by FROM connected_businesses WHERE id = $1 FOR UPDATE
 `
 
 // The operator's lock: any organization.
@@ -116,6 +119,7 @@ func (q *Queries) ConnectedBusinessGetByIDForUpdateAnyOrganization(ctx context.C
 		&i.CommercialRegistrationReference,
 		&i.NationalAddressReference,
 		&i.LifecycleStatus,
+		&i.LifecycleDecidedBy,
 	)
 	return i, err
 }
@@ -128,7 +132,7 @@ INSERT INTO connected_businesses (
     $1, $2, $3, $4, $5, $6,
     $7, $8, $9, 'active'
 )
-RETURNING id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status
+RETURNING id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by
 `
 
 type ConnectedBusinessInsertParams struct {
@@ -169,12 +173,13 @@ func (q *Queries) ConnectedBusinessInsert(ctx context.Context, arg ConnectedBusi
 		&i.CommercialRegistrationReference,
 		&i.NationalAddressReference,
 		&i.LifecycleStatus,
+		&i.LifecycleDecidedBy,
 	)
 	return i, err
 }
 
 const connectedBusinessList = `-- name: ConnectedBusinessList :many
-SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by FROM connected_businesses
 WHERE organization_id = $1
   AND ($2::uuid IS NULL OR id > $2)
 ORDER BY id
@@ -209,6 +214,7 @@ func (q *Queries) ConnectedBusinessList(ctx context.Context, arg ConnectedBusine
 			&i.CommercialRegistrationReference,
 			&i.NationalAddressReference,
 			&i.LifecycleStatus,
+			&i.LifecycleDecidedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -221,7 +227,7 @@ func (q *Queries) ConnectedBusinessList(ctx context.Context, arg ConnectedBusine
 }
 
 const connectedBusinessListAnyOrganization = `-- name: ConnectedBusinessListAnyOrganization :many
-SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status FROM connected_businesses
+SELECT id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by FROM connected_businesses
 WHERE ($1::uuid IS NULL OR id > $1)
 ORDER BY id
 LIMIT $2
@@ -255,6 +261,7 @@ func (q *Queries) ConnectedBusinessListAnyOrganization(ctx context.Context, arg 
 			&i.CommercialRegistrationReference,
 			&i.NationalAddressReference,
 			&i.LifecycleStatus,
+			&i.LifecycleDecidedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -269,19 +276,21 @@ func (q *Queries) ConnectedBusinessListAnyOrganization(ctx context.Context, arg 
 const connectedBusinessUpdate = `-- name: ConnectedBusinessUpdate :one
 UPDATE connected_businesses
 SET display_name = $1, legal_name_ar = $2, legal_name_en = $3,
-    vat_reference = $4, lifecycle_status = $5, updated_at = now()
-WHERE organization_id = $6 AND id = $7
-RETURNING id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status
+    vat_reference = $4, lifecycle_status = $5,
+    lifecycle_decided_by = $6, updated_at = now()
+WHERE organization_id = $7 AND id = $8
+RETURNING id, organization_id, created_at, updated_at, external_reference, display_name, legal_name_ar, legal_name_en, vat_reference, commercial_registration_reference, national_address_reference, lifecycle_status, lifecycle_decided_by
 `
 
 type ConnectedBusinessUpdateParams struct {
-	DisplayName     string
-	LegalNameAr     *string
-	LegalNameEn     string
-	VatReference    *string
-	LifecycleStatus string
-	OrganizationID  uuid.UUID
-	ID              uuid.UUID
+	DisplayName        string
+	LegalNameAr        *string
+	LegalNameEn        string
+	VatReference       *string
+	LifecycleStatus    string
+	LifecycleDecidedBy *string
+	OrganizationID     uuid.UUID
+	ID                 uuid.UUID
 }
 
 func (q *Queries) ConnectedBusinessUpdate(ctx context.Context, arg ConnectedBusinessUpdateParams) (ConnectedBusiness, error) {
@@ -291,6 +300,7 @@ func (q *Queries) ConnectedBusinessUpdate(ctx context.Context, arg ConnectedBusi
 		arg.LegalNameEn,
 		arg.VatReference,
 		arg.LifecycleStatus,
+		arg.LifecycleDecidedBy,
 		arg.OrganizationID,
 		arg.ID,
 	)
@@ -308,6 +318,7 @@ func (q *Queries) ConnectedBusinessUpdate(ctx context.Context, arg ConnectedBusi
 		&i.CommercialRegistrationReference,
 		&i.NationalAddressReference,
 		&i.LifecycleStatus,
+		&i.LifecycleDecidedBy,
 	)
 	return i, err
 }

@@ -88,6 +88,7 @@ type ConnectedBusiness struct {
 	CommercialRegistrationReference *string
 	NationalAddressReference        *string
 	LifecycleStatus                 string
+	LifecycleDecidedBy              *string
 }
 
 type EinvoiceCounter struct {

@@ -7,9 +7,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// Connected business lifecycle: active and suspended move both ways; closed is final. A
-// suspended or closed business gets no new credentials and its existing ones stop
-// authenticating (a suspended business's credentials work again once it is active).
+// Connected business lifecycle: any state moves to any other, closed included (the
+// specification's transition table). A suspended or closed business gets no new credentials
+// and its existing ones stop authenticating; they are not revoked, so they work again once
+// the business is active. Only the operator may change a suspension or closure it made.
 const (
 	BusinessActive    = "active"
 	BusinessSuspended = "suspended"
@@ -31,19 +32,23 @@ func CapabilityID(product string) string { return product + ".sandbox" }
 
 // ConnectedBusiness is a downstream business of a platform organization.
 type ConnectedBusiness struct {
-	ID                              uuid.UUID         `json:"id"`
-	PlatformOrganizationID          uuid.UUID         `json:"platform_organization_id"`
-	CreatedAt                       time.Time         `json:"created_at"`
-	UpdatedAt                       time.Time         `json:"updated_at"`
-	ExternalReference               string            `json:"external_reference"`
-	DisplayName                     string            `json:"display_name"`
-	LegalNameAr                     *string           `json:"legal_name_ar"`
-	LegalNameEn                     string            `json:"legal_name_en"`
-	VatReference                    *string           `json:"vat_reference"`
-	CommercialRegistrationReference *string           `json:"commercial_registration_reference"`
-	NationalAddressReference        *string           `json:"national_address_reference"`
-	LifecycleStatus                 string            `json:"lifecycle_status"`
-	Resources                       []ServiceResource `json:"resources,omitempty"` // detail only
+	ID                              uuid.UUID `json:"id"`
+	PlatformOrganizationID          uuid.UUID `json:"platform_organization_id"`
+	CreatedAt                       time.Time `json:"created_at"`
+	UpdatedAt                       time.Time `json:"updated_at"`
+	ExternalReference               string    `json:"external_reference"`
+	DisplayName                     string    `json:"display_name"`
+	LegalNameAr                     *string   `json:"legal_name_ar"`
+	LegalNameEn                     string    `json:"legal_name_en"`
+	VatReference                    *string   `json:"vat_reference"`
+	CommercialRegistrationReference *string   `json:"commercial_registration_reference"`
+	NationalAddressReference        *string   `json:"national_address_reference"`
+	LifecycleStatus                 string    `json:"lifecycle_status"`
+	// LifecycleDecidedBy is the actor type (Principal.ActorType) that suspended or closed the
+	// business; "" while it is active. Internal: the audit trail records it, the API's
+	// business does not show it.
+	LifecycleDecidedBy string            `json:"lifecycle_decided_by,omitempty"`
+	Resources          []ServiceResource `json:"resources,omitempty"` // detail only
 }
 
 // ServiceResource is a sandbox resource of one product.
@@ -82,6 +87,31 @@ type ConnectedBusinessUpdate struct {
 	LifecycleStatus Field[string]
 }
 
+// Apply checks the update by actor (an actor type, see Principal.ActorType) and, when it is
+// allowed, applies it to cb and reports whether the business must be written. lifecycle_status
+// moves from any state to any other, but while the operator's suspension or closure stands
+// only the operator may send it (EForbidden). A body carrying lifecycle_status is always a
+// write, even with the current status: the specification's transition table says updated_at
+// changes. A refused update leaves cb as it was; Apply does not touch UpdatedAt.
+func (cb *ConnectedBusiness) Apply(in ConnectedBusinessUpdate, actor string) (write bool, err error) {
+	if status := in.LifecycleStatus; status.Set && status.Value != nil {
+		if cb.LifecycleDecidedBy == ActorOperator && actor != ActorOperator {
+			return false, Errorf(EForbidden, "Connected business %s was %s by the operator; only the operator can change its lifecycle_status.",
+				cb.ID, cb.LifecycleStatus)
+		}
+		cb.LifecycleStatus, cb.LifecycleDecidedBy = *status.Value, actor
+		if cb.LifecycleStatus == BusinessActive {
+			cb.LifecycleDecidedBy = ""
+		}
+		write = true
+	}
+	write = setValue(&cb.DisplayName, in.DisplayName) || write
+	write = setValue(&cb.LegalNameEn, in.LegalNameEn) || write
+	write = setNullable(&cb.LegalNameAr, in.LegalNameAr) || write
+	write = setNullable(&cb.VatReference, in.VatReference) || write
+	return write, nil
+}
+
 // ConnectedBusinessCredential is a sandbox key of one business and product, shown once.
 type ConnectedBusinessCredential struct {
 	ID                  uuid.UUID
@@ -102,8 +132,10 @@ type ConnectedBusinessService interface {
 	ListConnectedBusinesses(ctx context.Context, cursor *uuid.UUID, limit int) ([]*ConnectedBusiness, *string, error)
 	// FindConnectedBusinessByID returns a business with its resources.
 	FindConnectedBusinessByID(ctx context.Context, id uuid.UUID) (*ConnectedBusiness, error)
-	// UpdateConnectedBusiness applies a partial update; a closed business can't be reopened
-	// (EInvalidTransition). A patch that changes nothing changes nothing, updated_at included.
+	// UpdateConnectedBusiness applies a partial update (ConnectedBusiness.Apply), its
+	// resources following the business's status: EForbidden when an organization would change
+	// the operator's suspension or closure. A patch that changes nothing and carries no
+	// lifecycle_status changes nothing, updated_at included.
 	UpdateConnectedBusiness(ctx context.Context, id uuid.UUID, in ConnectedBusinessUpdate) (*ConnectedBusiness, error)
 	// CreateCredential creates a sandbox key for one product of an active business
 	// (EConflict otherwise); a product it was not created with is EUnprocessable.

@@ -26,3 +26,8 @@ type Services struct {
 	Operators     OperatorTokenService
 	Webhooks      WebhookService
 }
+
+// equalPtr reports whether two optional values are both absent or both present and equal.
+func equalPtr[T comparable](a, b *T) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}

@@ -34,6 +34,7 @@ const (
 	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
 	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
 	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
+	EventOrganizationUpdated          EventType = "organization.updated"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -48,6 +49,7 @@ func EventTypes() []EventType {
 		EventSupportCaseUpdated, EventSupportCaseMessageCreated,
 		EventSpendControlWarningReached, EventSpendControlHardLimitReached,
 		EventTaxInvoiceGenerated, EventWebhookEndpointTest,
+		EventOrganizationUpdated,
 	}
 }
 

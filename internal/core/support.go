@@ -136,13 +136,6 @@ func moveTo(status string) SupportCaseUpdate {
 	return SupportCaseUpdate{Status: Field[string]{Set: true, Value: &status}}
 }
 
-func equalPtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
 // Authors of support case messages: the case's organization, or the provider's staff.
 const (
 	SupportAuthorCustomer = "customer"

@@ -64,17 +64,12 @@ func (s *Server) GetConnectedBusiness(ctx context.Context, req api.GetConnectedB
 // UpdateConnectedBusiness implements PATCH /v1/connected-businesses/{id}.
 func (s *Server) UpdateConnectedBusiness(ctx context.Context, req api.UpdateConnectedBusinessRequestObject) (api.UpdateConnectedBusinessResponseObject, error) {
 	b := req.Body
-	var status *string
-	if b.LifecycleStatus != nil {
-		v := string(*b.LifecycleStatus)
-		status = &v
-	}
 	cb, err := s.cfg.Services.Businesses.UpdateConnectedBusiness(ctx, req.Id, core.ConnectedBusinessUpdate{
-		DisplayName:     core.Field[string]{Set: b.DisplayName != nil, Value: b.DisplayName},
-		LegalNameEn:     core.Field[string]{Set: b.LegalNameEn != nil, Value: b.LegalNameEn},
+		DisplayName:     presentField(b.DisplayName),
+		LegalNameEn:     presentField(b.LegalNameEn),
 		LegalNameAr:     patchField(b.LegalNameAr),
 		VatReference:    patchField(b.VatReference),
-		LifecycleStatus: core.Field[string]{Set: status != nil, Value: status},
+		LifecycleStatus: presentField(b.LifecycleStatus),
 	})
 	if err != nil {
 		return nil, err
@@ -100,6 +95,15 @@ func patchField[T any](n nullable.Nullable[T]) core.Field[T] {
 		return core.Field[T]{}
 	}
 	return core.Field[T]{Set: true, Value: valueOf(n)}
+}
+
+// presentField reads an optional PATCH field that cannot be null: absent or a value.
+func presentField[T ~string](v *T) core.Field[string] {
+	if v == nil {
+		return core.Field[string]{}
+	}
+	s := string(*v)
+	return core.Field[string]{Set: true, Value: &s}
 }
 
 func uuidNullable(next *string) nullable.Nullable[api.ConnectedBusinessCursor] {

@@ -302,7 +302,6 @@ func TestConnectedBusinessLifecycleAndCredentials(t *testing.T) {
 	if r := setStatus("closed"); r.Status != http.StatusOK {
 		t.Fatalf("close: %d %s", r.Status, r.Body)
 	}
-	assertProblem(t, "reopen", setStatus("active"), http.StatusConflict, "invalid_state_transition")
 	assertProblem(t, "credential of a closed business", credential(`{"product":"address"}`), http.StatusConflict, "conflict")
 	if r := setStatus("closed"); r.Status != http.StatusOK {
 		t.Errorf("closing a closed business is a no-op: %d %s", r.Status, r.Body)

@@ -21,6 +21,7 @@ import (
 var implemented = map[string]int{
 	"createOrganization": http.StatusCreated,
 	"getOrganization":    http.StatusNotFound,
+	"updateOrganization": http.StatusNotFound,     // a random id names nothing
 	"createOAuthToken":   http.StatusUnauthorized, // the example's client does not exist
 	"createApiKey":       http.StatusUnprocessableEntity,
 	"listApiKeys":        http.StatusOK,

@@ -26,6 +26,8 @@ func (EventEncoder) Encode(t core.EventType, v any) (json.RawMessage, error) {
 
 func eventData(v any) (any, error) {
 	switch v := v.(type) {
+	case *core.Organization:
+		return toAPIOrganization(v), nil
 	case *core.Subscription:
 		return toAPISubscription(v), nil
 	case *core.BillingInvoice:

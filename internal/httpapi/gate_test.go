@@ -22,8 +22,8 @@ func TestContractGate(t *testing.T) {
 	t.Run("ErrMethodNotAllowedListsAllow", func(t *testing.T) {
 		resp := env.Do(apitest.Request{Method: http.MethodDelete, Path: "/v1/organizations/" + uuid.NewString(), Token: apitest.OperatorToken})
 		assertProblem(t, "DELETE organization", resp, http.StatusMethodNotAllowed, "method_not_allowed")
-		if got := resp.Header.Get("Allow"); got != "GET" {
-			t.Errorf("Allow = %q, want GET", got)
+		if got := resp.Header.Get("Allow"); got != "GET, PATCH" {
+			t.Errorf("Allow = %q, want GET, PATCH", got)
 		}
 	})
 	t.Run("ErrBodyTooLarge", func(t *testing.T) {

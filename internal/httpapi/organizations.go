@@ -39,6 +39,27 @@ func (s *Server) GetOrganization(ctx context.Context, req api.GetOrganizationReq
 	return api.GetOrganization200JSONResponse{Body: toAPIOrganization(org)}, nil
 }
 
+// UpdateOrganization implements PATCH /v1/organizations/{id}.
+func (s *Server) UpdateOrganization(ctx context.Context, req api.UpdateOrganizationRequestObject) (api.UpdateOrganizationResponseObject, error) {
+	b := req.Body
+	org, err := s.cfg.Services.Organizations.UpdateOrganization(ctx, req.Id, core.OrganizationUpdate{
+		LegalNameAr:                     presentField(b.LegalNameAr),
+		LegalNameEn:                     presentField(b.LegalNameEn),
+		DisplayName:                     presentField(b.DisplayName),
+		CommercialRegistrationReference: patchField(b.CommercialRegistrationReference),
+		VatReference:                    patchField(b.VatReference),
+		NationalAddressReference:        patchField(b.NationalAddressReference),
+		LifecycleStatus:                 presentField(b.LifecycleStatus),
+		VerificationStatus:              presentField(b.VerificationStatus),
+		RiskStatus:                      presentField(b.RiskStatus),
+		DataResidencyPolicy:             presentField(b.DataResidencyPolicy),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return api.UpdateOrganization200JSONResponse{Body: toAPIOrganization(org)}, nil
+}
+
 func toAPIOrganization(o *core.Organization) api.Organization {
 	return api.Organization{
 		Id:                              o.ID,

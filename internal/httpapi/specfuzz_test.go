@@ -130,8 +130,12 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		t.Fatalf("seed invoice: %d %s", r.Status, r.Body)
 	}
 	fx.invoice = r.JSON(t)["invoice"].(map[string]any)["id"].(string)
+	// The organization operations get an organization of their own: updateOrganization's
+	// valid requests walk its statuses (to archived), which must not change what the other
+	// families' requests for fx.org may do.
+	administered := createOrganization(t, env, minimalOrganization)["id"].(string)
 	fx.ids = map[string]string{
-		"organizations": fx.org, "connected-businesses": fx.business, "subscriptions": fx.subscription,
+		"organizations": administered, "connected-businesses": fx.business, "subscriptions": fx.subscription,
 		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice, "products": fuzzProduct,
 	}
 	messages := supportCase()

@@ -50,6 +50,7 @@ var eventDataSchemas = map[string]string{
 	"spend_control.hard_limit_reached": "SpendControlStatus",
 	"tax_invoice.generated":            "TaxInvoiceEventData",
 	"webhook_endpoint.test":            "WebhookTestEventData",
+	"organization.updated":             "Organization",
 }
 
 var (
@@ -134,6 +135,8 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	// Connected businesses.
 	cb := p.create(t, businessBody("events-1", nil))
 	do(http.MethodPatch, "/v1/connected-businesses/"+cb["id"].(string), `{"display_name":"Renamed merchant"}`, http.StatusOK)
+	// The organization itself.
+	do(http.MethodPatch, "/v1/organizations/"+org, `{"display_name":"Renamed platform"}`, http.StatusOK)
 	// API keys: created, rotated (which creates the replacement), revoked.
 	key := do(http.MethodPost, "/v1/api-keys", fmt.Sprintf(`{"organization_id":%q,"name":"events","environment":"sandbox","scopes":["organizations:read"]}`, org), http.StatusCreated)
 	replacement := do(http.MethodPost, "/v1/api-keys/"+key["id"].(string)+"/rotate", `{"grace_period_seconds":60}`, http.StatusCreated)
@@ -200,6 +203,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
+		"organization.updated": 1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("events per type %v, want %v", counts, want)
@@ -228,6 +232,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	}
 	if d := stored["connected_business.updated"]; len(d) == 1 && d[0]["display_name"] != "Renamed merchant" {
 		t.Errorf("connected_business.updated: %v", d[0])
+	}
+	if d := stored["organization.updated"]; len(d) == 1 && (d[0]["id"] != org || d[0]["display_name"] != "Renamed platform") {
+		t.Errorf("organization.updated: %v", d[0])
 	}
 
 	// Every stored event is delivered to the endpoint subscribed to all types, signed and

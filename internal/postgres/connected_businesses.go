@@ -164,46 +164,36 @@ func listResources(ctx context.Context, q *dbq.Queries, org, business uuid.UUID)
 
 // UpdateConnectedBusiness implements core.ConnectedBusinessService.
 func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, id uuid.UUID, in core.ConnectedBusinessUpdate) (*core.ConnectedBusiness, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var cb *core.ConnectedBusiness
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		row, err := lockBusiness(ctx, q, id)
 		if err != nil {
 			return err
 		}
 		before := businessFromRow(row)
-		next := dbq.ConnectedBusinessUpdateParams{
-			OrganizationID: row.OrganizationID, ID: id, DisplayName: row.DisplayName, LegalNameAr: row.LegalNameAr, LegalNameEn: row.LegalNameEn,
-			VatReference: row.VatReference, LifecycleStatus: row.LifecycleStatus,
+		next := *before
+		write, err := next.Apply(in, p.ActorType())
+		if err != nil {
+			return err
 		}
-		// The document forbids null for display_name, legal_name_en and lifecycle_status.
-		if in.DisplayName.Set && in.DisplayName.Value != nil {
-			next.DisplayName = *in.DisplayName.Value
-		}
-		if in.LegalNameEn.Set && in.LegalNameEn.Value != nil {
-			next.LegalNameEn = *in.LegalNameEn.Value
-		}
-		if in.LegalNameAr.Set {
-			next.LegalNameAr = in.LegalNameAr.Value
-		}
-		if in.VatReference.Set {
-			next.VatReference = in.VatReference.Value
-		}
-		if in.LifecycleStatus.Set && in.LifecycleStatus.Value != nil {
-			next.LifecycleStatus = *in.LifecycleStatus.Value
-		}
-		if before.LifecycleStatus == core.BusinessClosed && next.LifecycleStatus != core.BusinessClosed {
-			return core.Errorf(core.EInvalidTransition,
-				"Connected business %s is closed; closed is final, so lifecycle_status %s is not allowed.", id, next.LifecycleStatus)
-		}
-		if unchanged(row, next) {
+		if !write {
 			cb = before
 			cb.Resources, err = listResources(ctx, q, row.OrganizationID, id)
 			return err
 		}
-		updated, err := q.ConnectedBusinessUpdate(ctx, next)
+		updated, err := q.ConnectedBusinessUpdate(ctx, dbq.ConnectedBusinessUpdateParams{
+			OrganizationID: row.OrganizationID, ID: id, DisplayName: next.DisplayName, LegalNameAr: next.LegalNameAr,
+			LegalNameEn: next.LegalNameEn, VatReference: next.VatReference, LifecycleStatus: next.LifecycleStatus,
+			LifecycleDecidedBy: nonEmpty(next.LifecycleDecidedBy),
+		})
 		if err != nil {
 			return err
 		}
+		// The resources follow the business: a reopened business gets them back.
 		if updated.LifecycleStatus != row.LifecycleStatus {
 			if err := q.ServiceResourceSetStatusByBusiness(ctx, dbq.ServiceResourceSetStatusByBusinessParams{
 				OrganizationID: row.OrganizationID, ConnectedBusinessID: &id, LifecycleStatus: updated.LifecycleStatus,
@@ -224,7 +214,9 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 		return s.db.publish(ctx, q, row.OrganizationID, core.EventConnectedBusinessUpdated, cb)
 	})
 	if err == nil {
-		s.db.credentialsChanged(ctx) // a suspended or closed business's credentials stop at once
+		// A suspended or closed business's credentials stop at once, and a reopened
+		// business's work again at once: no cached answer may outlive the change.
+		s.db.credentialsChanged(ctx)
 	}
 	return cb, err
 }
@@ -240,16 +232,6 @@ func lockBusiness(ctx context.Context, q *dbq.Queries, id uuid.UUID) (dbq.Connec
 			return q.ConnectedBusinessGetByIDForUpdateAnyOrganization(ctx, id)
 		},
 		"Connected business", id)
-}
-
-func unchanged(row dbq.ConnectedBusiness, next dbq.ConnectedBusinessUpdateParams) bool {
-	return row.DisplayName == next.DisplayName && row.LegalNameEn == next.LegalNameEn &&
-		equalPtr(row.LegalNameAr, next.LegalNameAr) && equalPtr(row.VatReference, next.VatReference) &&
-		row.LifecycleStatus == next.LifecycleStatus
-}
-
-func equalPtr[T comparable](a, b *T) bool {
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
 // CreateCredential implements core.ConnectedBusinessService.
@@ -312,13 +294,17 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 }
 
 func businessFromRow(r dbq.ConnectedBusiness) *core.ConnectedBusiness {
-	return &core.ConnectedBusiness{
+	cb := &core.ConnectedBusiness{
 		ID: r.ID, PlatformOrganizationID: r.OrganizationID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		ExternalReference: r.ExternalReference, DisplayName: r.DisplayName, LegalNameAr: r.LegalNameAr,
 		LegalNameEn: r.LegalNameEn, VatReference: r.VatReference,
 		CommercialRegistrationReference: r.CommercialRegistrationReference,
 		NationalAddressReference:        r.NationalAddressReference, LifecycleStatus: r.LifecycleStatus,
 	}
+	if r.LifecycleDecidedBy != nil {
+		cb.LifecycleDecidedBy = *r.LifecycleDecidedBy
+	}
+	return cb
 }
 
 func resourceFromRow(r dbq.ServiceResource) core.ServiceResource {

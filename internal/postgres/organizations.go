@@ -66,19 +66,69 @@ func (s *OrganizationService) CreateOrganization(ctx context.Context, in core.Or
 // FindOrganizationByID implements core.OrganizationService.
 func (s *OrganizationService) FindOrganizationByID(ctx context.Context, id uuid.UUID) (*core.Organization, error) {
 	q := s.db.queries(ctx)
-	row, err := owned(ctx,
-		func(org uuid.UUID) (dbq.Organization, error) {
-			if id != org { // an organization's only organization is its own
-				return dbq.Organization{}, pgx.ErrNoRows
-			}
-			return q.OrganizationGetByID(ctx, org)
-		},
-		func() (dbq.Organization, error) { return q.OrganizationGetByID(ctx, id) },
-		"Organization", id)
+	row, err := ownedOrganization(ctx, id, func(id uuid.UUID) (dbq.Organization, error) { return q.OrganizationGetByID(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
 	return organizationFromRow(row), nil
+}
+
+// UpdateOrganization implements core.OrganizationService.
+func (s *OrganizationService) UpdateOrganization(ctx context.Context, id uuid.UUID, in core.OrganizationUpdate) (*core.Organization, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.ConnectedBusinessID != nil {
+		return nil, core.Errorf(core.EForbidden, "A connected business's credential cannot change its platform organization.")
+	}
+	var org *core.Organization
+	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		row, err := ownedOrganization(ctx, id, func(id uuid.UUID) (dbq.Organization, error) { return q.OrganizationGetByIDForUpdate(ctx, id) })
+		if err != nil {
+			return err
+		}
+		before := organizationFromRow(row)
+		next := *before
+		changed, err := next.Apply(in, p.ActorType())
+		if err != nil || !changed {
+			org = before
+			return err
+		}
+		updated, err := q.OrganizationUpdate(ctx, dbq.OrganizationUpdateParams{
+			ID: id, LegalNameAr: next.LegalNameAr, LegalNameEn: next.LegalNameEn, DisplayName: next.DisplayName,
+			CommercialRegistrationReference: next.CommercialRegistrationReference, VatReference: next.VatReference,
+			NationalAddressReference: next.NationalAddressReference, VerificationStatus: next.VerificationStatus,
+			RiskStatus: next.RiskStatus, DataResidencyPolicy: next.DataResidencyPolicy, LifecycleStatus: next.LifecycleStatus,
+		})
+		if err != nil {
+			return err
+		}
+		org = organizationFromRow(updated)
+		if err := audit(ctx, q, core.AuditEntry{
+			OrganizationID: &id, Action: "organization.updated",
+			ResourceType: "organization", ResourceID: id.String(), Before: before, After: org,
+		}); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, id, core.EventOrganizationUpdated, org)
+	})
+	return org, err
+}
+
+// ownedOrganization reads organization id with get for the caller (see owned): an
+// organization's only organization is its own, so for an organization principal get runs
+// only when id is its own, and another organization's row is never read or locked.
+func ownedOrganization(ctx context.Context, id uuid.UUID, get func(id uuid.UUID) (dbq.Organization, error)) (dbq.Organization, error) {
+	return owned(ctx,
+		func(own uuid.UUID) (dbq.Organization, error) {
+			if id != own {
+				return dbq.Organization{}, pgx.ErrNoRows
+			}
+			return get(own)
+		},
+		func() (dbq.Organization, error) { return get(id) },
+		"Organization", id)
 }
 
 func organizationFromRow(r dbq.Organization) *core.Organization {

@@ -27,20 +27,28 @@ type noJobs struct{}
 func (noJobs) InsertProvisioning(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error    { return nil }
 func (noJobs) InsertWebhookDelivery(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
 
-// TestRiverMigrationCarriesPendingWork: work queued by the hand-made queues before the
-// upgrade (a pending provisioning job, a pending webhook delivery) becomes River jobs that the
-// new workers run, and the migration rolls back.
-func TestRiverMigrationCarriesPendingWork(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	d, err := postgres.Open(ctx, dsn)
+// openUpgradable opens a database of its own, which a test of a migration's data may roll
+// back and forward (MigrateDownTo, Migrate), with events rendered and no jobs queued.
+func openUpgradable(t *testing.T) (dsn string, d *postgres.DB) {
+	t.Helper()
+	dsn = pgtest.NewDatabase(t)
+	d, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
 	d.Events = httpapi.EventEncoder{}
 	d.Jobs = noJobs{}
+	return dsn, d
+}
+
+// TestRiverMigrationCarriesPendingWork: work queued by the hand-made queues before the
+// upgrade (a pending provisioning job, a pending webhook delivery) becomes River jobs that the
+// new workers run, and the migration rolls back.
+func TestRiverMigrationCarriesPendingWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, d := openUpgradable(t)
 	box := devBox(t)
 	services := postgres.NewServices(d, box, webhook.DefaultPolicy(true))
 	op := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})

@@ -157,6 +157,11 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 				_, err := services.Businesses.FindConnectedBusinessByID(asA, id)
 				return err
 			}},
+			{"UpdateOrganization", func(id uuid.UUID) error {
+				name := "Taken over"
+				_, err := services.Organizations.UpdateOrganization(asA, id, core.OrganizationUpdate{DisplayName: core.Field[string]{Set: true, Value: &name}})
+				return err
+			}},
 		} {
 			var foreign uuid.UUID
 			switch c.name {
@@ -166,6 +171,8 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 				foreign = key.ID
 			case "CloseSupportCase", "CreateSupportCaseMessage", "ListSupportCaseMessages":
 				foreign = sc.ID
+			case "UpdateOrganization":
+				foreign = orgB
 			default:
 				foreign = cb.ID
 			}
