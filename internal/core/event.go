@@ -31,6 +31,9 @@ const (
 	EventSpendControlWarningReached   EventType = "spend_control.warning_reached"
 	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
 	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
+	EventProductUpdated               EventType = "product.updated"
+	EventPlanDeprecated               EventType = "plan.deprecated"
+	EventPlanRetired                  EventType = "plan.retired"
 	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
 )
 
@@ -44,7 +47,8 @@ func EventTypes() []EventType {
 		EventAPIKeyCreated, EventAPIKeyRevoked, EventAPIKeyRotated,
 		EventSupportCaseOpened, EventSupportCaseClosed,
 		EventSpendControlWarningReached, EventSpendControlHardLimitReached,
-		EventTaxInvoiceGenerated, EventWebhookEndpointTest,
+		EventTaxInvoiceGenerated, EventProductUpdated, EventPlanDeprecated, EventPlanRetired,
+		EventWebhookEndpointTest,
 	}
 }
 
