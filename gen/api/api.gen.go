@@ -5318,9 +5318,9 @@ type ClientInterface interface {
 	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-	//   `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-	//   `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-	//   recurring fee.
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
 	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 	//   it in `listPlans` and `getProduct`.
@@ -5347,9 +5347,9 @@ type ClientInterface interface {
 	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-	//   `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-	//   `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-	//   recurring fee.
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
 	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 	//   it in `listPlans` and `getProduct`.
@@ -6573,9 +6573,9 @@ func (c *Client) CreatePlan(ctx context.Context, params *CreatePlanParams, body 
 //   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 //     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 //   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-//     `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-//     `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-//     recurring fee.
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
 //   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 //     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 //     it in `listPlans` and `getProduct`.
@@ -6612,9 +6612,9 @@ func (c *Client) UpdatePlanWithBody(ctx context.Context, id Id, contentType stri
 //   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 //     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 //   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-//     `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-//     `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-//     recurring fee.
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
 //   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 //     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 //     it in `listPlans` and `getProduct`.
@@ -11038,9 +11038,9 @@ type ClientWithResponsesInterface interface {
 	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-	//   `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-	//   `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-	//   recurring fee.
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
 	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 	//   it in `listPlans` and `getProduct`.
@@ -11067,9 +11067,9 @@ type ClientWithResponsesInterface interface {
 	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-	//   `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-	//   `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-	//   recurring fee.
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
 	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 	//   it in `listPlans` and `getProduct`.
@@ -20734,9 +20734,9 @@ func (c *ClientWithResponses) CreatePlanWithResponse(ctx context.Context, params
 //   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 //     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 //   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-//     `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-//     `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-//     recurring fee.
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
 //   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 //     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 //     it in `listPlans` and `getProduct`.
@@ -20769,9 +20769,9 @@ func (c *ClientWithResponses) UpdatePlanWithBodyWithResponse(ctx context.Context
 //   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
 //     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
 //   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
-//     `setup_fee`, `recurring_fee` and `minimum_commitment` each equal the `amount` of the plan's one active `setup_fee`,
-//     `recurring_fee` and `minimum_spend` price, or are null when it has none; a `usage_only` or `one_time` plan has no
-//     recurring fee.
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
 //   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
 //     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
 //     it in `listPlans` and `getProduct`.

@@ -177,14 +177,17 @@ func CheckPlanTerms(plan *Plan, product *Product) error {
 	return unprocessableFields(fields)
 }
 
-// feeComponents pairs each fee of a plan with the price component that charges it.
+// feeComponents pairs each fee of a plan with the price component that charges it. A
+// minimum commitment may stand without a minimum_spend price (the seeded enterprise plan's
+// commitment is its recurring fee); the fees may not.
 var feeComponents = []struct {
 	field, component string
 	fee              func(*Plan) *int64
+	priceOptional    bool
 }{
-	{"setup_fee", PriceSetupFee, func(p *Plan) *int64 { return p.SetupFee }},
-	{"recurring_fee", PriceRecurringFee, func(p *Plan) *int64 { return p.RecurringFee }},
-	{"minimum_commitment", "minimum_spend", func(p *Plan) *int64 { return p.MinimumCommitment }},
+	{"setup_fee", PriceSetupFee, func(p *Plan) *int64 { return p.SetupFee }, false},
+	{"recurring_fee", PriceRecurringFee, func(p *Plan) *int64 { return p.RecurringFee }, false},
+	{"minimum_commitment", "minimum_spend", func(p *Plan) *int64 { return p.MinimumCommitment }, true},
 }
 
 // CheckOffered checks that plan (with its prices) is whole enough to be offered, as every
@@ -213,7 +216,7 @@ func CheckOffered(plan *Plan) error {
 		switch {
 		case len(amounts) > 1:
 			fields = append(fields, unprocessableField("/status", "duplicate_"+f.component, fmt.Sprintf("Plan %s has %d active %s prices; it may have one.", plan.Code, len(amounts), f.component)))
-		case len(amounts) == 0 && fee != nil:
+		case len(amounts) == 0 && fee != nil && !f.priceOptional:
 			fields = append(fields, unprocessableField("/"+f.field, "fee_without_price", fmt.Sprintf("%s is %d but the plan has no active %s price.", f.field, *fee, f.component)))
 		case len(amounts) == 1 && (fee == nil || *fee != amounts[0]):
 			fields = append(fields, unprocessableField("/"+f.field, "fee_differs_from_price", fmt.Sprintf("%s must equal the amount of the plan's active %s price (%d).", f.field, f.component, amounts[0])))

@@ -89,6 +89,7 @@ func TestSpecDrivenFuzzing(t *testing.T) {
 // fuzzFixtures are real resources the valid requests name.
 type fuzzFixtures struct {
 	org, platform, business, subscription, supportCase, apiKey, invoice string
+	price                                                               string            // a price of the draft plan ids["plans"]
 	ids                                                                 map[string]string // first path segment -> id
 }
 
@@ -125,8 +126,9 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 	fx.invoice = r.JSON(t)["invoice"].(map[string]any)["id"].(string)
 	fx.ids = map[string]string{
 		"organizations": fx.org, "connected-businesses": fx.business, "subscriptions": fx.subscription,
-		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice, "products": fuzzProduct,
+		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice,
 	}
+	seedCatalogueFixtures(t, env, fx)
 	waitForJobs(t, env)
 	return fx
 }
@@ -227,6 +229,9 @@ func (f *opFuzzer) pathValue(p *openapi3.Parameter) string {
 	s := p.Schema.Value
 	if len(s.Enum) > 0 {
 		return fmt.Sprint(s.Enum[0])
+	}
+	if p.Name == "price_id" {
+		return f.fx.price
 	}
 	if s.Format == "uuid" {
 		seg := strings.Split(strings.TrimPrefix(f.path, "/v1/"), "/")[0]

@@ -47,6 +47,9 @@ var eventDataSchemas = map[string]string{
 	"spend_control.warning_reached":    "SpendControlStatus",
 	"spend_control.hard_limit_reached": "SpendControlStatus",
 	"tax_invoice.generated":            "TaxInvoiceEventData",
+	"product.updated":                  "Product",
+	"plan.deprecated":                  "Plan",
+	"plan.retired":                     "Plan",
 	"webhook_endpoint.test":            "WebhookTestEventData",
 }
 

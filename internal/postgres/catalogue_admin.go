@@ -206,19 +206,21 @@ func (s *CatalogueService) UpdatePlan(ctx context.Context, id uuid.UUID, in core
 	return plan, err
 }
 
-// planEvents are the plan statuses whose arrival the plan's subscribers are told of.
-var planEvents = map[string]core.EventType{
-	core.PlanStatusDeprecated: core.EventPlanDeprecated,
-	core.PlanStatusRetired:    core.EventPlanRetired,
-}
-
 // tellSubscribers publishes plan.deprecated or plan.retired to every organization with a
 // subscription on the plan that is not terminated, when the plan has just moved there.
 func (s *CatalogueService) tellSubscribers(ctx context.Context, q *dbq.Queries, from string, plan *core.Plan) error {
-	event, ok := planEvents[plan.Status]
-	if !ok || from == plan.Status {
+	switch {
+	case from == plan.Status:
 		return nil
+	case plan.Status == core.PlanStatusDeprecated:
+		return s.tellPlanSubscribers(ctx, q, core.EventPlanDeprecated, plan)
+	case plan.Status == core.PlanStatusRetired:
+		return s.tellPlanSubscribers(ctx, q, core.EventPlanRetired, plan)
 	}
+	return nil
+}
+
+func (s *CatalogueService) tellPlanSubscribers(ctx context.Context, q *dbq.Queries, event core.EventType, plan *core.Plan) error {
 	orgs, err := q.SubscriberOrganizationsOfPlanAnyOrganization(ctx, plan.ID)
 	if err != nil {
 		return err
