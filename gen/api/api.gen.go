@@ -108,6 +108,9 @@ const (
 	AuditResourceTypeOauthToken                  AuditResourceType = "oauth_token"
 	AuditResourceTypeOnboarding                  AuditResourceType = "onboarding"
 	AuditResourceTypeOrganization                AuditResourceType = "organization"
+	AuditResourceTypePlan                        AuditResourceType = "plan"
+	AuditResourceTypePrice                       AuditResourceType = "price"
+	AuditResourceTypeProduct                     AuditResourceType = "product"
 	AuditResourceTypeSpendControl                AuditResourceType = "spend_control"
 	AuditResourceTypeSubscription                AuditResourceType = "subscription"
 	AuditResourceTypeSupportCase                 AuditResourceType = "support_case"
@@ -131,6 +134,12 @@ func (e AuditResourceType) Valid() bool {
 	case AuditResourceTypeOnboarding:
 		return true
 	case AuditResourceTypeOrganization:
+		return true
+	case AuditResourceTypePlan:
+		return true
+	case AuditResourceTypePrice:
+		return true
+	case AuditResourceTypeProduct:
 		return true
 	case AuditResourceTypeSpendControl:
 		return true
@@ -4898,6 +4907,58 @@ func (t *WebhookEventData) FromWebhookTestEventData(v WebhookTestEventData) erro
 
 // MergeWebhookTestEventData performs a merge with any union data inside the WebhookEventData, using the provided WebhookTestEventData
 func (t *WebhookEventData) MergeWebhookTestEventData(v WebhookTestEventData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProduct returns the union data inside the WebhookEventData as a Product
+func (t WebhookEventData) AsProduct() (Product, error) {
+	var body Product
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProduct overwrites any union data inside the WebhookEventData as the provided Product
+func (t *WebhookEventData) FromProduct(v Product) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProduct performs a merge with any union data inside the WebhookEventData, using the provided Product
+func (t *WebhookEventData) MergeProduct(v Product) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlan returns the union data inside the WebhookEventData as a Plan
+func (t WebhookEventData) AsPlan() (Plan, error) {
+	var body Plan
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlan overwrites any union data inside the WebhookEventData as the provided Plan
+func (t *WebhookEventData) FromPlan(v Plan) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlan performs a merge with any union data inside the WebhookEventData, using the provided Plan
+func (t *WebhookEventData) MergePlan(v Plan) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -216,6 +216,11 @@ func TestCatalogueAdministration_ProductsAndIdempotency(t *testing.T) {
 	if n := env.Count("SELECT count(*) FROM audit_events WHERE action IN ('product.created', 'product.updated') AND resource_id = $1 AND organization_id IS NULL", id); n != 2 {
 		t.Errorf("%d audit events of the product, want created and updated", n)
 	}
+	var trail struct{ Items []map[string]any }
+	getJSON(t, env, apitest.OperatorToken, "/v1/audit-events?resource_type=product&resource_id="+id, &trail)
+	if len(trail.Items) != 2 || trail.Items[0]["action"] != "product.updated" {
+		t.Errorf("the operator's audit trail of the product: %v", trail.Items)
+	}
 	got := catalogueDo(t, env, apitest.OperatorToken, http.MethodGet, "/v1/products/"+id, "", http.StatusOK)
 	if got["name_en"] != "Renamed" || len(got["plans"].([]any)) != 0 {
 		t.Errorf("read back %v", got)
