@@ -5306,6 +5306,8 @@ type ClientInterface interface {
 	//
 	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+	// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+	// type `internal` only.
 	//
 	// Corresponds with GET /v1/plans (the `ListPlans` operationId).
 	ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5488,7 +5490,8 @@ type ClientInterface interface {
 	//
 	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-	// exactly once. The catalogue is the same for every principal.
+	// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+	// product is listed to everyone (see `createProduct`).
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5538,7 +5541,9 @@ type ClientInterface interface {
 	// GetProduct Get a product
 	//
 	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+	// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+	// as an unknown id.
 	//
 	// Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6531,6 +6536,8 @@ func (c *Client) GetOrganization(ctx context.Context, id Id, reqEditors ...Reque
 //
 // Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 // always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+// type `internal` only.
 //
 // Corresponds with GET /v1/plans (the `ListPlans` operationId).
 func (c *Client) ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6803,7 +6810,8 @@ func (c *Client) UpdatePlanPrice(ctx context.Context, id Id, priceId PriceId, bo
 //
 // Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 // unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-// exactly once. The catalogue is the same for every principal.
+// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+// product is listed to everyone (see `createProduct`).
 //
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6883,7 +6891,9 @@ func (c *Client) CreateProduct(ctx context.Context, params *CreateProductParams,
 // GetProduct Get a product
 //
 // Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+// as an unknown id.
 //
 // Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11024,6 +11034,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+	// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+	// type `internal` only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11208,7 +11220,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-	// exactly once. The catalogue is the same for every principal.
+	// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+	// product is listed to everyone (see `createProduct`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11260,7 +11273,9 @@ type ClientWithResponsesInterface interface {
 	// GetProductWithResponse Get a product
 	//
 	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+	// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+	// as an unknown id.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20702,6 +20717,8 @@ func (c *ClientWithResponses) GetOrganizationWithResponse(ctx context.Context, i
 //
 // Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 // always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+// type `internal` only.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20940,7 +20957,8 @@ func (c *ClientWithResponses) UpdatePlanPriceWithResponse(ctx context.Context, i
 //
 // Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 // unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-// exactly once. The catalogue is the same for every principal.
+// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+// product is listed to everyone (see `createProduct`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -21010,7 +21028,9 @@ func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, par
 // GetProductWithResponse Get a product
 //
 // Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+// as an unknown id.
 //
 // Returns a wrapper object for the known response body format(s).
 //
