@@ -20,8 +20,9 @@ import (
 // raise the catalogue version in that same transaction, so every process's catalogue cache
 // (keyed by the version) misses on its next read after the commit.
 
-// operatorOnly refuses every principal but the operator.
-func operatorOnly(ctx context.Context) error {
+// administer runs fn in one transaction for the operator, and refuses every other principal
+// before anything is read.
+func (s *CatalogueService) administer(ctx context.Context, fn func(q *dbq.Queries) error) error {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return err
@@ -29,20 +30,17 @@ func operatorOnly(ctx context.Context) error {
 	if !p.IsOperator() {
 		return core.Errorf(core.EForbidden, "Only the operator administers the catalogue.")
 	}
-	return nil
+	return s.db.WithTx(ctx, fn)
 }
 
 // CreateProduct implements core.CatalogueAdministration.
 func (s *CatalogueService) CreateProduct(ctx context.Context, in core.ProductCreate) (*core.Product, error) {
-	if err := operatorOnly(ctx); err != nil {
-		return nil, err
-	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
 	}
 	var product *core.Product
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.administer(ctx, func(q *dbq.Queries) error {
 		row, err := q.ProductInsert(ctx, dbq.ProductInsertParams{
 			ID: id, CreatedAt: now(), Code: in.Code, NameAr: in.NameAr, NameEn: in.NameEn, Description: in.Description,
 			Category: in.Category, ServiceClassification: in.ServiceClassification, RegulatoryClassification: in.RegulatoryClassification,
@@ -64,11 +62,8 @@ func (s *CatalogueService) CreateProduct(ctx context.Context, in core.ProductCre
 
 // UpdateProduct implements core.CatalogueAdministration.
 func (s *CatalogueService) UpdateProduct(ctx context.Context, id uuid.UUID, in core.ProductUpdate) (*core.Product, error) {
-	if err := operatorOnly(ctx); err != nil {
-		return nil, err
-	}
 	var product *core.Product
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(q *dbq.Queries) error {
 		row, err := q.ProductGetByIDForUpdate(ctx, id)
 		if err != nil {
 			return notFoundAs(err, "Product %s does not exist.", id)
@@ -100,9 +95,6 @@ func (s *CatalogueService) UpdateProduct(ctx context.Context, id uuid.UUID, in c
 
 // CreatePlan implements core.CatalogueAdministration.
 func (s *CatalogueService) CreatePlan(ctx context.Context, in core.PlanCreate) (*core.Plan, error) {
-	if err := operatorOnly(ctx); err != nil {
-		return nil, err
-	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
@@ -114,7 +106,7 @@ func (s *CatalogueService) CreatePlan(ctx context.Context, in core.PlanCreate) (
 		MinimumCommitment: in.MinimumCommitment, IncludedUsage: in.IncludedUsage, OverageRules: in.OverageRules,
 		TrialPolicy: in.TrialPolicy, TaxPolicyReference: in.TaxPolicyReference, Status: core.PlanStatusDraft,
 	}
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.administer(ctx, func(q *dbq.Queries) error {
 		row, err := q.ProductGetByID(ctx, in.ProductID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return unprocessable("/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", in.ProductID))
@@ -161,11 +153,8 @@ func (s *CatalogueService) CreatePlan(ctx context.Context, in core.PlanCreate) (
 
 // UpdatePlan implements core.CatalogueAdministration.
 func (s *CatalogueService) UpdatePlan(ctx context.Context, id uuid.UUID, in core.PlanUpdate) (*core.Plan, error) {
-	if err := operatorOnly(ctx); err != nil {
-		return nil, err
-	}
 	var plan *core.Plan
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(q *dbq.Queries) error {
 		before, product, err := lockPlan(ctx, q, id)
 		if err != nil {
 			return err
@@ -259,11 +248,8 @@ func storePlan(ctx context.Context, q *dbq.Queries, plan *core.Plan, at time.Tim
 
 // CreatePrice implements core.CatalogueAdministration.
 func (s *CatalogueService) CreatePrice(ctx context.Context, planID uuid.UUID, in *core.Price) (*core.Price, error) {
-	if err := operatorOnly(ctx); err != nil {
-		return nil, err
-	}
 	var price *core.Price
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(q *dbq.Queries) error {
 		plan, product, err := lockPlan(ctx, q, planID)
 		if err != nil {
 			return err
@@ -284,11 +270,8 @@ func (s *CatalogueService) CreatePrice(ctx context.Context, planID uuid.UUID, in
 
 // UpdatePrice implements core.CatalogueAdministration.
 func (s *CatalogueService) UpdatePrice(ctx context.Context, planID, priceID uuid.UUID, in core.PriceUpdate) (*core.Price, error) {
-	if err := operatorOnly(ctx); err != nil {
-		return nil, err
-	}
 	var price *core.Price
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(q *dbq.Queries) error {
 		plan, product, err := lockPlan(ctx, q, planID)
 		if err != nil {
 			return err
