@@ -371,11 +371,11 @@ func withDatabase(ctx context.Context, env environment, fn func(context.Context,
 var seededProducts = []string{"einvoice", "address", "platform"}
 
 func reportCatalogue(ctx context.Context, svc core.CatalogueService, w io.Writer) error {
-	page, err := svc.ListProducts(ctx, core.ProductFilter{Limit: core.MaxPageLimit})
+	page, err := svc.ListProducts(ctx, core.ProductFilter{Limit: core.MaxPageLimit, Audience: core.WholeCatalogue})
 	if err != nil {
 		return err
 	}
-	plans, err := svc.ListPlans(ctx, core.PlanFilter{})
+	plans, err := svc.ListPlans(ctx, core.PlanFilter{Audience: core.WholeCatalogue})
 	if err != nil {
 		return err
 	}

@@ -108,6 +108,9 @@ const (
 	AuditResourceTypeOauthToken                  AuditResourceType = "oauth_token"
 	AuditResourceTypeOnboarding                  AuditResourceType = "onboarding"
 	AuditResourceTypeOrganization                AuditResourceType = "organization"
+	AuditResourceTypePlan                        AuditResourceType = "plan"
+	AuditResourceTypePrice                       AuditResourceType = "price"
+	AuditResourceTypeProduct                     AuditResourceType = "product"
 	AuditResourceTypeSpendControl                AuditResourceType = "spend_control"
 	AuditResourceTypeSubscription                AuditResourceType = "subscription"
 	AuditResourceTypeSupportCase                 AuditResourceType = "support_case"
@@ -131,6 +134,12 @@ func (e AuditResourceType) Valid() bool {
 	case AuditResourceTypeOnboarding:
 		return true
 	case AuditResourceTypeOrganization:
+		return true
+	case AuditResourceTypePlan:
+		return true
+	case AuditResourceTypePrice:
+		return true
+	case AuditResourceTypeProduct:
 		return true
 	case AuditResourceTypeSpendControl:
 		return true
@@ -1677,6 +1686,9 @@ const (
 	WebhookEventTypeConnectedBusinessCreated     WebhookEventType = "connected_business.created"
 	WebhookEventTypeConnectedBusinessUpdated     WebhookEventType = "connected_business.updated"
 	WebhookEventTypeOrganizationUpdated          WebhookEventType = "organization.updated"
+	WebhookEventTypePlanDeprecated               WebhookEventType = "plan.deprecated"
+	WebhookEventTypePlanRetired                  WebhookEventType = "plan.retired"
+	WebhookEventTypeProductUpdated               WebhookEventType = "product.updated"
 	WebhookEventTypeSpendControlHardLimitReached WebhookEventType = "spend_control.hard_limit_reached"
 	WebhookEventTypeSpendControlWarningReached   WebhookEventType = "spend_control.warning_reached"
 	WebhookEventTypeSubscriptionActivated        WebhookEventType = "subscription.activated"
@@ -1711,6 +1723,12 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeConnectedBusinessUpdated:
 		return true
 	case WebhookEventTypeOrganizationUpdated:
+		return true
+	case WebhookEventTypePlanDeprecated:
+		return true
+	case WebhookEventTypePlanRetired:
+		return true
+	case WebhookEventTypeProductUpdated:
 		return true
 	case WebhookEventTypeSpendControlHardLimitReached:
 		return true
@@ -2018,6 +2036,12 @@ type BuyerIdentifierScheme string
 
 // BuyerType Kind of buyer.
 type BuyerType string
+
+// CatalogueCode Code of a product or plan (unique within products, or within plans); lower-case letters, digits, `-` and `_`.
+type CatalogueCode = string
+
+// CatalogueLabelList Strings of 1..120 characters, at most 20, no repeats.
+type CatalogueLabelList = []string
 
 // ConnectedBusiness Connected business summary: a downstream business of a platform organization.
 type ConnectedBusiness struct {
@@ -2338,6 +2362,12 @@ type IncludedUsage struct {
 	Quantity float64 `json:"quantity"`
 }
 
+// IncludedUsageInput Usage a plan includes per period; `metric` is one of the product's `metering_metrics`.
+type IncludedUsageInput struct {
+	Metric   string  `json:"metric"`
+	Quantity float64 `json:"quantity"`
+}
+
 // InternalValidation Result of the service's own rule checks.
 type InternalValidation struct {
 	Issues []ValidationIssue `json:"issues"`
@@ -2576,6 +2606,9 @@ type InvoiceXml struct {
 
 // Language Language: English or Arabic.
 type Language string
+
+// MinorUnits An amount in minor units, 0..10^12.
+type MinorUnits = int64
 
 // OAuthError Token endpoint error: every problem-details field plus the RFC 6749 §5.2 `error` and `error_description`. `code` equals `error`.
 type OAuthError struct {
@@ -2822,6 +2855,14 @@ type OverageRule struct {
 	UnitPrice int64 `json:"unit_price"`
 }
 
+// OverageRuleInput Price per unit of usage beyond the included quantity; `metric` is one of the product's `metering_metrics`.
+type OverageRuleInput struct {
+	Metric string `json:"metric"`
+
+	// UnitPrice An amount in minor units, 0..10^12.
+	UnitPrice MinorUnits `json:"unit_price"`
+}
+
 // PaymentMethodCode UNTDID 4461 payment means code: 1 not defined, 10 cash, 30 credit transfer, 42 payment to bank account, 48 bank card.
 type PaymentMethodCode string
 
@@ -2862,6 +2903,30 @@ type PlanActivation string
 // PlanBillingPeriod Billing period of a plan.
 type PlanBillingPeriod string
 
+// PlanCreateRequest Body of `createPlan`. Absent fees, trial and tax policy are null; absent usage lists are empty.
+type PlanCreateRequest struct {
+	// BillingPeriod Billing period of a plan.
+	BillingPeriod PlanBillingPeriod `json:"billing_period"`
+
+	// Code Code of a product or plan (unique within products, or within plans); lower-case letters, digits, `-` and `_`.
+	Code              CatalogueCode            `json:"code"`
+	Currency          string                   `json:"currency"`
+	IncludedUsage     *[]IncludedUsageInput    `json:"included_usage,omitempty"`
+	MinimumCommitment nullable.Nullable[int64] `json:"minimum_commitment,omitempty"`
+	Name              string                   `json:"name"`
+	OverageRules      *[]OverageRuleInput      `json:"overage_rules,omitempty"`
+
+	// Prices The plan's price components.
+	Prices             []PriceCreateRequest      `json:"prices"`
+	ProductId          openapi_types.UUID        `json:"product_id"`
+	RecurringFee       nullable.Nullable[int64]  `json:"recurring_fee,omitempty"`
+	SetupFee           nullable.Nullable[int64]  `json:"setup_fee,omitempty"`
+	TaxPolicyReference nullable.Nullable[string] `json:"tax_policy_reference,omitempty"`
+
+	// TrialPolicy Trial of a plan, up to a year; null for no trial.
+	TrialPolicy nullable.Nullable[TrialPolicyInput] `json:"trial_policy,omitempty"`
+}
+
 // PlanList All plans (optionally of one product), each with its prices.
 type PlanList struct {
 	Items []PlanWithPrices `json:"items"`
@@ -2884,6 +2949,25 @@ type PlanSelection struct {
 
 // PlanStatus Status of a plan. Only `active` plans can be selected.
 type PlanStatus string
+
+// PlanUpdateRequest Body of `updatePlan`: every field optional; absent fields are unchanged, null clears a nullable one. Every field but `status` needs a `draft` plan.
+type PlanUpdateRequest struct {
+	// BillingPeriod Billing period of a plan.
+	BillingPeriod     *PlanBillingPeriod       `json:"billing_period,omitempty"`
+	IncludedUsage     *[]IncludedUsageInput    `json:"included_usage,omitempty"`
+	MinimumCommitment nullable.Nullable[int64] `json:"minimum_commitment,omitempty"`
+	Name              *string                  `json:"name,omitempty"`
+	OverageRules      *[]OverageRuleInput      `json:"overage_rules,omitempty"`
+	RecurringFee      nullable.Nullable[int64] `json:"recurring_fee,omitempty"`
+	SetupFee          nullable.Nullable[int64] `json:"setup_fee,omitempty"`
+
+	// Status Status of a plan. Only `active` plans can be selected.
+	Status             *PlanStatus               `json:"status,omitempty"`
+	TaxPolicyReference nullable.Nullable[string] `json:"tax_policy_reference,omitempty"`
+
+	// TrialPolicy Trial of a plan, up to a year; null for no trial.
+	TrialPolicy nullable.Nullable[TrialPolicyInput] `json:"trial_policy,omitempty"`
+}
 
 // PlanWithPrices A plan with its price components (plan list form). `trial_policy` is null when the plan has no trial.
 type PlanWithPrices struct {
@@ -2957,6 +3041,25 @@ type Price struct {
 // PriceComponentType Kind of price component.
 type PriceComponentType string
 
+// PriceCreateRequest A price component of `createPlan` or the body of `createPlanPrice`: the plan's currency, `active`. Which fields each `component_type` needs: see `createPlan`.
+type PriceCreateRequest struct {
+	// Amount Minor units; negative for `discount` and `credit`.
+	Amount nullable.Nullable[int64] `json:"amount,omitempty"`
+
+	// ComponentType Kind of price component.
+	ComponentType PriceComponentType        `json:"component_type"`
+	Metric        nullable.Nullable[string] `json:"metric,omitempty"`
+	PackageAmount nullable.Nullable[int64]  `json:"package_amount,omitempty"`
+	PackageSize   nullable.Nullable[int64]  `json:"package_size,omitempty"`
+
+	// TaxTreatment Whether a price includes tax.
+	TaxTreatment *TaxTreatment `json:"tax_treatment,omitempty"`
+
+	// Tiers Tiers in ascending `upper_bound` order, the last with `upper_bound` null.
+	Tiers      nullable.Nullable[PriceTierInputList] `json:"tiers,omitempty"`
+	UnitAmount nullable.Nullable[int64]              `json:"unit_amount,omitempty"`
+}
+
 // PriceStatus Status of a price.
 type PriceStatus string
 
@@ -2970,6 +3073,36 @@ type PriceTier struct {
 
 	// UpperBound Upper bound of the tier (inclusive); null for the last tier.
 	UpperBound nullable.Nullable[float64] `json:"upper_bound"`
+}
+
+// PriceTierInput A tier of a tiered, graduated or volume price; `upper_bound` null for the last tier only.
+type PriceTierInput struct {
+	FlatAmount nullable.Nullable[int64] `json:"flat_amount"`
+
+	// UnitAmount An amount in minor units, 0..10^12.
+	UnitAmount MinorUnits                 `json:"unit_amount"`
+	UpperBound nullable.Nullable[float64] `json:"upper_bound"`
+}
+
+// PriceTierInputList Tiers in ascending `upper_bound` order, the last with `upper_bound` null.
+type PriceTierInputList = []PriceTierInput
+
+// PriceUpdateRequest Body of `updatePlanPrice`: every field optional; absent fields are unchanged, null clears a nullable one.
+type PriceUpdateRequest struct {
+	Amount        nullable.Nullable[int64]  `json:"amount,omitempty"`
+	Metric        nullable.Nullable[string] `json:"metric,omitempty"`
+	PackageAmount nullable.Nullable[int64]  `json:"package_amount,omitempty"`
+	PackageSize   nullable.Nullable[int64]  `json:"package_size,omitempty"`
+
+	// Status Status of a price.
+	Status *PriceStatus `json:"status,omitempty"`
+
+	// TaxTreatment Whether a price includes tax.
+	TaxTreatment *TaxTreatment `json:"tax_treatment,omitempty"`
+
+	// Tiers Tiers in ascending `upper_bound` order, the last with `upper_bound` null.
+	Tiers      nullable.Nullable[PriceTierInputList] `json:"tiers,omitempty"`
+	UnitAmount nullable.Nullable[int64]              `json:"unit_amount,omitempty"`
 }
 
 // PrincipalType Kind of principal.
@@ -3067,6 +3200,44 @@ type ProductAvailability string
 // ProductCategory Product category.
 type ProductCategory string
 
+// ProductCreateRequest Body of `createProduct`. The four lists default to empty.
+type ProductCreateRequest struct {
+	// Availability Availability of a product.
+	Availability ProductAvailability `json:"availability"`
+
+	// BillingModel Billing model of a product.
+	BillingModel BillingModel `json:"billing_model"`
+
+	// Category Product category.
+	Category ProductCategory `json:"category"`
+
+	// Code Code of a product or plan (unique within products, or within plans); lower-case letters, digits, `-` and `_`.
+	Code        CatalogueCode `json:"code"`
+	Description string        `json:"description"`
+
+	// MeteringMetrics Strings of 1..120 characters, at most 20, no repeats.
+	MeteringMetrics      *CatalogueLabelList `json:"metering_metrics,omitempty"`
+	NameAr               string              `json:"name_ar"`
+	NameEn               string              `json:"name_en"`
+	ProvisioningWorkflow string              `json:"provisioning_workflow"`
+
+	// RegulatoryClassification Regulatory classification of a product.
+	RegulatoryClassification RegulatoryClassification `json:"regulatory_classification"`
+
+	// RequiredApprovals Strings of 1..120 characters, at most 20, no repeats.
+	RequiredApprovals *CatalogueLabelList `json:"required_approvals,omitempty"`
+
+	// RequiredCredentials Strings of 1..120 characters, at most 20, no repeats.
+	RequiredCredentials *CatalogueLabelList `json:"required_credentials,omitempty"`
+
+	// RequiredDocuments Strings of 1..120 characters, at most 20, no repeats.
+	RequiredDocuments *CatalogueLabelList `json:"required_documents,omitempty"`
+
+	// ServiceClassification Service classification of a product.
+	ServiceClassification ServiceClassification `json:"service_classification"`
+	TerminationPolicy     string                `json:"termination_policy"`
+}
+
 // ProductDetail A product with its plans.
 type ProductDetail struct {
 	// Availability Availability of a product.
@@ -3117,6 +3288,15 @@ type ProductList struct {
 
 	// NextCursor Cursor for the next page; null on the last page.
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
+// ProductUpdateRequest Body of `updateProduct`: every field optional; absent fields are unchanged.
+type ProductUpdateRequest struct {
+	// Availability Availability of a product.
+	Availability *ProductAvailability `json:"availability,omitempty"`
+	Description  *string              `json:"description,omitempty"`
+	NameAr       *string              `json:"name_ar,omitempty"`
+	NameEn       *string              `json:"name_en,omitempty"`
 }
 
 // RegulatoryClassification Regulatory classification of a product.
@@ -3670,6 +3850,12 @@ type TrialPolicy struct {
 	TrialDays             int  `json:"trial_days"`
 }
 
+// TrialPolicyInput Trial of a plan, up to a year; null for no trial.
+type TrialPolicyInput struct {
+	RequiresPaymentMethod bool `json:"requires_payment_method"`
+	TrialDays             int  `json:"trial_days"`
+}
+
 // UnitCode UN/ECE Recommendation 20 unit of measure.
 type UnitCode string
 
@@ -3888,6 +4074,8 @@ type WebhookEvent struct {
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
+	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
 	//
 	// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
@@ -3918,6 +4106,8 @@ type WebhookEventData struct {
 // | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 // | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 // | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
+// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 // | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
 //
 // `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
@@ -3956,6 +4146,8 @@ type WebhookTestResult struct {
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
+	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
 	//
 	// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
@@ -3998,6 +4190,9 @@ type OrganizationIdFilter = string
 
 // OrganizationIdRequired defines model for OrganizationIdRequired.
 type OrganizationIdRequired = string
+
+// PriceId defines model for PriceId.
+type PriceId = openapi_types.UUID
 
 // Since defines model for Since.
 type Since = time.Time
@@ -4158,6 +4353,18 @@ type ListPlansParams struct {
 	ProductId *string `form:"product_id,omitempty" json:"product_id,omitempty"`
 }
 
+// CreatePlanParams defines parameters for CreatePlan.
+type CreatePlanParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreatePlanPriceParams defines parameters for CreatePlanPrice.
+type CreatePlanPriceParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListProductsParams defines parameters for ListProducts.
 type ListProductsParams struct {
 	// Cursor Opaque cursor: the `next_cursor` of the previous page.
@@ -4165,6 +4372,12 @@ type ListProductsParams struct {
 
 	// Limit Page size, 1..200. Default 50.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateProductParams defines parameters for CreateProduct.
+type CreateProductParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListRequestLogsParams defines parameters for ListRequestLogs.
@@ -4391,6 +4604,24 @@ type CreateOrganizationJSONRequestBody = OrganizationCreateRequest
 
 // UpdateOrganizationJSONRequestBody defines body for UpdateOrganization for application/json ContentType.
 type UpdateOrganizationJSONRequestBody = OrganizationUpdateRequest
+
+// CreatePlanJSONRequestBody defines body for CreatePlan for application/json ContentType.
+type CreatePlanJSONRequestBody = PlanCreateRequest
+
+// UpdatePlanJSONRequestBody defines body for UpdatePlan for application/json ContentType.
+type UpdatePlanJSONRequestBody = PlanUpdateRequest
+
+// CreatePlanPriceJSONRequestBody defines body for CreatePlanPrice for application/json ContentType.
+type CreatePlanPriceJSONRequestBody = PriceCreateRequest
+
+// UpdatePlanPriceJSONRequestBody defines body for UpdatePlanPrice for application/json ContentType.
+type UpdatePlanPriceJSONRequestBody = PriceUpdateRequest
+
+// CreateProductJSONRequestBody defines body for CreateProduct for application/json ContentType.
+type CreateProductJSONRequestBody = ProductCreateRequest
+
+// UpdateProductJSONRequestBody defines body for UpdateProduct for application/json ContentType.
+type UpdateProductJSONRequestBody = ProductUpdateRequest
 
 // PutSpendControlJSONRequestBody defines body for PutSpendControl for application/json ContentType.
 type PutSpendControlJSONRequestBody = SpendControlPutRequest
@@ -4831,6 +5062,58 @@ func (t *WebhookEventData) FromWebhookTestEventData(v WebhookTestEventData) erro
 
 // MergeWebhookTestEventData performs a merge with any union data inside the WebhookEventData, using the provided WebhookTestEventData
 func (t *WebhookEventData) MergeWebhookTestEventData(v WebhookTestEventData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProduct returns the union data inside the WebhookEventData as a Product
+func (t WebhookEventData) AsProduct() (Product, error) {
+	var body Product
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProduct overwrites any union data inside the WebhookEventData as the provided Product
+func (t *WebhookEventData) FromProduct(v Product) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProduct performs a merge with any union data inside the WebhookEventData, using the provided Product
+func (t *WebhookEventData) MergeProduct(v Product) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlan returns the union data inside the WebhookEventData as a Plan
+func (t WebhookEventData) AsPlan() (Plan, error) {
+	var body Plan
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlan overwrites any union data inside the WebhookEventData as the provided Plan
+func (t *WebhookEventData) FromPlan(v Plan) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlan performs a merge with any union data inside the WebhookEventData, using the provided Plan
+func (t *WebhookEventData) MergePlan(v Plan) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -5286,26 +5569,279 @@ type ClientInterface interface {
 	//
 	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+	// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+	// type `internal` only.
 	//
 	// Corresponds with GET /v1/plans (the `ListPlans` operationId).
 	ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePlanWithBody Create a plan with its prices
+	//
+	// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+	// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+	// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+	//
+	// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+	//
+	// | component_type | needs | must be null |
+	// |---|---|---|
+	// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+	// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+	// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+	//
+	// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+	// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+	// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+	//
+	// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+	// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+	CreatePlanWithBody(ctx context.Context, params *CreatePlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePlan Create a plan with its prices
+	//
+	// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+	// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+	// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+	//
+	// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+	//
+	// | component_type | needs | must be null |
+	// |---|---|---|
+	// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+	// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+	// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+	//
+	// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+	// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+	// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+	//
+	// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+	// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+	CreatePlan(ctx context.Context, params *CreatePlanParams, body CreatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePlanWithBody Edit a draft plan, or move a plan's status
+	//
+	// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+	// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+	// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+	//
+	// - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+	//   `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
+	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+	//   it in `listPlans` and `getProduct`.
+	// - Retiring a plan makes every one of its prices `inactive`.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+	// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+	// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+	// subscribers). Unknown id: 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+	UpdatePlanWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePlan Edit a draft plan, or move a plan's status
+	//
+	// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+	// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+	// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+	//
+	// - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+	//   `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
+	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+	//   it in `listPlans` and `getProduct`.
+	// - Retiring a plan makes every one of its prices `inactive`.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+	// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+	// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+	// subscribers). Unknown id: 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+	UpdatePlan(ctx context.Context, id Id, body UpdatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePlanPriceWithBody Add a price to a draft plan
+	//
+	// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+	// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+	// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+	// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+	// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+	CreatePlanPriceWithBody(ctx context.Context, id Id, params *CreatePlanPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePlanPrice Add a price to a draft plan
+	//
+	// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+	// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+	// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+	// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+	// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+	CreatePlanPrice(ctx context.Context, id Id, params *CreatePlanPriceParams, body CreatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePlanPriceWithBody Edit or deactivate a price of a draft plan
+	//
+	// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+	// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+	// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+	// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+	// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+	// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+	// catalogue read.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+	UpdatePlanPriceWithBody(ctx context.Context, id Id, priceId PriceId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePlanPrice Edit or deactivate a price of a draft plan
+	//
+	// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+	// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+	// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+	// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+	// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+	// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+	// catalogue read.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+	UpdatePlanPrice(ctx context.Context, id Id, priceId PriceId, body UpdatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListProducts List products
 	//
 	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-	// exactly once. The catalogue is the same for every principal.
+	// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+	// product is listed to everyone (see `createProduct`).
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateProductWithBody Create a product
+	//
+	// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+	// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+	// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+	//
+	// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+	// |---|---|---|
+	// | `ga`, `beta` | everyone | allowed |
+	// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+	// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+	//
+	// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+	// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+	// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProduct Create a product
+	//
+	// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+	// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+	// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+	//
+	// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+	// |---|---|---|
+	// | `ga`, `beta` | everyone | allowed |
+	// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+	// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+	//
+	// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+	// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+	// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetProduct Get a product
 	//
 	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+	// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+	// as an unknown id.
 	//
 	// Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProductWithBody Update a product
+	//
+	// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+	// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+	// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+	// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+	// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+	// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+	UpdateProductWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProduct Update a product
+	//
+	// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+	// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+	// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+	// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+	// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+	// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+	UpdateProduct(ctx context.Context, id Id, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRequestLogs List request logs
 	//
@@ -6438,6 +6974,8 @@ func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrgan
 //
 // Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 // always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+// type `internal` only.
 //
 // Corresponds with GET /v1/plans (the `ListPlans` operationId).
 func (c *Client) ListPlans(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6452,11 +6990,266 @@ func (c *Client) ListPlans(ctx context.Context, params *ListPlansParams, reqEdit
 	return c.Client.Do(req)
 }
 
+// CreatePlanWithBody Create a plan with its prices
+//
+// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+//
+// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+//
+// | component_type | needs | must be null |
+// |---|---|---|
+// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+//
+// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+//
+// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+func (c *Client) CreatePlanWithBody(ctx context.Context, params *CreatePlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePlanRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePlan Create a plan with its prices
+//
+// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+//
+// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+//
+// | component_type | needs | must be null |
+// |---|---|---|
+// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+//
+// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+//
+// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+func (c *Client) CreatePlan(ctx context.Context, params *CreatePlanParams, body CreatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePlanRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePlanWithBody Edit a draft plan, or move a plan's status
+//
+// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+//
+//   - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+//     `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+//   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+//     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+//   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
+//   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+//     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+//     it in `listPlans` and `getProduct`.
+//   - Retiring a plan makes every one of its prices `inactive`.
+//
+// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+// subscribers). Unknown id: 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+func (c *Client) UpdatePlanWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePlanRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePlan Edit a draft plan, or move a plan's status
+//
+// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+//
+//   - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+//     `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+//   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+//     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+//   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
+//   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+//     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+//     it in `listPlans` and `getProduct`.
+//   - Retiring a plan makes every one of its prices `inactive`.
+//
+// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+// subscribers). Unknown id: 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+func (c *Client) UpdatePlan(ctx context.Context, id Id, body UpdatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePlanRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePlanPriceWithBody Add a price to a draft plan
+//
+// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+func (c *Client) CreatePlanPriceWithBody(ctx context.Context, id Id, params *CreatePlanPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePlanPriceRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePlanPrice Add a price to a draft plan
+//
+// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+func (c *Client) CreatePlanPrice(ctx context.Context, id Id, params *CreatePlanPriceParams, body CreatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePlanPriceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePlanPriceWithBody Edit or deactivate a price of a draft plan
+//
+// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+// catalogue read.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+func (c *Client) UpdatePlanPriceWithBody(ctx context.Context, id Id, priceId PriceId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePlanPriceRequestWithBody(c.Server, id, priceId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePlanPrice Edit or deactivate a price of a draft plan
+//
+// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+// catalogue read.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+func (c *Client) UpdatePlanPrice(ctx context.Context, id Id, priceId PriceId, body UpdatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePlanPriceRequest(c.Server, id, priceId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListProducts List products
 //
 // Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 // unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-// exactly once. The catalogue is the same for every principal.
+// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+// product is listed to everyone (see `createProduct`).
 //
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6471,14 +7264,130 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 	return c.Client.Do(req)
 }
 
+// CreateProductWithBody Create a product
+//
+// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+//
+// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+// |---|---|---|
+// | `ga`, `beta` | everyone | allowed |
+// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+//
+// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProduct Create a product
+//
+// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+//
+// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+// |---|---|---|
+// | `ga`, `beta` | everyone | allowed |
+// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+//
+// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *Client) CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetProduct Get a product
 //
 // Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+// as an unknown id.
 //
 // Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetProductRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProductWithBody Update a product
+//
+// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+//
+// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProductWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProduct Update a product
+//
+// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+//
+// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProduct(ctx context.Context, id Id, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8553,6 +9462,224 @@ func NewListPlansRequest(server string, params *ListPlansParams) (*http.Request,
 	return req, nil
 }
 
+// NewCreatePlanRequest calls the generic CreatePlan builder with application/json body
+func NewCreatePlanRequest(server string, params *CreatePlanParams, body CreatePlanJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePlanRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreatePlanRequestWithBody constructs an http.Request for the CreatePlan method, with any body, and a specified content type
+func NewCreatePlanRequestWithBody(server string, params *CreatePlanParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/plans")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdatePlanRequest calls the generic UpdatePlan builder with application/json body
+func NewUpdatePlanRequest(server string, id Id, body UpdatePlanJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdatePlanRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdatePlanRequestWithBody constructs an http.Request for the UpdatePlan method, with any body, and a specified content type
+func NewUpdatePlanRequestWithBody(server string, id Id, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/plans/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCreatePlanPriceRequest calls the generic CreatePlanPrice builder with application/json body
+func NewCreatePlanPriceRequest(server string, id Id, params *CreatePlanPriceParams, body CreatePlanPriceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePlanPriceRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreatePlanPriceRequestWithBody constructs an http.Request for the CreatePlanPrice method, with any body, and a specified content type
+func NewCreatePlanPriceRequestWithBody(server string, id Id, params *CreatePlanPriceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/plans/%s/prices", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdatePlanPriceRequest calls the generic UpdatePlanPrice builder with application/json body
+func NewUpdatePlanPriceRequest(server string, id Id, priceId PriceId, body UpdatePlanPriceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdatePlanPriceRequestWithBody(server, id, priceId, "application/json", bodyReader)
+}
+
+// NewUpdatePlanPriceRequestWithBody constructs an http.Request for the UpdatePlanPrice method, with any body, and a specified content type
+func NewUpdatePlanPriceRequestWithBody(server string, id Id, priceId PriceId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "price_id", priceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/plans/%s/prices/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListProductsRequest constructs an http.Request for the ListProducts method
 func NewListProductsRequest(server string, params *ListProductsParams) (*http.Request, error) {
 	var err error
@@ -8619,6 +9746,61 @@ func NewListProductsRequest(server string, params *ListProductsParams) (*http.Re
 	return req, nil
 }
 
+// NewCreateProductRequest calls the generic CreateProduct builder with application/json body
+func NewCreateProductRequest(server string, params *CreateProductParams, body CreateProductJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateProductRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateProductRequestWithBody constructs an http.Request for the CreateProduct method, with any body, and a specified content type
+func NewCreateProductRequestWithBody(server string, params *CreateProductParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetProductRequest constructs an http.Request for the GetProduct method
 func NewGetProductRequest(server string, id Id) (*http.Request, error) {
 	var err error
@@ -8649,6 +9831,53 @@ func NewGetProductRequest(server string, id Id) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewUpdateProductRequest calls the generic UpdateProduct builder with application/json body
+func NewUpdateProductRequest(server string, id Id, body UpdateProductJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateProductRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateProductRequestWithBody constructs an http.Request for the UpdateProduct method, with any body, and a specified content type
+func NewUpdateProductRequestWithBody(server string, id Id, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -10677,32 +11906,285 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+	// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+	// type `internal` only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/plans (the `ListPlans` operationId).
 	ListPlansWithResponse(ctx context.Context, params *ListPlansParams, reqEditors ...RequestEditorFn) (*ListPlansResponse, error)
 
+	// CreatePlanWithBodyWithResponse Create a plan with its prices
+	//
+	// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+	// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+	// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+	//
+	// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+	//
+	// | component_type | needs | must be null |
+	// |---|---|---|
+	// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+	// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+	// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+	//
+	// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+	// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+	// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+	//
+	// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+	// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+	CreatePlanWithBodyWithResponse(ctx context.Context, params *CreatePlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlanResponse, error)
+
+	// CreatePlanWithResponse Create a plan with its prices
+	//
+	// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+	// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+	// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+	//
+	// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+	//
+	// | component_type | needs | must be null |
+	// |---|---|---|
+	// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+	// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+	// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+	// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+	//
+	// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+	// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+	// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+	//
+	// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+	// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+	CreatePlanWithResponse(ctx context.Context, params *CreatePlanParams, body CreatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlanResponse, error)
+
+	// UpdatePlanWithBodyWithResponse Edit a draft plan, or move a plan's status
+	//
+	// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+	// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+	// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+	//
+	// - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+	//   `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
+	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+	//   it in `listPlans` and `getProduct`.
+	// - Retiring a plan makes every one of its prices `inactive`.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+	// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+	// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+	// subscribers). Unknown id: 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+	UpdatePlanWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePlanResponse, error)
+
+	// UpdatePlanWithResponse Edit a draft plan, or move a plan's status
+	//
+	// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+	// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+	// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+	//
+	// - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+	//   `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+	// - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+	//   `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+	// - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+	//   `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+	//   or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+	//   has one; a `usage_only` or `one_time` plan has no recurring fee.
+	// - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+	//   `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+	//   it in `listPlans` and `getProduct`.
+	// - Retiring a plan makes every one of its prices `inactive`.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+	// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+	// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+	// subscribers). Unknown id: 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+	UpdatePlanWithResponse(ctx context.Context, id Id, body UpdatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePlanResponse, error)
+
+	// CreatePlanPriceWithBodyWithResponse Add a price to a draft plan
+	//
+	// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+	// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+	// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+	// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+	// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+	CreatePlanPriceWithBodyWithResponse(ctx context.Context, id Id, params *CreatePlanPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlanPriceResponse, error)
+
+	// CreatePlanPriceWithResponse Add a price to a draft plan
+	//
+	// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+	// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+	// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+	// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+	// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+	CreatePlanPriceWithResponse(ctx context.Context, id Id, params *CreatePlanPriceParams, body CreatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlanPriceResponse, error)
+
+	// UpdatePlanPriceWithBodyWithResponse Edit or deactivate a price of a draft plan
+	//
+	// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+	// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+	// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+	// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+	// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+	// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+	// catalogue read.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+	UpdatePlanPriceWithBodyWithResponse(ctx context.Context, id Id, priceId PriceId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePlanPriceResponse, error)
+
+	// UpdatePlanPriceWithResponse Edit or deactivate a price of a draft plan
+	//
+	// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+	// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+	// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+	// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+	// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+	// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+	// catalogue read.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+	UpdatePlanPriceWithResponse(ctx context.Context, id Id, priceId PriceId, body UpdatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePlanPriceResponse, error)
+
 	// ListProductsWithResponse List products
 	//
 	// Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 	// unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-	// exactly once. The catalogue is the same for every principal.
+	// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+	// product is listed to everyone (see `createProduct`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error)
 
+	// CreateProductWithBodyWithResponse Create a product
+	//
+	// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+	// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+	// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+	//
+	// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+	// |---|---|---|
+	// | `ga`, `beta` | everyone | allowed |
+	// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+	// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+	//
+	// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+	// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+	// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
+	// CreateProductWithResponse Create a product
+	//
+	// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+	// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+	// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+	//
+	// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+	// |---|---|---|
+	// | `ga`, `beta` | everyone | allowed |
+	// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+	// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+	//
+	// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+	// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+	// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
 	// GetProductWithResponse Get a product
 	//
 	// Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+	// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+	// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+	// as an unknown id.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 	GetProductWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetProductResponse, error)
+
+	// UpdateProductWithBodyWithResponse Update a product
+	//
+	// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+	// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+	// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+	// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+	// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+	// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+	UpdateProductWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
+
+	// UpdateProductWithResponse Update a product
+	//
+	// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+	// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+	// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+	// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+	//
+	// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+	// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+	// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+	UpdateProductWithResponse(ctx context.Context, id Id, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
 
 	// ListRequestLogsWithResponse List request logs
 	//
@@ -14450,6 +15932,710 @@ func (r ListPlansResponse) ContentType() string {
 	return ""
 }
 
+// CreatePlanResponse201Headers the declared response headers of an HTTP 201 response for CreatePlan
+type CreatePlanResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// CreatePlanResponse400Headers the declared response headers of an HTTP 400 response for CreatePlan
+type CreatePlanResponse400Headers struct {
+	RequestId string
+}
+
+// CreatePlanResponse401Headers the declared response headers of an HTTP 401 response for CreatePlan
+type CreatePlanResponse401Headers struct {
+	RequestId string
+}
+
+// CreatePlanResponse403Headers the declared response headers of an HTTP 403 response for CreatePlan
+type CreatePlanResponse403Headers struct {
+	RequestId string
+}
+
+// CreatePlanResponse409Headers the declared response headers of an HTTP 409 response for CreatePlan
+type CreatePlanResponse409Headers struct {
+	RequestId string
+}
+
+// CreatePlanResponse422Headers the declared response headers of an HTTP 422 response for CreatePlan
+type CreatePlanResponse422Headers struct {
+	RequestId string
+}
+
+// CreatePlanResponse429Headers the declared response headers of an HTTP 429 response for CreatePlan
+type CreatePlanResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreatePlanResponse503Headers the declared response headers of an HTTP 503 response for CreatePlan
+type CreatePlanResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreatePlanResponseDefaultHeaders the declared response headers of an HTTP default response for CreatePlan
+type CreatePlanResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreatePlanResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PlanWithPrices
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePlanResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreatePlanResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreatePlanResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePlanResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePlanResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreatePlanResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePlanResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePlanResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreatePlanResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePlanResponse) GetJSON201() *PlanWithPrices {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreatePlanResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePlanResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePlanResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePlanResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePlanResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdatePlanResponse200Headers the declared response headers of an HTTP 200 response for UpdatePlan
+type UpdatePlanResponse200Headers struct {
+	RequestId string
+}
+
+// UpdatePlanResponse400Headers the declared response headers of an HTTP 400 response for UpdatePlan
+type UpdatePlanResponse400Headers struct {
+	RequestId string
+}
+
+// UpdatePlanResponse401Headers the declared response headers of an HTTP 401 response for UpdatePlan
+type UpdatePlanResponse401Headers struct {
+	RequestId string
+}
+
+// UpdatePlanResponse403Headers the declared response headers of an HTTP 403 response for UpdatePlan
+type UpdatePlanResponse403Headers struct {
+	RequestId string
+}
+
+// UpdatePlanResponse404Headers the declared response headers of an HTTP 404 response for UpdatePlan
+type UpdatePlanResponse404Headers struct {
+	RequestId string
+}
+
+// UpdatePlanResponse409Headers the declared response headers of an HTTP 409 response for UpdatePlan
+type UpdatePlanResponse409Headers struct {
+	RequestId string
+}
+
+// UpdatePlanResponse422Headers the declared response headers of an HTTP 422 response for UpdatePlan
+type UpdatePlanResponse422Headers struct {
+	RequestId string
+}
+
+// UpdatePlanResponse429Headers the declared response headers of an HTTP 429 response for UpdatePlan
+type UpdatePlanResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// UpdatePlanResponse503Headers the declared response headers of an HTTP 503 response for UpdatePlan
+type UpdatePlanResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// UpdatePlanResponseDefaultHeaders the declared response headers of an HTTP default response for UpdatePlan
+type UpdatePlanResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type UpdatePlanResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlanWithPrices
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdatePlanResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdatePlanResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdatePlanResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdatePlanResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdatePlanResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdatePlanResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdatePlanResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdatePlanResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdatePlanResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdatePlanResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdatePlanResponse) GetJSON200() *PlanWithPrices {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdatePlanResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdatePlanResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdatePlanResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdatePlanResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdatePlanResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreatePlanPriceResponse201Headers the declared response headers of an HTTP 201 response for CreatePlanPrice
+type CreatePlanPriceResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// CreatePlanPriceResponse400Headers the declared response headers of an HTTP 400 response for CreatePlanPrice
+type CreatePlanPriceResponse400Headers struct {
+	RequestId string
+}
+
+// CreatePlanPriceResponse401Headers the declared response headers of an HTTP 401 response for CreatePlanPrice
+type CreatePlanPriceResponse401Headers struct {
+	RequestId string
+}
+
+// CreatePlanPriceResponse403Headers the declared response headers of an HTTP 403 response for CreatePlanPrice
+type CreatePlanPriceResponse403Headers struct {
+	RequestId string
+}
+
+// CreatePlanPriceResponse404Headers the declared response headers of an HTTP 404 response for CreatePlanPrice
+type CreatePlanPriceResponse404Headers struct {
+	RequestId string
+}
+
+// CreatePlanPriceResponse409Headers the declared response headers of an HTTP 409 response for CreatePlanPrice
+type CreatePlanPriceResponse409Headers struct {
+	RequestId string
+}
+
+// CreatePlanPriceResponse422Headers the declared response headers of an HTTP 422 response for CreatePlanPrice
+type CreatePlanPriceResponse422Headers struct {
+	RequestId string
+}
+
+// CreatePlanPriceResponse429Headers the declared response headers of an HTTP 429 response for CreatePlanPrice
+type CreatePlanPriceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreatePlanPriceResponse503Headers the declared response headers of an HTTP 503 response for CreatePlanPrice
+type CreatePlanPriceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreatePlanPriceResponseDefaultHeaders the declared response headers of an HTTP default response for CreatePlanPrice
+type CreatePlanPriceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreatePlanPriceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Price
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePlanPriceResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreatePlanPriceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreatePlanPriceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePlanPriceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreatePlanPriceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePlanPriceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreatePlanPriceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePlanPriceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePlanPriceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreatePlanPriceResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePlanPriceResponse) GetJSON201() *Price {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreatePlanPriceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePlanPriceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePlanPriceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePlanPriceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePlanPriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdatePlanPriceResponse200Headers the declared response headers of an HTTP 200 response for UpdatePlanPrice
+type UpdatePlanPriceResponse200Headers struct {
+	RequestId string
+}
+
+// UpdatePlanPriceResponse400Headers the declared response headers of an HTTP 400 response for UpdatePlanPrice
+type UpdatePlanPriceResponse400Headers struct {
+	RequestId string
+}
+
+// UpdatePlanPriceResponse401Headers the declared response headers of an HTTP 401 response for UpdatePlanPrice
+type UpdatePlanPriceResponse401Headers struct {
+	RequestId string
+}
+
+// UpdatePlanPriceResponse403Headers the declared response headers of an HTTP 403 response for UpdatePlanPrice
+type UpdatePlanPriceResponse403Headers struct {
+	RequestId string
+}
+
+// UpdatePlanPriceResponse404Headers the declared response headers of an HTTP 404 response for UpdatePlanPrice
+type UpdatePlanPriceResponse404Headers struct {
+	RequestId string
+}
+
+// UpdatePlanPriceResponse409Headers the declared response headers of an HTTP 409 response for UpdatePlanPrice
+type UpdatePlanPriceResponse409Headers struct {
+	RequestId string
+}
+
+// UpdatePlanPriceResponse422Headers the declared response headers of an HTTP 422 response for UpdatePlanPrice
+type UpdatePlanPriceResponse422Headers struct {
+	RequestId string
+}
+
+// UpdatePlanPriceResponse429Headers the declared response headers of an HTTP 429 response for UpdatePlanPrice
+type UpdatePlanPriceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// UpdatePlanPriceResponse503Headers the declared response headers of an HTTP 503 response for UpdatePlanPrice
+type UpdatePlanPriceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// UpdatePlanPriceResponseDefaultHeaders the declared response headers of an HTTP default response for UpdatePlanPrice
+type UpdatePlanPriceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type UpdatePlanPriceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Price
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdatePlanPriceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdatePlanPriceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdatePlanPriceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdatePlanPriceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdatePlanPriceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdatePlanPriceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdatePlanPriceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdatePlanPriceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdatePlanPriceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdatePlanPriceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdatePlanPriceResponse) GetJSON200() *Price {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdatePlanPriceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdatePlanPriceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdatePlanPriceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdatePlanPriceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdatePlanPriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListProductsResponse200Headers the declared response headers of an HTTP 200 response for ListProducts
 type ListProductsResponse200Headers struct {
 	RequestId string
@@ -14581,6 +16767,172 @@ func (r ListProductsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
+type CreateProductResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// CreateProductResponse400Headers the declared response headers of an HTTP 400 response for CreateProduct
+type CreateProductResponse400Headers struct {
+	RequestId string
+}
+
+// CreateProductResponse401Headers the declared response headers of an HTTP 401 response for CreateProduct
+type CreateProductResponse401Headers struct {
+	RequestId string
+}
+
+// CreateProductResponse403Headers the declared response headers of an HTTP 403 response for CreateProduct
+type CreateProductResponse403Headers struct {
+	RequestId string
+}
+
+// CreateProductResponse409Headers the declared response headers of an HTTP 409 response for CreateProduct
+type CreateProductResponse409Headers struct {
+	RequestId string
+}
+
+// CreateProductResponse422Headers the declared response headers of an HTTP 422 response for CreateProduct
+type CreateProductResponse422Headers struct {
+	RequestId string
+}
+
+// CreateProductResponse429Headers the declared response headers of an HTTP 429 response for CreateProduct
+type CreateProductResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreateProductResponse503Headers the declared response headers of an HTTP 503 response for CreateProduct
+type CreateProductResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreateProductResponseDefaultHeaders the declared response headers of an HTTP default response for CreateProduct
+type CreateProductResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreateProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Product
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateProductResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateProductResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateProductResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateProductResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateProductResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateProductResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateProductResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateProductResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateProductResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateProductResponse) GetJSON201() *Product {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateProductResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateProductResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14732,6 +17084,157 @@ func (r GetProductResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateProductResponse200Headers the declared response headers of an HTTP 200 response for UpdateProduct
+type UpdateProductResponse200Headers struct {
+	RequestId string
+}
+
+// UpdateProductResponse400Headers the declared response headers of an HTTP 400 response for UpdateProduct
+type UpdateProductResponse400Headers struct {
+	RequestId string
+}
+
+// UpdateProductResponse401Headers the declared response headers of an HTTP 401 response for UpdateProduct
+type UpdateProductResponse401Headers struct {
+	RequestId string
+}
+
+// UpdateProductResponse403Headers the declared response headers of an HTTP 403 response for UpdateProduct
+type UpdateProductResponse403Headers struct {
+	RequestId string
+}
+
+// UpdateProductResponse404Headers the declared response headers of an HTTP 404 response for UpdateProduct
+type UpdateProductResponse404Headers struct {
+	RequestId string
+}
+
+// UpdateProductResponse429Headers the declared response headers of an HTTP 429 response for UpdateProduct
+type UpdateProductResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// UpdateProductResponse503Headers the declared response headers of an HTTP 503 response for UpdateProduct
+type UpdateProductResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// UpdateProductResponseDefaultHeaders the declared response headers of an HTTP default response for UpdateProduct
+type UpdateProductResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type UpdateProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Product
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateProductResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateProductResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateProductResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateProductResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateProductResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateProductResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateProductResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdateProductResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateProductResponse) GetJSON200() *Product {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateProductResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateProductResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateProductResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateProductResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateProductResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateProductResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdateProductResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateProductResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19916,6 +22419,8 @@ func (c *ClientWithResponses) UpdateOrganizationWithResponse(ctx context.Context
 //
 // Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
 // always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
+// type `internal` only.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19928,11 +22433,234 @@ func (c *ClientWithResponses) ListPlansWithResponse(ctx context.Context, params 
 	return ParseListPlansResponse(rsp)
 }
 
+// CreatePlanWithBodyWithResponse Create a plan with its prices
+//
+// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+//
+// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+//
+// | component_type | needs | must be null |
+// |---|---|---|
+// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+//
+// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+//
+// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+func (c *ClientWithResponses) CreatePlanWithBodyWithResponse(ctx context.Context, params *CreatePlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlanResponse, error) {
+	rsp, err := c.CreatePlanWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePlanResponse(rsp)
+}
+
+// CreatePlanWithResponse Create a plan with its prices
+//
+// Adds a plan to a product, as `draft`, with its price components (catalogue administration). Operator only: an
+// organization principal gets 403 `forbidden` and nothing is created. A product that does not exist is 422 `unknown_product`;
+// a taken `code` is 409 `conflict`. Prices take the plan's `currency` and start `active`.
+//
+// Each price component is checked for its kind (422 `unprocessable`, with the offending field in `errors`):
+//
+// | component_type | needs | must be null |
+// |---|---|---|
+// | `recurring_fee`, `setup_fee`, `minimum_spend` | `amount` >= 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `discount`, `credit` | `amount` < 0 | `metric`, `unit_amount`, `tiers`, `package_size`, `package_amount` |
+// | `per_unit` | `metric`, `unit_amount` | `amount`, `tiers`, `package_size`, `package_amount` |
+// | `tiered_usage`, `graduated_usage`, `volume_usage` | `metric`, `tiers` (ascending `upper_bound`s, only the last null) | `amount`, `unit_amount`, `package_size`, `package_amount` |
+// | `package_pricing` | `metric`, `package_size`, `package_amount` | `amount`, `unit_amount`, `tiers` |
+//
+// Every `metric` (of prices, `included_usage` and `overage_rules`) must be one of the product's `metering_metrics`. A draft
+// is not offered to anyone: organizations see neither it nor its prices. Edit it with `updatePlan` and `createPlanPrice` /
+// `updatePlanPrice`, and offer it by moving it to `active` (`updatePlan`), which checks the plan as a whole.
+//
+// Audited (`plan.created`). No webhook event: nobody subscribes to a draft. Every server process sees the change at its next
+// catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/plans (the `CreatePlan` operationId).
+func (c *ClientWithResponses) CreatePlanWithResponse(ctx context.Context, params *CreatePlanParams, body CreatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlanResponse, error) {
+	rsp, err := c.CreatePlan(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePlanResponse(rsp)
+}
+
+// UpdatePlanWithBodyWithResponse Edit a draft plan, or move a plan's status
+//
+// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+//
+//   - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+//     `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+//   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+//     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+//   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
+//   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+//     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+//     it in `listPlans` and `getProduct`.
+//   - Retiring a plan makes every one of its prices `inactive`.
+//
+// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+// subscribers). Unknown id: 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+func (c *ClientWithResponses) UpdatePlanWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePlanResponse, error) {
+	rsp, err := c.UpdatePlanWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePlanResponse(rsp)
+}
+
+// UpdatePlanWithResponse Edit a draft plan, or move a plan's status
+//
+// Edits a plan's terms, moves its `status`, or both (catalogue administration). Operator only: an organization principal gets
+// 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that changes nothing
+// (including `status` equal to the current one) leaves `updated_at` alone and records nothing.
+//
+//   - **Terms** (every field but `status`) can be edited only while the plan is `draft`: otherwise 409
+//     `invalid_state_transition`, and nothing changes. Subscriptions therefore never see the terms of their plan change.
+//   - **Status** moves `draft → active → deprecated → retired`, one step at a time; any other move is 409
+//     `invalid_state_transition`. Terms and a move to `active` may come in one request: the terms apply first.
+//   - Moving to `active` checks the plan as a whole (422 `unprocessable`, nothing changes): at least one `active` price;
+//     `setup_fee` and `recurring_fee` each equal the `amount` of the plan's one active `setup_fee` / `recurring_fee` price,
+//     or are null when it has none; `minimum_commitment` equals the `amount` of its one active `minimum_spend` price when it
+//     has one; a `usage_only` or `one_time` plan has no recurring fee.
+//   - `active` plans can be subscribed to, selected and changed to. `deprecated` and `retired` plans cannot (422
+//     `plan_not_active`), but subscriptions already on them keep their plan and its terms, keep working, and can still read
+//     it in `listPlans` and `getProduct`.
+//   - Retiring a plan makes every one of its prices `inactive`.
+//
+// Every server process sees the change at its next catalogue read. Audited (`plan.updated`, with the plan before and after).
+// Moving to `deprecated` or `retired` sends the webhook event `plan.deprecated` / `plan.retired` (data: the `Plan`) to every
+// organization with a subscription on the plan that is not `terminated`; nothing else has an audience (a draft has no
+// subscribers). Unknown id: 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/plans/{id} (the `UpdatePlan` operationId).
+func (c *ClientWithResponses) UpdatePlanWithResponse(ctx context.Context, id Id, body UpdatePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePlanResponse, error) {
+	rsp, err := c.UpdatePlan(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePlanResponse(rsp)
+}
+
+// CreatePlanPriceWithBodyWithResponse Add a price to a draft plan
+//
+// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+func (c *ClientWithResponses) CreatePlanPriceWithBodyWithResponse(ctx context.Context, id Id, params *CreatePlanPriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePlanPriceResponse, error) {
+	rsp, err := c.CreatePlanPriceWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePlanPriceResponse(rsp)
+}
+
+// CreatePlanPriceWithResponse Add a price to a draft plan
+//
+// Adds a price component to a `draft` plan (catalogue administration); it takes the plan's currency and starts `active`.
+// Operator only: an organization principal gets 403 `forbidden` and nothing is created. A plan that is not `draft` is 409
+// `invalid_state_transition`. The component is checked for its kind as in `createPlan` (422 `unprocessable`). Unknown plan:
+// 404. Audited (`price.created`); no webhook event (nobody subscribes to a draft). Every server process sees the change at
+// its next catalogue read. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/plans/{id}/prices (the `CreatePlanPrice` operationId).
+func (c *ClientWithResponses) CreatePlanPriceWithResponse(ctx context.Context, id Id, params *CreatePlanPriceParams, body CreatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePlanPriceResponse, error) {
+	rsp, err := c.CreatePlanPrice(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePlanPriceResponse(rsp)
+}
+
+// UpdatePlanPriceWithBodyWithResponse Edit or deactivate a price of a draft plan
+//
+// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+// catalogue read.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+func (c *ClientWithResponses) UpdatePlanPriceWithBodyWithResponse(ctx context.Context, id Id, priceId PriceId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePlanPriceResponse, error) {
+	rsp, err := c.UpdatePlanPriceWithBody(ctx, id, priceId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePlanPriceResponse(rsp)
+}
+
+// UpdatePlanPriceWithResponse Edit or deactivate a price of a draft plan
+//
+// Edits a price component of a `draft` plan, or moves its `status` (`active` ↔ `inactive`; an inactive price counts for
+// nothing) (catalogue administration). Operator only: an organization principal gets 403 `forbidden` and nothing changes.
+// A plan that is not `draft` is 409 `invalid_state_transition` (prices of offered plans never change, except that retiring
+// a plan makes them `inactive`). The result is checked for its kind as in `createPlan` (422 `unprocessable`). Every field is
+// optional; a patch that changes nothing leaves `updated_at` alone and records nothing. Unknown plan, or a price that is
+// not one of the plan's: 404. Audited (`price.updated`); no webhook event. Every server process sees the change at its next
+// catalogue read.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/plans/{id}/prices/{price_id} (the `UpdatePlanPrice` operationId).
+func (c *ClientWithResponses) UpdatePlanPriceWithResponse(ctx context.Context, id Id, priceId PriceId, body UpdatePlanPriceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePlanPriceResponse, error) {
+	rsp, err := c.UpdatePlanPrice(ctx, id, priceId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePlanPriceResponse(rsp)
+}
+
 // ListProductsWithResponse List products
 //
 // Lists the product catalogue in id order (keyset pagination; default page size 50). `next_cursor` is opaque: pass it back
 // unchanged as `cursor`; a cursor this API did not issue is 400 `validation_failed`. Paging with any `limit` yields every product
-// exactly once. The catalogue is the same for every principal.
+// exactly once. `internal_only` products are listed to the operator and to organizations of type `internal` only; every other
+// product is listed to everyone (see `createProduct`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19945,10 +22673,66 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 	return ParseListProductsResponse(rsp)
 }
 
+// CreateProductWithBodyWithResponse Create a product
+//
+// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+//
+// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+// |---|---|---|
+// | `ga`, `beta` | everyone | allowed |
+// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+//
+// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProductWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
+// CreateProductWithResponse Create a product
+//
+// Adds a product to the catalogue (catalogue administration). Operator only: an organization principal gets 403 `forbidden`
+// and nothing is created. `code` is unique (409 `conflict` when taken). The product starts with no plans: add them with
+// `createPlan`. `availability` says who sees the product and who may subscribe to it:
+//
+// | availability | listed and readable by | new subscriptions, plan selection and plan changes |
+// |---|---|---|
+// | `ga`, `beta` | everyone | allowed |
+// | `internal_only` | the operator and organizations of type `internal` (others: absent from lists, 404 on `getProduct`) | `internal` organizations only (others: 422 `unknown_product` / `unknown_plan`, as for a product that does not exist) |
+// | `deprecated` | everyone | no new subscriptions (422 `product_deprecated`); existing subscriptions keep working and may still select or change to an `active` plan of the product |
+//
+// Every server process sees the change at its next catalogue read (the catalogue version is raised in the change's
+// transaction). Audited (`product.created`). No webhook event: a new product has no subscribers, so no organization is told.
+// Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProduct(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
 // GetProductWithResponse Get a product
 //
 // Returns one product with every one of its plans whatever their status (so existing subscribers can still read a `deprecated`
-// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them.
+// or `retired` plan; only `active` plans can be subscribed to), without prices: `GET /v1/plans?product_id=` has them. `draft`
+// plans are the operator's only. An `internal_only` product is 404 to organizations that are not of type `internal`, exactly
+// as an unknown id.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19959,6 +22743,50 @@ func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, id Id,
 		return nil, err
 	}
 	return ParseGetProductResponse(rsp)
+}
+
+// UpdateProductWithBodyWithResponse Update a product
+//
+// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+//
+// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProductWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
+}
+
+// UpdateProductWithResponse Update a product
+//
+// Changes a product's names, description or `availability` (catalogue administration). Operator only: an organization
+// principal gets 403 `forbidden` and nothing changes. Every field is optional; absent fields are unchanged, and a patch that
+// changes nothing leaves `updated_at` alone and records nothing. `availability` may move between any two values (see
+// `createProduct` for what each means); existing subscriptions keep their product and plan whatever it becomes.
+//
+// Every server process sees the change at its next catalogue read. Audited (`product.updated`, with the product before and
+// after). When something changed, every organization with a subscription to the product that is not `terminated` receives
+// the webhook event `product.updated` (data: the `Product`). Unknown id: 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id Id, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProduct(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
 }
 
 // ListRequestLogsWithResponse List request logs
@@ -24900,6 +27728,911 @@ func ParseListPlansResponse(rsp *http.Response) (*ListPlansResponse, error) {
 	return response, nil
 }
 
+// ParseCreatePlanResponse parses an HTTP response from a CreatePlanWithResponse call
+func ParseCreatePlanResponse(rsp *http.Response) (*CreatePlanResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePlanResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PlanWithPrices
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePlanResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreatePlanResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreatePlanResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePlanResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePlanResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreatePlanResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePlanResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePlanResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreatePlanResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdatePlanResponse parses an HTTP response from a UpdatePlanWithResponse call
+func ParseUpdatePlanResponse(rsp *http.Response) (*UpdatePlanResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdatePlanResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlanWithPrices
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdatePlanResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdatePlanResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdatePlanResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdatePlanResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdatePlanResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdatePlanResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdatePlanResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdatePlanResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdatePlanResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers UpdatePlanResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePlanPriceResponse parses an HTTP response from a CreatePlanPriceWithResponse call
+func ParseCreatePlanPriceResponse(rsp *http.Response) (*CreatePlanPriceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePlanPriceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Price
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePlanPriceResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreatePlanPriceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreatePlanPriceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePlanPriceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreatePlanPriceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePlanPriceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreatePlanPriceResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePlanPriceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePlanPriceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreatePlanPriceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdatePlanPriceResponse parses an HTTP response from a UpdatePlanPriceWithResponse call
+func ParseUpdatePlanPriceResponse(rsp *http.Response) (*UpdatePlanPriceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdatePlanPriceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Price
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdatePlanPriceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdatePlanPriceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdatePlanPriceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdatePlanPriceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdatePlanPriceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdatePlanPriceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdatePlanPriceResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdatePlanPriceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdatePlanPriceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers UpdatePlanPriceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListProductsResponse parses an HTTP response from a ListProductsWithResponse call
 func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25063,6 +28796,223 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 		response.Headers503 = &headers
 	case true:
 		var headers ListProductsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateProductResponse parses an HTTP response from a CreateProductWithResponse call
+func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateProductResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateProductResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateProductResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateProductResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateProductResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateProductResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateProductResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateProductResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreateProductResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -25256,6 +29206,199 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 		response.Headers503 = &headers
 	case true:
 		var headers GetProductResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateProductResponse parses an HTTP response from a UpdateProductWithResponse call
+func ParseUpdateProductResponse(rsp *http.Response) (*UpdateProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Product
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateProductResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateProductResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateProductResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateProductResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateProductResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateProductResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateProductResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers UpdateProductResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -31480,12 +35623,30 @@ type ServerInterface interface {
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(w http.ResponseWriter, r *http.Request, params ListPlansParams)
+	// CreatePlan Create a plan with its prices
+	// (POST /v1/plans)
+	CreatePlan(w http.ResponseWriter, r *http.Request, params CreatePlanParams)
+	// UpdatePlan Edit a draft plan, or move a plan's status
+	// (PATCH /v1/plans/{id})
+	UpdatePlan(w http.ResponseWriter, r *http.Request, id Id)
+	// CreatePlanPrice Add a price to a draft plan
+	// (POST /v1/plans/{id}/prices)
+	CreatePlanPrice(w http.ResponseWriter, r *http.Request, id Id, params CreatePlanPriceParams)
+	// UpdatePlanPrice Edit or deactivate a price of a draft plan
+	// (PATCH /v1/plans/{id}/prices/{price_id})
+	UpdatePlanPrice(w http.ResponseWriter, r *http.Request, id Id, priceId PriceId)
 	// ListProducts List products
 	// (GET /v1/products)
 	ListProducts(w http.ResponseWriter, r *http.Request, params ListProductsParams)
+	// CreateProduct Create a product
+	// (POST /v1/products)
+	CreateProduct(w http.ResponseWriter, r *http.Request, params CreateProductParams)
 	// GetProduct Get a product
 	// (GET /v1/products/{id})
 	GetProduct(w http.ResponseWriter, r *http.Request, id Id)
+	// UpdateProduct Update a product
+	// (PATCH /v1/products/{id})
+	UpdateProduct(w http.ResponseWriter, r *http.Request, id Id)
 	// ListRequestLogs List request logs
 	// (GET /v1/request-logs)
 	ListRequestLogs(w http.ResponseWriter, r *http.Request, params ListRequestLogsParams)
@@ -31696,15 +35857,51 @@ func (_ Unimplemented) ListPlans(w http.ResponseWriter, r *http.Request, params 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// CreatePlan Create a plan with its prices
+// (POST /v1/plans)
+func (_ Unimplemented) CreatePlan(w http.ResponseWriter, r *http.Request, params CreatePlanParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdatePlan Edit a draft plan, or move a plan's status
+// (PATCH /v1/plans/{id})
+func (_ Unimplemented) UpdatePlan(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreatePlanPrice Add a price to a draft plan
+// (POST /v1/plans/{id}/prices)
+func (_ Unimplemented) CreatePlanPrice(w http.ResponseWriter, r *http.Request, id Id, params CreatePlanPriceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdatePlanPrice Edit or deactivate a price of a draft plan
+// (PATCH /v1/plans/{id}/prices/{price_id})
+func (_ Unimplemented) UpdatePlanPrice(w http.ResponseWriter, r *http.Request, id Id, priceId PriceId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListProducts List products
 // (GET /v1/products)
 func (_ Unimplemented) ListProducts(w http.ResponseWriter, r *http.Request, params ListProductsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// CreateProduct Create a product
+// (POST /v1/products)
+func (_ Unimplemented) CreateProduct(w http.ResponseWriter, r *http.Request, params CreateProductParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // GetProduct Get a product
 // (GET /v1/products/{id})
 func (_ Unimplemented) GetProduct(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdateProduct Update a product
+// (PATCH /v1/products/{id})
+func (_ Unimplemented) UpdateProduct(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -32773,6 +36970,158 @@ func (siw *ServerInterfaceWrapper) ListPlans(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// CreatePlan operation middleware
+func (siw *ServerInterfaceWrapper) CreatePlan(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePlanParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePlan(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdatePlan operation middleware
+func (siw *ServerInterfaceWrapper) UpdatePlan(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdatePlan(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePlanPrice operation middleware
+func (siw *ServerInterfaceWrapper) CreatePlanPrice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePlanPriceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePlanPrice(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdatePlanPrice operation middleware
+func (siw *ServerInterfaceWrapper) UpdatePlanPrice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "price_id" -------------
+	var priceId PriceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "price_id", chi.URLParam(r, "price_id"), &priceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "price_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdatePlanPrice(w, r, id, priceId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListProducts operation middleware
 func (siw *ServerInterfaceWrapper) ListProducts(w http.ResponseWriter, r *http.Request) {
 
@@ -32819,6 +37168,47 @@ func (siw *ServerInterfaceWrapper) ListProducts(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// CreateProduct operation middleware
+func (siw *ServerInterfaceWrapper) CreateProduct(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateProductParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateProduct(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetProduct operation middleware
 func (siw *ServerInterfaceWrapper) GetProduct(w http.ResponseWriter, r *http.Request) {
 
@@ -32836,6 +37226,32 @@ func (siw *ServerInterfaceWrapper) GetProduct(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetProduct(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateProduct operation middleware
+func (siw *ServerInterfaceWrapper) UpdateProduct(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateProduct(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -34296,10 +38712,28 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/products", wrapper.ListProducts)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/products", wrapper.CreateProduct)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/products/{id}", wrapper.GetProduct)
 	})
 	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/v1/products/{id}", wrapper.UpdateProduct)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/plans", wrapper.ListPlans)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/plans", wrapper.CreatePlan)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/v1/plans/{id}", wrapper.UpdatePlan)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/plans/{id}/prices", wrapper.CreatePlanPrice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/v1/plans/{id}/prices/{price_id}", wrapper.UpdatePlanPrice)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/subscriptions", wrapper.ListSubscriptions)
@@ -38213,6 +42647,795 @@ func (response ListPlansdefaultApplicationProblemPlusJSONResponse) VisitListPlan
 	return err
 }
 
+type CreatePlanRequestObject struct {
+	Params CreatePlanParams
+	Body   *CreatePlanJSONRequestBody
+}
+
+type CreatePlanResponseObject interface {
+	VisitCreatePlanResponse(w http.ResponseWriter) error
+}
+
+type CreatePlan201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type CreatePlan201JSONResponse struct {
+	Body    PlanWithPrices
+	Headers CreatePlan201ResponseHeaders
+}
+
+func (response CreatePlan201JSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlan400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlan400ApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlan401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlan401ApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlan403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlan403ApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlan409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlan409ApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlan422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlan422ApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlan429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlan429ApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlan503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlan503ApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlandefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreatePlandefaultApplicationProblemPlusJSONResponse) VisitCreatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanRequestObject struct {
+	Id   Id `json:"id"`
+	Body *UpdatePlanJSONRequestBody
+}
+
+type UpdatePlanResponseObject interface {
+	VisitUpdatePlanResponse(w http.ResponseWriter) error
+}
+
+type UpdatePlan200ResponseHeaders struct {
+	RequestId string
+}
+
+type UpdatePlan200JSONResponse struct {
+	Body    PlanWithPrices
+	Headers UpdatePlan200ResponseHeaders
+}
+
+func (response UpdatePlan200JSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan400ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan401ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan403ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan404ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan409ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan422ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan429ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlan503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlan503ApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlandefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response UpdatePlandefaultApplicationProblemPlusJSONResponse) VisitUpdatePlanResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPriceRequestObject struct {
+	Id     Id `json:"id"`
+	Params CreatePlanPriceParams
+	Body   *CreatePlanPriceJSONRequestBody
+}
+
+type CreatePlanPriceResponseObject interface {
+	VisitCreatePlanPriceResponse(w http.ResponseWriter) error
+}
+
+type CreatePlanPrice201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type CreatePlanPrice201JSONResponse struct {
+	Body    Price
+	Headers CreatePlanPrice201ResponseHeaders
+}
+
+func (response CreatePlanPrice201JSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice400ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice401ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice403ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice404ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice409ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice422ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice429ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPrice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePlanPrice503ApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePlanPricedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreatePlanPricedefaultApplicationProblemPlusJSONResponse) VisitCreatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPriceRequestObject struct {
+	Id      Id      `json:"id"`
+	PriceId PriceId `json:"price_id"`
+	Body    *UpdatePlanPriceJSONRequestBody
+}
+
+type UpdatePlanPriceResponseObject interface {
+	VisitUpdatePlanPriceResponse(w http.ResponseWriter) error
+}
+
+type UpdatePlanPrice200ResponseHeaders struct {
+	RequestId string
+}
+
+type UpdatePlanPrice200JSONResponse struct {
+	Body    Price
+	Headers UpdatePlanPrice200ResponseHeaders
+}
+
+func (response UpdatePlanPrice200JSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice400ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice401ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice403ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice404ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice409ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice422ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice429ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPrice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdatePlanPrice503ApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePlanPricedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response UpdatePlanPricedefaultApplicationProblemPlusJSONResponse) VisitUpdatePlanPriceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListProductsRequestObject struct {
 	Params ListProductsParams
 }
@@ -38348,6 +43571,192 @@ type ListProductsdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListProductsdefaultApplicationProblemPlusJSONResponse) VisitListProductsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProductRequestObject struct {
+	Params CreateProductParams
+	Body   *CreateProductJSONRequestBody
+}
+
+type CreateProductResponseObject interface {
+	VisitCreateProductResponse(w http.ResponseWriter) error
+}
+
+type CreateProduct201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type CreateProduct201JSONResponse struct {
+	Body    Product
+	Headers CreateProduct201ResponseHeaders
+}
+
+func (response CreateProduct201JSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateProduct400ApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateProduct401ApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateProduct403ApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateProduct409ApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreateProduct422ApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateProduct429ApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProduct503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateProduct503ApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateProductdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreateProductdefaultApplicationProblemPlusJSONResponse) VisitCreateProductResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -38512,6 +43921,171 @@ type GetProductdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetProductdefaultApplicationProblemPlusJSONResponse) VisitGetProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProductRequestObject struct {
+	Id   Id `json:"id"`
+	Body *UpdateProductJSONRequestBody
+}
+
+type UpdateProductResponseObject interface {
+	VisitUpdateProductResponse(w http.ResponseWriter) error
+}
+
+type UpdateProduct200ResponseHeaders struct {
+	RequestId string
+}
+
+type UpdateProduct200JSONResponse struct {
+	Body    Product
+	Headers UpdateProduct200ResponseHeaders
+}
+
+func (response UpdateProduct200JSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProduct400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateProduct400ApplicationProblemPlusJSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProduct401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateProduct401ApplicationProblemPlusJSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProduct403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateProduct403ApplicationProblemPlusJSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProduct404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateProduct404ApplicationProblemPlusJSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProduct429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateProduct429ApplicationProblemPlusJSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProduct503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateProduct503ApplicationProblemPlusJSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateProductdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response UpdateProductdefaultApplicationProblemPlusJSONResponse) VisitUpdateProductResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -43742,12 +49316,30 @@ type StrictServerInterface interface {
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(ctx context.Context, request ListPlansRequestObject) (ListPlansResponseObject, error)
+	// CreatePlan Create a plan with its prices
+	// (POST /v1/plans)
+	CreatePlan(ctx context.Context, request CreatePlanRequestObject) (CreatePlanResponseObject, error)
+	// UpdatePlan Edit a draft plan, or move a plan's status
+	// (PATCH /v1/plans/{id})
+	UpdatePlan(ctx context.Context, request UpdatePlanRequestObject) (UpdatePlanResponseObject, error)
+	// CreatePlanPrice Add a price to a draft plan
+	// (POST /v1/plans/{id}/prices)
+	CreatePlanPrice(ctx context.Context, request CreatePlanPriceRequestObject) (CreatePlanPriceResponseObject, error)
+	// UpdatePlanPrice Edit or deactivate a price of a draft plan
+	// (PATCH /v1/plans/{id}/prices/{price_id})
+	UpdatePlanPrice(ctx context.Context, request UpdatePlanPriceRequestObject) (UpdatePlanPriceResponseObject, error)
 	// ListProducts List products
 	// (GET /v1/products)
 	ListProducts(ctx context.Context, request ListProductsRequestObject) (ListProductsResponseObject, error)
+	// CreateProduct Create a product
+	// (POST /v1/products)
+	CreateProduct(ctx context.Context, request CreateProductRequestObject) (CreateProductResponseObject, error)
 	// GetProduct Get a product
 	// (GET /v1/products/{id})
 	GetProduct(ctx context.Context, request GetProductRequestObject) (GetProductResponseObject, error)
+	// UpdateProduct Update a product
+	// (PATCH /v1/products/{id})
+	UpdateProduct(ctx context.Context, request UpdateProductRequestObject) (UpdateProductResponseObject, error)
 	// ListRequestLogs List request logs
 	// (GET /v1/request-logs)
 	ListRequestLogs(ctx context.Context, request ListRequestLogsRequestObject) (ListRequestLogsResponseObject, error)
@@ -44491,6 +50083,140 @@ func (sh *strictHandler) ListPlans(w http.ResponseWriter, r *http.Request, param
 	}
 }
 
+// CreatePlan operation middleware
+func (sh *strictHandler) CreatePlan(w http.ResponseWriter, r *http.Request, params CreatePlanParams) {
+	var request CreatePlanRequestObject
+
+	request.Params = params
+
+	var body CreatePlanJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePlan(ctx, request.(CreatePlanRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePlan")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePlanResponseObject); ok {
+		if err := validResponse.VisitCreatePlanResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdatePlan operation middleware
+func (sh *strictHandler) UpdatePlan(w http.ResponseWriter, r *http.Request, id Id) {
+	var request UpdatePlanRequestObject
+
+	request.Id = id
+
+	var body UpdatePlanJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdatePlan(ctx, request.(UpdatePlanRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdatePlan")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdatePlanResponseObject); ok {
+		if err := validResponse.VisitUpdatePlanResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePlanPrice operation middleware
+func (sh *strictHandler) CreatePlanPrice(w http.ResponseWriter, r *http.Request, id Id, params CreatePlanPriceParams) {
+	var request CreatePlanPriceRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body CreatePlanPriceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePlanPrice(ctx, request.(CreatePlanPriceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePlanPrice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePlanPriceResponseObject); ok {
+		if err := validResponse.VisitCreatePlanPriceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdatePlanPrice operation middleware
+func (sh *strictHandler) UpdatePlanPrice(w http.ResponseWriter, r *http.Request, id Id, priceId PriceId) {
+	var request UpdatePlanPriceRequestObject
+
+	request.Id = id
+	request.PriceId = priceId
+
+	var body UpdatePlanPriceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdatePlanPrice(ctx, request.(UpdatePlanPriceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdatePlanPrice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdatePlanPriceResponseObject); ok {
+		if err := validResponse.VisitUpdatePlanPriceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListProducts operation middleware
 func (sh *strictHandler) ListProducts(w http.ResponseWriter, r *http.Request, params ListProductsParams) {
 	var request ListProductsRequestObject
@@ -44517,6 +50243,39 @@ func (sh *strictHandler) ListProducts(w http.ResponseWriter, r *http.Request, pa
 	}
 }
 
+// CreateProduct operation middleware
+func (sh *strictHandler) CreateProduct(w http.ResponseWriter, r *http.Request, params CreateProductParams) {
+	var request CreateProductRequestObject
+
+	request.Params = params
+
+	var body CreateProductJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateProduct(ctx, request.(CreateProductRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateProduct")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateProductResponseObject); ok {
+		if err := validResponse.VisitCreateProductResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetProduct operation middleware
 func (sh *strictHandler) GetProduct(w http.ResponseWriter, r *http.Request, id Id) {
 	var request GetProductRequestObject
@@ -44536,6 +50295,39 @@ func (sh *strictHandler) GetProduct(w http.ResponseWriter, r *http.Request, id I
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetProductResponseObject); ok {
 		if err := validResponse.VisitGetProductResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateProduct operation middleware
+func (sh *strictHandler) UpdateProduct(w http.ResponseWriter, r *http.Request, id Id) {
+	var request UpdateProductRequestObject
+
+	request.Id = id
+
+	var body UpdateProductJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateProduct(ctx, request.(UpdateProductRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateProduct")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateProductResponseObject); ok {
+		if err := validResponse.VisitUpdateProductResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -41,14 +41,23 @@ func (q *Queries) PlanGetByID(ctx context.Context, id uuid.UUID) (Plan, error) {
 }
 
 const planList = `-- name: PlanList :many
-SELECT id, created_at, updated_at, product_id, code, name, billing_period, currency, setup_fee, recurring_fee, minimum_commitment, included_usage, overage_rules, trial_days, trial_requires_payment_method, tax_policy_reference, status FROM plans
-WHERE $1::uuid IS NULL OR product_id = $1::uuid
-ORDER BY id
+SELECT plans.id, plans.created_at, plans.updated_at, plans.product_id, plans.code, plans.name, plans.billing_period, plans.currency, plans.setup_fee, plans.recurring_fee, plans.minimum_commitment, plans.included_usage, plans.overage_rules, plans.trial_days, plans.trial_requires_payment_method, plans.tax_policy_reference, plans.status FROM plans JOIN products ON products.id = plans.product_id
+WHERE ($1::uuid IS NULL OR plans.product_id = $1::uuid)
+  AND ($2::boolean OR products.availability <> 'internal_only')
+  AND ($3::boolean OR plans.status <> 'draft')
+ORDER BY plans.id
 `
 
-// Every plan, or the plans of one product.
-func (q *Queries) PlanList(ctx context.Context, productID *uuid.UUID) ([]Plan, error) {
-	rows, err := q.db.Query(ctx, planList, productID)
+type PlanListParams struct {
+	ProductID       *uuid.UUID
+	IncludeInternal bool
+	IncludeDrafts   bool
+}
+
+// Every plan, or the plans of one product, that an audience sees (core.CatalogueAudience):
+// plans of internal_only products only when include_internal, drafts only when include_drafts.
+func (q *Queries) PlanList(ctx context.Context, arg PlanListParams) ([]Plan, error) {
+	rows, err := q.db.Query(ctx, planList, arg.ProductID, arg.IncludeInternal, arg.IncludeDrafts)
 	if err != nil {
 		return nil, err
 	}

@@ -43,19 +43,22 @@ func (q *Queries) ProductGetByID(ctx context.Context, id uuid.UUID) (Product, er
 
 const productList = `-- name: ProductList :many
 SELECT id, created_at, updated_at, code, name_ar, name_en, description, category, service_classification, regulatory_classification, availability, provisioning_workflow, termination_policy, required_documents, required_approvals, required_credentials, metering_metrics, billing_model FROM products
-WHERE $1::uuid IS NULL OR id > $1::uuid
+WHERE ($1::uuid IS NULL OR id > $1::uuid)
+  AND ($2::boolean OR availability <> 'internal_only')
 ORDER BY id
-LIMIT $2
+LIMIT $3
 `
 
 type ProductListParams struct {
-	After   *uuid.UUID
-	MaxRows int32
+	After           *uuid.UUID
+	IncludeInternal bool
+	MaxRows         int32
 }
 
-// A keyset page of products in id (creation) order, after the cursor id when one is given.
+// A keyset page of products in id (creation) order, after the cursor id when one is given;
+// internal_only products only when include_internal (core.CatalogueAudience).
 func (q *Queries) ProductList(ctx context.Context, arg ProductListParams) ([]Product, error) {
-	rows, err := q.db.Query(ctx, productList, arg.After, arg.MaxRows)
+	rows, err := q.db.Query(ctx, productList, arg.After, arg.IncludeInternal, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

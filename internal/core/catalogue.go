@@ -135,6 +135,8 @@ type ProductFilter struct {
 	Cursor string
 	// Limit is the page size, 1..MaxPageLimit; 0 means DefaultPageLimit.
 	Limit int
+	// Audience is whose view of the catalogue the page is (CatalogueService.Audience).
+	Audience CatalogueAudience
 }
 
 // ProductPage is one page of products. NextCursor is nil on the last page.
@@ -148,17 +150,23 @@ type PlanFilter struct {
 	// ProductID, when not nil, keeps the plans of that product. It is the client's string:
 	// one that names no product matches no plan.
 	ProductID *string
+	// Audience is whose view of the catalogue the plans are (CatalogueService.Audience).
+	Audience CatalogueAudience
 }
 
-// CatalogueService reads the product catalogue. The catalogue is the provider's, the same
-// for every principal.
+// CatalogueService reads the product catalogue, the provider's, as an audience sees it, and
+// administers it.
 type CatalogueService interface {
-	// ListProducts returns a page of products in id order. A cursor that is not one this
-	// service issued is EValidation.
+	CatalogueAdministration
+	// Audience returns the view of the catalogue of the principal of ctx.
+	Audience(ctx context.Context) (CatalogueAudience, error)
+	// ListProducts returns a page of the products f.Audience sees, in id order. A cursor
+	// that is not one this service issued is EValidation.
 	ListProducts(ctx context.Context, f ProductFilter) (*ProductPage, error)
-	// FindProductByID returns the product with its plans (without prices), or ENotFound.
-	FindProductByID(ctx context.Context, id uuid.UUID) (*Product, error)
-	// ListPlans returns every matching plan in id order, each with its prices.
+	// FindProductByID returns the product with the plans a sees (without prices), or
+	// ENotFound, also when a does not see the product.
+	FindProductByID(ctx context.Context, id uuid.UUID, a CatalogueAudience) (*Product, error)
+	// ListPlans returns every matching plan f.Audience sees in id order, each with its prices.
 	ListPlans(ctx context.Context, f PlanFilter) ([]*Plan, error)
 	// Version returns the catalogue's version, raised by every change to products, plans or
 	// prices. What is built from a read of the catalogue made after reading version V may

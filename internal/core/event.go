@@ -33,6 +33,9 @@ const (
 	EventSpendControlWarningReached   EventType = "spend_control.warning_reached"
 	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
 	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
+	EventProductUpdated               EventType = "product.updated"
+	EventPlanDeprecated               EventType = "plan.deprecated"
+	EventPlanRetired                  EventType = "plan.retired"
 	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
 	EventOrganizationUpdated          EventType = "organization.updated"
 )
@@ -48,7 +51,8 @@ func EventTypes() []EventType {
 		EventSupportCaseOpened, EventSupportCaseClosed,
 		EventSupportCaseUpdated, EventSupportCaseMessageCreated,
 		EventSpendControlWarningReached, EventSpendControlHardLimitReached,
-		EventTaxInvoiceGenerated, EventWebhookEndpointTest,
+		EventTaxInvoiceGenerated, EventProductUpdated, EventPlanDeprecated, EventPlanRetired,
+		EventWebhookEndpointTest,
 		EventOrganizationUpdated,
 	}
 }

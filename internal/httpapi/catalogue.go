@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/provider/coreapi/gen/api"
@@ -10,14 +11,18 @@ import (
 
 // ListProducts implements GET /v1/products.
 func (s *Server) ListProducts(ctx context.Context, req api.ListProductsRequestObject) (api.ListProductsResponseObject, error) {
-	f := core.ProductFilter{}
+	audience, err := s.cfg.Services.Catalogue.Audience(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := core.ProductFilter{Audience: audience}
 	if req.Params.Cursor != nil {
 		f.Cursor = *req.Params.Cursor
 	}
 	if req.Params.Limit != nil {
 		f.Limit = *req.Params.Limit
 	}
-	key := "products\x00" + f.Cursor + "\x00" + strconv.Itoa(f.Limit)
+	key := audienceKey(audience) + "products\x00" + f.Cursor + "\x00" + strconv.Itoa(f.Limit)
 	return s.catalogueResponse(ctx, key, func() (any, error) {
 		page, err := s.cfg.Services.Catalogue.ListProducts(ctx, f)
 		if err != nil {
@@ -33,7 +38,11 @@ func (s *Server) ListProducts(ctx context.Context, req api.ListProductsRequestOb
 
 // GetProduct implements GET /v1/products/{id}.
 func (s *Server) GetProduct(ctx context.Context, req api.GetProductRequestObject) (api.GetProductResponseObject, error) {
-	p, err := s.cfg.Services.Catalogue.FindProductByID(ctx, req.Id)
+	audience, err := s.cfg.Services.Catalogue.Audience(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.cfg.Services.Catalogue.FindProductByID(ctx, req.Id, audience)
 	if err != nil {
 		return nil, err
 	}
@@ -67,46 +76,61 @@ func (s *Server) GetProduct(ctx context.Context, req api.GetProductRequestObject
 
 // ListPlans implements GET /v1/plans.
 func (s *Server) ListPlans(ctx context.Context, req api.ListPlansRequestObject) (api.ListPlansResponseObject, error) {
-	key := "plans"
+	audience, err := s.cfg.Services.Catalogue.Audience(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := audienceKey(audience) + "plans"
 	if req.Params.ProductId != nil {
 		key += "\x00" + *req.Params.ProductId
 	}
-	return s.catalogueResponse(ctx, key, func() (any, error) { return s.listPlans(ctx, req) })
+	f := core.PlanFilter{ProductID: req.Params.ProductId, Audience: audience}
+	return s.catalogueResponse(ctx, key, func() (any, error) { return s.listPlans(ctx, f) })
 }
 
-func (s *Server) listPlans(ctx context.Context, req api.ListPlansRequestObject) (api.PlanList, error) {
-	plans, err := s.cfg.Services.Catalogue.ListPlans(ctx, core.PlanFilter{ProductID: req.Params.ProductId})
+// audienceKey prefixes the cache keys of catalogue lists: each audience sees its own lists.
+func audienceKey(a core.CatalogueAudience) string {
+	return fmt.Sprintf("internal=%t,drafts=%t\x00", a.Internal, a.Drafts)
+}
+
+func (s *Server) listPlans(ctx context.Context, f core.PlanFilter) (api.PlanList, error) {
+	plans, err := s.cfg.Services.Catalogue.ListPlans(ctx, f)
 	if err != nil {
 		return api.PlanList{}, err
 	}
 	items := make([]api.PlanWithPrices, len(plans))
 	for i, p := range plans {
-		base := toAPIPlan(p)
-		prices := make([]api.Price, len(p.Prices))
-		for j, price := range p.Prices {
-			prices[j] = toAPIPrice(price)
-		}
-		items[i] = api.PlanWithPrices{
-			Id:                 base.Id,
-			CreatedAt:          base.CreatedAt,
-			UpdatedAt:          base.UpdatedAt,
-			ProductId:          base.ProductId,
-			Code:               base.Code,
-			Name:               base.Name,
-			BillingPeriod:      base.BillingPeriod,
-			Currency:           base.Currency,
-			SetupFee:           base.SetupFee,
-			RecurringFee:       base.RecurringFee,
-			MinimumCommitment:  base.MinimumCommitment,
-			IncludedUsage:      base.IncludedUsage,
-			OverageRules:       base.OverageRules,
-			TrialPolicy:        base.TrialPolicy,
-			TaxPolicyReference: base.TaxPolicyReference,
-			Status:             base.Status,
-			Prices:             prices,
-		}
+		items[i] = toAPIPlanWithPrices(p)
 	}
 	return api.PlanList{Items: items, NextCursor: nullableFrom[string](nil)}, nil
+}
+
+// toAPIPlanWithPrices is the plan list's form of a plan: the plan and its prices.
+func toAPIPlanWithPrices(p *core.Plan) api.PlanWithPrices {
+	base := toAPIPlan(p)
+	prices := make([]api.Price, len(p.Prices))
+	for j, price := range p.Prices {
+		prices[j] = toAPIPrice(price)
+	}
+	return api.PlanWithPrices{
+		Id:                 base.Id,
+		CreatedAt:          base.CreatedAt,
+		UpdatedAt:          base.UpdatedAt,
+		ProductId:          base.ProductId,
+		Code:               base.Code,
+		Name:               base.Name,
+		BillingPeriod:      base.BillingPeriod,
+		Currency:           base.Currency,
+		SetupFee:           base.SetupFee,
+		RecurringFee:       base.RecurringFee,
+		MinimumCommitment:  base.MinimumCommitment,
+		IncludedUsage:      base.IncludedUsage,
+		OverageRules:       base.OverageRules,
+		TrialPolicy:        base.TrialPolicy,
+		TaxPolicyReference: base.TaxPolicyReference,
+		Status:             base.Status,
+		Prices:             prices,
+	}
 }
 
 func toAPIProduct(p *core.Product) api.Product {

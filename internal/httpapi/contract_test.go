@@ -49,6 +49,14 @@ var implemented = map[string]int{
 	"listProducts": http.StatusOK,
 	"getProduct":   http.StatusNotFound,
 	"listPlans":    http.StatusOK,
+	// Catalogue administration: the examples create a product and a plan of the seeded
+	// einvoice product; the random ids name nothing.
+	"createProduct":   http.StatusCreated,
+	"updateProduct":   http.StatusNotFound,
+	"createPlan":      http.StatusCreated,
+	"updatePlan":      http.StatusNotFound,
+	"createPlanPrice": http.StatusNotFound,
+	"updatePlanPrice": http.StatusNotFound,
 	// Subscriptions: the example organization and the random ids name nothing.
 	"listSubscriptions":      http.StatusNotFound,
 	"createSubscription":     http.StatusNotFound,

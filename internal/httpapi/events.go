@@ -44,6 +44,10 @@ func eventData(v any) (any, error) {
 		return toAPISpendControlStatus(v), nil
 	case *core.TaxInvoice:
 		return toAPITaxInvoiceEventData(v), nil
+	case *core.Product:
+		return toAPIProduct(v), nil
+	case *core.Plan:
+		return toAPIPlan(v), nil // the Plan schema: its prices are listPlans's
 	case *core.WebhookTestEvent:
 		return api.WebhookTestEventData{WebhookEndpointId: v.EndpointID, Message: v.Message}, nil
 	}

@@ -89,6 +89,7 @@ func TestSpecDrivenFuzzing(t *testing.T) {
 // fuzzFixtures are real resources the valid requests name.
 type fuzzFixtures struct {
 	org, platform, business, subscription, supportCase, apiKey, invoice string
+	price                                                               string            // a price of the draft plan ids["plans"]
 	ids                                                                 map[string]string // first path segment -> id
 	// byOperation gives operations their own resource where another operation's valid
 	// requests would leave the shared one in a state that refuses theirs (a case that
@@ -136,12 +137,13 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 	administered := createOrganization(t, env, minimalOrganization)["id"].(string)
 	fx.ids = map[string]string{
 		"organizations": administered, "connected-businesses": fx.business, "subscriptions": fx.subscription,
-		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice, "products": fuzzProduct,
+		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice,
 	}
 	messages := supportCase()
 	fx.byOperation = map[string]string{
 		"updateSupportCase": supportCase(), "createSupportCaseMessage": messages, "listSupportCaseMessages": messages,
 	}
+	seedCatalogueFixtures(t, env, fx)
 	waitForJobs(t, env)
 	return fx
 }
@@ -245,6 +247,9 @@ func (f *opFuzzer) pathValue(p *openapi3.Parameter) string {
 	}
 	if id, ok := f.fx.byOperation[f.op.OperationID]; ok && s.Format == "uuid" {
 		return id
+	}
+	if p.Name == "price_id" {
+		return f.fx.price
 	}
 	if s.Format == "uuid" {
 		seg := strings.Split(strings.TrimPrefix(f.path, "/v1/"), "/")[0]

@@ -49,6 +49,9 @@ var eventDataSchemas = map[string]string{
 	"spend_control.warning_reached":    "SpendControlStatus",
 	"spend_control.hard_limit_reached": "SpendControlStatus",
 	"tax_invoice.generated":            "TaxInvoiceEventData",
+	"product.updated":                  "Product",
+	"plan.deprecated":                  "Plan",
+	"plan.retired":                     "Plan",
 	"webhook_endpoint.test":            "WebhookTestEventData",
 	"organization.updated":             "Organization",
 }
@@ -129,6 +132,15 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	subPath := "/v1/subscriptions/" + sub.ID + "/"
 	do(http.MethodPost, subPath+"select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
 	do(http.MethodPost, subPath+"change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthAnnual), http.StatusOK)
+	// The catalogue: the operator changes the subscription's product, then deprecates and
+	// retires its plan; the lifecycle actions below keep working on the retired plan.
+	for path, body := range map[string]string{
+		"/v1/products/" + productEinvoice:       `{"description":"Renamed for the events test."}`,
+		"/v1/plans/" + planEinvoiceGrowthAnnual: `{"status":"deprecated"}`,
+	} {
+		catalogueDo(t, env, apitest.OperatorToken, http.MethodPatch, path, body, http.StatusOK)
+	}
+	movePlan(t, env, planEinvoiceGrowthAnnual, "retired")
 	for _, action := range []string{"suspend", "resume", "cancel", "reactivate", "terminate"} {
 		do(http.MethodPost, subPath+action, "", http.StatusOK)
 	}
@@ -204,6 +216,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
 		"organization.updated": 1,
+		"product.updated":      1, "plan.deprecated": 1, "plan.retired": 1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("events per type %v, want %v", counts, want)

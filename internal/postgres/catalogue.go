@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -30,7 +31,7 @@ func (s *CatalogueService) ListProducts(ctx context.Context, f core.ProductFilte
 		return nil, &core.Error{Code: core.EValidation, Message: fmt.Sprintf("limit must be 1..%d.", core.MaxPageLimit),
 			Fields: []core.FieldError{{Location: "query", Pointer: "limit", Code: "invalid", Message: "limit is out of range."}}}
 	}
-	params := dbq.ProductListParams{MaxRows: int32(limit + 1)}
+	params := dbq.ProductListParams{MaxRows: int32(limit + 1), IncludeInternal: f.Audience.Internal}
 	if f.Cursor != "" {
 		after, err := uuid.Parse(f.Cursor)
 		if err != nil {
@@ -55,15 +56,36 @@ func (s *CatalogueService) ListProducts(ctx context.Context, f core.ProductFilte
 	return page, nil
 }
 
-// FindProductByID implements core.CatalogueService.
-func (s *CatalogueService) FindProductByID(ctx context.Context, id uuid.UUID) (*core.Product, error) {
+// Audience implements core.CatalogueService: an organization's type decides whether it sees
+// internal_only products (the type never changes once the organization exists).
+func (s *CatalogueService) Audience(ctx context.Context) (core.CatalogueAudience, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return core.CatalogueAudience{}, err
+	}
+	if p.IsOperator() {
+		return core.WholeCatalogue, nil
+	}
+	org, err := s.db.queries(ctx).OrganizationGetByID(ctx, p.OrganizationID)
+	if err != nil {
+		return core.CatalogueAudience{}, translate(err)
+	}
+	return core.AudienceOf(p, org.OrganizationType), nil
+}
+
+// FindProductByID implements core.CatalogueService. A product the audience does not see is
+// not found, exactly as one that does not exist.
+func (s *CatalogueService) FindProductByID(ctx context.Context, id uuid.UUID, a core.CatalogueAudience) (*core.Product, error) {
 	q := s.db.queries(ctx)
 	row, err := q.ProductGetByID(ctx, id)
+	if err == nil && !a.SeesProduct(row.Availability) {
+		err = pgx.ErrNoRows
+	}
 	if err != nil {
 		return nil, notFoundAs(err, "Product %s does not exist.", id)
 	}
 	p := productFromRow(row)
-	plans, err := q.PlanList(ctx, &id)
+	plans, err := q.PlanList(ctx, dbq.PlanListParams{ProductID: &id, IncludeInternal: a.Internal, IncludeDrafts: a.Drafts})
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -96,7 +118,7 @@ func (s *CatalogueService) ListPlans(ctx context.Context, f core.PlanFilter) ([]
 		productID = &id
 	}
 	q := s.db.queries(ctx)
-	rows, err := q.PlanList(ctx, productID)
+	rows, err := q.PlanList(ctx, dbq.PlanListParams{ProductID: productID, IncludeInternal: f.Audience.Internal, IncludeDrafts: f.Audience.Drafts})
 	if err != nil {
 		return nil, translate(err)
 	}

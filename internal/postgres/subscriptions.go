@@ -75,6 +75,9 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if err != nil {
 			return err
 		}
+		if err := checkOfferedTo(ctx, q, orgID, product, "/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", in.ProductID)); err != nil {
+			return err
+		}
 		if product.Availability == core.ProductDeprecated {
 			// Deprecated products keep their subscriptions but take no new ones.
 			return unprocessable("/product_id", "product_deprecated",
@@ -286,6 +289,9 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		case planID != nil:
 			product, err := q.ProductGetByID(ctx, before.ProductID)
 			if err != nil {
+				return err
+			}
+			if err := checkOfferedTo(ctx, q, before.OrganizationID, productFromRow(product), "/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", *planID)); err != nil {
 				return err
 			}
 			if plan, err = selectablePlan(ctx, q, productFromRow(product), *planID); err != nil {

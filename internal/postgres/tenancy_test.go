@@ -42,6 +42,8 @@ var tenancyExempt = map[string]string{
 	"GrowthSummaryCountsAnyOrganization":               "operator's provider-wide summary",
 	"GrowthSummaryUniquesAnyOrganization":              "operator's provider-wide summary",
 	"GrowthSummaryFunnelAnyOrganization":               "operator's provider-wide summary",
+	"SubscriberOrganizationsOfPlanAnyOrganization":     "operator's catalogue change: the organizations its webhook event goes to",
+	"SubscriberOrganizationsOfProductAnyOrganization":  "operator's catalogue change: the organizations its webhook event goes to",
 
 	// Workers and sweeps (internal/jobs): they run for no principal over every organization's
 	// rows; what they then change of a tenant's rows they reach by the row's own

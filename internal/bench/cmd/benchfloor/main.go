@@ -190,7 +190,7 @@ func (f *floor) listPlans(w http.ResponseWriter, r *http.Request) {
 	}
 	f.catalogueRead(w, r, func() (any, error) {
 		q := dbq.New(f.pool)
-		plans, err := q.PlanList(r.Context(), product)
+		plans, err := q.PlanList(r.Context(), dbq.PlanListParams{ProductID: product})
 		if err != nil {
 			return nil, err
 		}
