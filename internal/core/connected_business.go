@@ -9,7 +9,8 @@ import (
 
 // Connected business lifecycle: active and suspended move both ways; closed is final. A
 // suspended or closed business gets no new credentials and its existing ones stop
-// authenticating (a suspended business's credentials work again once it is active).
+// authenticating (a suspended business's credentials work again once it is active): the one
+// rule is BusinessAllowsCredentials.
 const (
 	BusinessActive    = "active"
 	BusinessSuspended = "suspended"
@@ -105,7 +106,9 @@ type ConnectedBusinessService interface {
 	// UpdateConnectedBusiness applies a partial update; a closed business can't be reopened
 	// (EInvalidTransition). A patch that changes nothing changes nothing, updated_at included.
 	UpdateConnectedBusiness(ctx context.Context, id uuid.UUID, in ConnectedBusinessUpdate) (*ConnectedBusiness, error)
-	// CreateCredential creates a sandbox key for one product of an active business
-	// (EConflict otherwise); a product it was not created with is EUnprocessable.
+	// CreateCredential creates a sandbox key for one product of a business. core.Entitle
+	// decides whether it may: EInvalidTransition for a business that is not active, the
+	// organization's refusal codes (EOrganizationSuspended …) for its platform organization. A
+	// product the business was not created with is EUnprocessable.
 	CreateCredential(ctx context.Context, id uuid.UUID, product, name string) (*ConnectedBusinessCredential, error)
 }
