@@ -62,7 +62,11 @@ func TestEntitle(t *testing.T) {
 		{"ErrUnverified/Production", with(func(s *core.Standing) { s.Verification = "unverified" }), use(production), core.EOrganizationNotVerified},
 		{"ErrRejected/NewProductionKey", with(func(s *core.Standing) { s.Verification = "rejected" }), issue(production), core.EOrganizationNotVerified},
 		{"ErrPendingReview/Production", with(func(s *core.Standing) { s.Verification = "pending_review" }), use(production), core.EOrganizationNotVerified},
-		{"Pending/Sandbox", with(func(s *core.Standing) { s.Lifecycle = "pending"; s.Verification = "unverified"; s.SubscriptionService = "" }), use(sandbox), ""},
+		{"Pending/Sandbox", with(func(s *core.Standing) {
+			s.Lifecycle = "pending"
+			s.Verification = "unverified"
+			s.SubscriptionService = ""
+		}), use(sandbox), ""},
 		{"Pending/SandboxKey", with(func(s *core.Standing) { s.Lifecycle = "pending" }), issue(sandbox), ""},
 		{"Pending/Subscribe", with(func(s *core.Standing) { s.Lifecycle = "pending" }), subscribe, ""},
 		{"ErrPending/Production", with(func(s *core.Standing) { s.Lifecycle = "pending" }), use(production), core.EOrganizationNotActive},

@@ -71,7 +71,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
 			return notFoundAs(err, "Organization %s does not exist.", in.OrganizationID)
 		}
-		if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActSubscribe}); err != nil {
+		if err := s.db.entitle(ctx, q, orgID, core.Access{Act: core.ActSubscribe}); err != nil {
 			return err
 		}
 		product, err := productNamed(ctx, q, in.ProductID)
