@@ -11,7 +11,6 @@ import (
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
-	"github.com/provider/coreapi/internal/pgtest"
 	"github.com/provider/coreapi/internal/postgres"
 )
 
@@ -22,13 +21,7 @@ import (
 func TestEntitlementCacheForgetsThisProcessesChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	db.Events = httpapi.EventEncoder{}
-	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
+	db, operator := openOperatorDB(t)
 	org, err := postgres.NewOrganizationService(db).CreateOrganization(operator, core.OrganizationCreate{
 		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",
 		LifecycleStatus: "active", VerificationStatus: "verified",
@@ -74,4 +67,13 @@ func TestEntitlementCacheForgetsThisProcessesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	decide("changed unannounced", core.ESubscriptionInactive)
+}
+
+// openOperatorDB is openDB with the webhook events encoder a server sets, and a context
+// acting as the operator.
+func openOperatorDB(t *testing.T) (*postgres.DB, context.Context) {
+	t.Helper()
+	db := openDB(t)
+	db.Events = httpapi.EventEncoder{}
+	return db, core.WithPrincipal(context.Background(), &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 }
