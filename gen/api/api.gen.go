@@ -2612,7 +2612,7 @@ type MinorUnits = int64
 
 // OAuthError Token endpoint error: every problem-details field plus the RFC 6749 §5.2 `error` and `error_description`. `code` equals `error`.
 type OAuthError struct {
-	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `api_key_already_rotated`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
+	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, `organization_risk_restricted`, `organization_not_active`, `organization_not_verified`, `subscription_inactive`, `subscription_required`, `not_found`, `invalid_state_transition`, `conflict`, `api_key_already_rotated`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
 	Code string `json:"code"`
 
 	// Detail Human-readable explanation specific to this occurrence.
@@ -3110,7 +3110,7 @@ type PrincipalType string
 
 // Problem RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type Problem struct {
-	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `not_found`, `invalid_state_transition`, `conflict`, `api_key_already_rotated`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
+	// Code Stable machine-readable error code; see the table in the API description (`validation_failed`, `malformed_json`, `unauthenticated`, `insufficient_scope`, `forbidden`, `platform_mode_required`, `origin_not_allowed`, `ip_not_allowed`, `production_gated`, `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, `organization_risk_restricted`, `organization_not_active`, `organization_not_verified`, `subscription_inactive`, `subscription_required`, `not_found`, `invalid_state_transition`, `conflict`, `api_key_already_rotated`, `idempotency_request_in_progress`, `idempotency_key_reused`, `unprocessable`, `rate_limited`, `spend_limit_reached`, `method_not_allowed`, `payload_too_large`, `not_implemented`, `internal`, `unavailable`). Clients must ignore codes they do not know and fall back to `status`.
 	Code string `json:"code"`
 
 	// Detail Human-readable explanation specific to this occurrence.
@@ -4206,6 +4206,12 @@ type BadRequest = Problem
 // Conflict RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type Conflict = Problem
 
+// CredentialConflict RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
+type CredentialConflict = Problem
+
+// CredentialForbidden RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
+type CredentialForbidden = Problem
+
 // Error RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type Error = Problem
 
@@ -4215,8 +4221,14 @@ type Forbidden = Problem
 // NotFound RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type NotFound = Problem
 
+// ProductOperationForbidden RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
+type ProductOperationForbidden = Problem
+
 // ServiceUnavailable RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type ServiceUnavailable = Problem
+
+// SubscriptionForbidden RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
+type SubscriptionForbidden = Problem
 
 // TooManyRequests RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type TooManyRequests = Problem
@@ -5236,7 +5248,7 @@ type ClientInterface interface {
 
 	// ResolveShortAddressWithBody Resolve a short address (technical preview)
 	//
-	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 	//
 	// The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 	//
@@ -5247,7 +5259,7 @@ type ClientInterface interface {
 
 	// ResolveShortAddress Resolve a short address (technical preview)
 	//
-	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 	//
 	// The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 	//
@@ -5265,7 +5277,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5274,7 +5286,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5297,7 +5309,7 @@ type ClientInterface interface {
 
 	// RotateApiKeyWithBody Rotate an API key
 	//
-	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5306,7 +5318,7 @@ type ClientInterface interface {
 
 	// RotateApiKey Rotate an API key
 	//
-	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5372,7 +5384,7 @@ type ClientInterface interface {
 
 	// CreateConnectedBusinessCredentialWithBody Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5381,7 +5393,7 @@ type ClientInterface interface {
 
 	// CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5897,6 +5909,10 @@ type ClientInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+	// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+	// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
+	//
 	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 	//
 	// Takes any type of body and a specified content type.
@@ -5916,6 +5932,10 @@ type ClientInterface interface {
 	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+	// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+	// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 	//
@@ -6240,7 +6260,7 @@ type ClientInterface interface {
 
 	// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -6255,7 +6275,7 @@ type ClientInterface interface {
 
 	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -6331,7 +6351,7 @@ type ClientInterface interface {
 
 // ResolveShortAddressWithBody Resolve a short address (technical preview)
 //
-// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 //
 // The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 //
@@ -6352,7 +6372,7 @@ func (c *Client) ResolveShortAddressWithBody(ctx context.Context, params *Resolv
 
 // ResolveShortAddress Resolve a short address (technical preview)
 //
-// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 //
 // The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 //
@@ -6390,7 +6410,7 @@ func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, req
 
 // CreateApiKeyWithBody Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6409,7 +6429,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, params *CreateApiKeyP
 
 // CreateApiKey Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6462,7 +6482,7 @@ func (c *Client) RevokeApiKey(ctx context.Context, id Id, params *RevokeApiKeyPa
 
 // RotateApiKeyWithBody Rotate an API key
 //
-// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6481,7 +6501,7 @@ func (c *Client) RotateApiKeyWithBody(ctx context.Context, id Id, params *Rotate
 
 // RotateApiKey Rotate an API key
 //
-// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6627,7 +6647,7 @@ func (c *Client) UpdateConnectedBusiness(ctx context.Context, id Id, body Update
 
 // CreateConnectedBusinessCredentialWithBody Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6646,7 +6666,7 @@ func (c *Client) CreateConnectedBusinessCredentialWithBody(ctx context.Context, 
 
 // CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7502,6 +7522,10 @@ func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscription
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
+//
 // **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
 // Takes any type of body and a specified content type.
@@ -7531,6 +7555,10 @@ func (c *Client) CreateSubscriptionWithBody(ctx context.Context, params *CreateS
 // plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
 //
 // **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
@@ -8095,7 +8123,7 @@ func (c *Client) CreateSupportCaseMessage(ctx context.Context, id Id, params *Cr
 
 // GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -8120,7 +8148,7 @@ func (c *Client) GenerateSimplifiedInvoiceWithBody(ctx context.Context, params *
 
 // GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -11557,7 +11585,7 @@ type ClientWithResponsesInterface interface {
 
 	// ResolveShortAddressWithBodyWithResponse Resolve a short address (technical preview)
 	//
-	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 	//
 	// The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 	//
@@ -11568,7 +11596,7 @@ type ClientWithResponsesInterface interface {
 
 	// ResolveShortAddressWithResponse Resolve a short address (technical preview)
 	//
-	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+	// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 	//
 	// The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 	//
@@ -11588,7 +11616,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11597,7 +11625,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Create an API key
 	//
-	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11624,7 +11652,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateApiKeyWithBodyWithResponse Rotate an API key
 	//
-	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11633,7 +11661,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateApiKeyWithResponse Rotate an API key
 	//
-	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11705,7 +11733,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateConnectedBusinessCredentialWithBodyWithResponse Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11714,7 +11742,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateConnectedBusinessCredentialWithResponse Create a sandbox credential for a connected business
 	//
-	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12246,6 +12274,10 @@ type ClientWithResponsesInterface interface {
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
+	// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+	// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+	// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
+	//
 	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12265,6 +12297,10 @@ type ClientWithResponsesInterface interface {
 	// plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 	// second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 	// organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+	// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+	// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 	//
@@ -12603,7 +12639,7 @@ type ClientWithResponsesInterface interface {
 
 	// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -12618,7 +12654,7 @@ type ClientWithResponsesInterface interface {
 
 	// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -12765,7 +12801,7 @@ type ResolveShortAddressResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Forbidden
+	ApplicationproblemJSON403 *ProductOperationForbidden
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -12812,7 +12848,7 @@ func (r ResolveShortAddressResponse) GetApplicationproblemJSON401() *Unauthorize
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ResolveShortAddressResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r ResolveShortAddressResponse) GetApplicationproblemJSON403() *ProductOperationForbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -13087,7 +13123,7 @@ type CreateApiKeyResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Forbidden
+	ApplicationproblemJSON403 *CredentialForbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -13138,7 +13174,7 @@ func (r CreateApiKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CreateApiKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r CreateApiKeyResponse) GetApplicationproblemJSON403() *CredentialForbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -13598,11 +13634,11 @@ type RotateApiKeyResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Forbidden
+	ApplicationproblemJSON403 *CredentialForbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
-	ApplicationproblemJSON409 *Conflict
+	ApplicationproblemJSON409 *CredentialConflict
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -13649,7 +13685,7 @@ func (r RotateApiKeyResponse) GetApplicationproblemJSON401() *Unauthorized {
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r RotateApiKeyResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r RotateApiKeyResponse) GetApplicationproblemJSON403() *CredentialForbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -13659,7 +13695,7 @@ func (r RotateApiKeyResponse) GetApplicationproblemJSON404() *NotFound {
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r RotateApiKeyResponse) GetApplicationproblemJSON409() *Conflict {
+func (r RotateApiKeyResponse) GetApplicationproblemJSON409() *CredentialConflict {
 	return r.ApplicationproblemJSON409
 }
 
@@ -14563,11 +14599,11 @@ type CreateConnectedBusinessCredentialResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Forbidden
+	ApplicationproblemJSON403 *CredentialForbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
-	ApplicationproblemJSON409 *Conflict
+	ApplicationproblemJSON409 *CredentialConflict
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
@@ -14614,7 +14650,7 @@ func (r CreateConnectedBusinessCredentialResponse) GetApplicationproblemJSON401(
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CreateConnectedBusinessCredentialResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r CreateConnectedBusinessCredentialResponse) GetApplicationproblemJSON403() *CredentialForbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -14624,7 +14660,7 @@ func (r CreateConnectedBusinessCredentialResponse) GetApplicationproblemJSON404(
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r CreateConnectedBusinessCredentialResponse) GetApplicationproblemJSON409() *Conflict {
+func (r CreateConnectedBusinessCredentialResponse) GetApplicationproblemJSON409() *CredentialConflict {
 	return r.ApplicationproblemJSON409
 }
 
@@ -17911,7 +17947,7 @@ type CreateSubscriptionResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Forbidden
+	ApplicationproblemJSON403 *SubscriptionForbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -17962,7 +17998,7 @@ func (r CreateSubscriptionResponse) GetApplicationproblemJSON401() *Unauthorized
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CreateSubscriptionResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r CreateSubscriptionResponse) GetApplicationproblemJSON403() *SubscriptionForbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -20660,7 +20696,7 @@ type GenerateSimplifiedInvoiceResponse struct {
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Forbidden
+	ApplicationproblemJSON403 *ProductOperationForbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
@@ -20711,7 +20747,7 @@ func (r GenerateSimplifiedInvoiceResponse) GetApplicationproblemJSON401() *Unaut
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r GenerateSimplifiedInvoiceResponse) GetApplicationproblemJSON403() *Forbidden {
+func (r GenerateSimplifiedInvoiceResponse) GetApplicationproblemJSON403() *ProductOperationForbidden {
 	return r.ApplicationproblemJSON403
 }
 
@@ -21884,7 +21920,7 @@ func (r SendWebhookEndpointTestResponse) ContentType() string {
 
 // ResolveShortAddressWithBodyWithResponse Resolve a short address (technical preview)
 //
-// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 //
 // The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 //
@@ -21901,7 +21937,7 @@ func (c *ClientWithResponses) ResolveShortAddressWithBodyWithResponse(ctx contex
 
 // ResolveShortAddressWithResponse Resolve a short address (technical preview)
 //
-// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted.
+// Resolves a short address (four letters and four digits) from a synthetic, deterministic sandbox data set. Unknown fields are null and listed in `missing_fields`; an unknown code is `status: not_found` (200), not an error; a malformed code is 400. `provenance` always says the source is synthetic and not authoritative, and that no external source was consulted (authoritative activation is gated). Counts toward usage and obeys spend controls. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. A resolution counts for the caller's organization; the operator's resolutions name no organization and are not counted (nor refused). Obeys the entitlement rules of the `address` product (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `address` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal counts nothing.
 //
 // The data set: the first letter is the region (R Riyadh, M Makkah, D Madinah, E Eastern, Q Qassim, A Asir, T Tabuk, H Hail, J Jazan, N Najran), the four letters an area (city, district, street, postal code), the digits the building number; the additional number and coordinates are synthetic and only present for some areas. Building number 0000 and unknown areas are `not_found`. Examples: `RRMA1234` resolved, `RRRD2929` partial, `NNAJ4321` partial (region only), `RZZZ2929` not found.
 //
@@ -21933,7 +21969,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 
 // CreateApiKeyWithBodyWithResponse Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21948,7 +21984,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Create an API key
 //
-// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a key for an organization. The response carries `secret` and `full_key` once; only a hash of the secret is stored. Production keys cannot be used while production traffic is gated (403 `production_gated`). An organization principal may only name its own organization (another organization's id is 404); the operator may name any. A credential never makes a key stronger than itself: it must hold every requested scope (403 `insufficient_scope` naming the missing ones; an OAuth token is held to its own scopes, not its key's) and be allowed the environment (a sandbox credential creates only sandbox keys: 403 `forbidden`; a production credential may create either). The operator may create any key. Entitlements (see "Entitlements" above), whoever asks: an organization that is suspended, terminated or archived, or `suspended_risk`, gets no new key (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); a production key needs an `active` organization (403 `organization_not_active`) whose `verification_status` is `verified` (403 `organization_not_verified`). Nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21993,7 +22029,7 @@ func (c *ClientWithResponses) RevokeApiKeyWithResponse(ctx context.Context, id I
 
 // RotateApiKeyWithBodyWithResponse Rotate an API key
 //
-// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22008,7 +22044,7 @@ func (c *ClientWithResponses) RotateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // RotateApiKeyWithResponse Rotate an API key
 //
-// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`, and so is a credential of a connected business that is not `active`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Creates a replacement key and returns it with its secret (shown once). The replacement inherits every binding of the key it replaces: organization, name, environment, scopes, origins, IPs, rate-limit policy, expiry and, for a connected-business credential, its business and service resource (suspending or closing the business stops the replacement too). The old key keeps working for `grace_period_seconds` (default 0: revoked at once), after which its `expires_at` has passed. Held to the rule of creation: the caller must hold every scope of the key (403 `insufficient_scope` naming the missing ones) and be allowed its environment (a sandbox credential cannot rotate a production key nor receive its secret: 403 `forbidden`); an OAuth token is held to its own scopes, so a token narrowed below its key's scopes (for example to `api-keys:write`) cannot rotate that key. The operator may rotate any key. A key has at most one replacement: a key already rotated, even during its grace period, is 409 `api_key_already_rotated` (`detail` names the replacement; rotate that one instead). Any other key that is not `active` is 409 `conflict`. The replacement is a new credential, so the entitlement rules of creation apply (see "Entitlements" above): 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`, and for a production key `organization_not_active` or `organization_not_verified`; a credential of a connected business that is not `active` is 409 `invalid_state_transition`. Nothing changes on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22128,7 +22164,7 @@ func (c *ClientWithResponses) UpdateConnectedBusinessWithResponse(ctx context.Co
 
 // CreateConnectedBusinessCredentialWithBodyWithResponse Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22143,7 +22179,7 @@ func (c *ClientWithResponses) CreateConnectedBusinessCredentialWithBodyWithRespo
 
 // CreateConnectedBusinessCredentialWithResponse Create a sandbox credential for a connected business
 //
-// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`; a suspended or closed business is 409 `conflict`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Issues a sandbox key for one product of the business; it authenticates as a credential limited to that business's product operations. The full key is shown once. **Who may:** the platform organization (with `connected-businesses:write`) or the operator. A credential is a key, so the caller grants only scopes it holds: creating an `einvoice` credential needs `invoice:generate`, an `address` credential `address:read` (otherwise 403 `insufficient_scope`). A product the business was not created with is 422 `unprocessable`. Entitlements (see "Entitlements" above): a suspended or closed business gets no credential (409 `invalid_state_transition`), and neither does a business of a platform organization that is suspended, terminated, archived or `suspended_risk` (403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`); nothing is stored on a refusal. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22879,6 +22915,10 @@ func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context,
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
+// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
+//
 // **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -22904,6 +22944,10 @@ func (c *ClientWithResponses) CreateSubscriptionWithBodyWithResponse(ctx context
 // plan, their lifecycle actions and their product's operations. An organization has at most one live (not terminated) subscription per product: a
 // second one is 409 `conflict` (change its plan instead, or terminate it first). `requested_configuration` is stored as given. An
 // organization principal may only name its own organization (another organization's id is 404); the operator may name any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// Entitlements (see "Entitlements" above): an organization that is suspended, terminated or archived, or whose risk status is
+// `suspended_risk`, takes no new subscription, whoever asks (the operator included): 403 `organization_suspended`,
+// `organization_terminated`, `organization_archived` or `organization_risk_suspended`; nothing is stored.
 //
 // **Who may:** the organization (with `subscriptions:write`, for itself only) and the operator (for any organization).
 //
@@ -23386,7 +23430,7 @@ func (c *ClientWithResponses) CreateSupportCaseMessageWithResponse(ctx context.C
 
 // GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -23407,7 +23451,7 @@ func (c *ClientWithResponses) GenerateSimplifiedInvoiceWithBodyWithResponse(ctx 
 
 // GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -23582,7 +23626,7 @@ func ParseResolveShortAddressResponse(rsp *http.Response) (*ResolveShortAddressR
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ProductOperationForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23992,7 +24036,7 @@ func ParseCreateApiKeyResponse(rsp *http.Response) (*CreateApiKeyResponse, error
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest CredentialForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24653,7 +24697,7 @@ func ParseRotateApiKeyResponse(rsp *http.Response) (*RotateApiKeyResponse, error
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest CredentialForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24667,7 +24711,7 @@ func ParseRotateApiKeyResponse(rsp *http.Response) (*RotateApiKeyResponse, error
 		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest CredentialConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25900,7 +25944,7 @@ func ParseCreateConnectedBusinessCredentialResponse(rsp *http.Response) (*Create
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest CredentialForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25914,7 +25958,7 @@ func ParseCreateConnectedBusinessCredentialResponse(rsp *http.Response) (*Create
 		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Conflict
+		var dest CredentialConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30220,7 +30264,7 @@ func ParseCreateSubscriptionResponse(rsp *http.Response) (*CreateSubscriptionRes
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest SubscriptionForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33776,7 +33820,7 @@ func ParseGenerateSimplifiedInvoiceResponse(rsp *http.Response) (*GenerateSimpli
 		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ProductOperationForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -38978,6 +39022,24 @@ type ConflictApplicationProblemPlusJSONResponse struct {
 	Headers ConflictResponseHeaders
 }
 
+type CredentialConflictResponseHeaders struct {
+	RequestId string
+}
+type CredentialConflictApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers CredentialConflictResponseHeaders
+}
+
+type CredentialForbiddenResponseHeaders struct {
+	RequestId string
+}
+type CredentialForbiddenApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers CredentialForbiddenResponseHeaders
+}
+
 type ErrorResponseHeaders struct {
 	RequestId string
 }
@@ -39005,6 +39067,15 @@ type NotFoundApplicationProblemPlusJSONResponse struct {
 	Headers NotFoundResponseHeaders
 }
 
+type ProductOperationForbiddenResponseHeaders struct {
+	RequestId string
+}
+type ProductOperationForbiddenApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers ProductOperationForbiddenResponseHeaders
+}
+
 type ServiceUnavailableResponseHeaders struct {
 	RequestId  string
 	RetryAfter *int
@@ -39013,6 +39084,15 @@ type ServiceUnavailableApplicationProblemPlusJSONResponse struct {
 	Body Problem
 
 	Headers ServiceUnavailableResponseHeaders
+}
+
+type SubscriptionForbiddenResponseHeaders struct {
+	RequestId string
+}
+type SubscriptionForbiddenApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubscriptionForbiddenResponseHeaders
 }
 
 type TooManyRequestsResponseHeaders struct {
@@ -39116,7 +39196,7 @@ func (response ResolveShortAddress401ApplicationProblemPlusJSONResponse) VisitRe
 }
 
 type ResolveShortAddress403ApplicationProblemPlusJSONResponse struct {
-	ForbiddenApplicationProblemPlusJSONResponse
+	ProductOperationForbiddenApplicationProblemPlusJSONResponse
 }
 
 func (response ResolveShortAddress403ApplicationProblemPlusJSONResponse) VisitResolveShortAddressResponse(w http.ResponseWriter) error {
@@ -39466,7 +39546,7 @@ func (response CreateApiKey401ApplicationProblemPlusJSONResponse) VisitCreateApi
 }
 
 type CreateApiKey403ApplicationProblemPlusJSONResponse struct {
-	ForbiddenApplicationProblemPlusJSONResponse
+	CredentialForbiddenApplicationProblemPlusJSONResponse
 }
 
 func (response CreateApiKey403ApplicationProblemPlusJSONResponse) VisitCreateApiKeyResponse(w http.ResponseWriter) error {
@@ -40037,7 +40117,7 @@ func (response RotateApiKey401ApplicationProblemPlusJSONResponse) VisitRotateApi
 }
 
 type RotateApiKey403ApplicationProblemPlusJSONResponse struct {
-	ForbiddenApplicationProblemPlusJSONResponse
+	CredentialForbiddenApplicationProblemPlusJSONResponse
 }
 
 func (response RotateApiKey403ApplicationProblemPlusJSONResponse) VisitRotateApiKeyResponse(w http.ResponseWriter) error {
@@ -40071,7 +40151,7 @@ func (response RotateApiKey404ApplicationProblemPlusJSONResponse) VisitRotateApi
 }
 
 type RotateApiKey409ApplicationProblemPlusJSONResponse struct {
-	ConflictApplicationProblemPlusJSONResponse
+	CredentialConflictApplicationProblemPlusJSONResponse
 }
 
 func (response RotateApiKey409ApplicationProblemPlusJSONResponse) VisitRotateApiKeyResponse(w http.ResponseWriter) error {
@@ -41110,7 +41190,7 @@ func (response CreateConnectedBusinessCredential401ApplicationProblemPlusJSONRes
 }
 
 type CreateConnectedBusinessCredential403ApplicationProblemPlusJSONResponse struct {
-	ForbiddenApplicationProblemPlusJSONResponse
+	CredentialForbiddenApplicationProblemPlusJSONResponse
 }
 
 func (response CreateConnectedBusinessCredential403ApplicationProblemPlusJSONResponse) VisitCreateConnectedBusinessCredentialResponse(w http.ResponseWriter) error {
@@ -41144,7 +41224,7 @@ func (response CreateConnectedBusinessCredential404ApplicationProblemPlusJSONRes
 }
 
 type CreateConnectedBusinessCredential409ApplicationProblemPlusJSONResponse struct {
-	ConflictApplicationProblemPlusJSONResponse
+	CredentialConflictApplicationProblemPlusJSONResponse
 }
 
 func (response CreateConnectedBusinessCredential409ApplicationProblemPlusJSONResponse) VisitCreateConnectedBusinessCredentialResponse(w http.ResponseWriter) error {
@@ -44825,7 +44905,7 @@ func (response CreateSubscription401ApplicationProblemPlusJSONResponse) VisitCre
 }
 
 type CreateSubscription403ApplicationProblemPlusJSONResponse struct {
-	ForbiddenApplicationProblemPlusJSONResponse
+	SubscriptionForbiddenApplicationProblemPlusJSONResponse
 }
 
 func (response CreateSubscription403ApplicationProblemPlusJSONResponse) VisitCreateSubscriptionResponse(w http.ResponseWriter) error {
@@ -47903,7 +47983,7 @@ func (response GenerateSimplifiedInvoice401ApplicationProblemPlusJSONResponse) V
 }
 
 type GenerateSimplifiedInvoice403ApplicationProblemPlusJSONResponse struct {
-	ForbiddenApplicationProblemPlusJSONResponse
+	ProductOperationForbiddenApplicationProblemPlusJSONResponse
 }
 
 func (response GenerateSimplifiedInvoice403ApplicationProblemPlusJSONResponse) VisitGenerateSimplifiedInvoiceResponse(w http.ResponseWriter) error {

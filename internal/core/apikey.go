@@ -53,8 +53,8 @@ const EAPIKeyAlreadyRotated = "api_key_already_rotated"
 
 // CheckUsable refuses a credential of k at now: a revoked or expired key, and a
 // credential of a connected business whose status (businessStatus, nil for a key of no
-// business) is not active, are EUnauthenticated. Suspending the business stops its
-// credentials; resuming it restores them.
+// business) is not active (BusinessAllowsCredentials), are EUnauthenticated. Suspending the
+// business stops its credentials; resuming it restores them.
 func (k *APIKey) CheckUsable(now time.Time, businessStatus *string) error {
 	switch k.Status(now) {
 	case "revoked":
@@ -62,7 +62,7 @@ func (k *APIKey) CheckUsable(now time.Time, businessStatus *string) error {
 	case "expired":
 		return Errorf(EUnauthenticated, "The API key has expired.")
 	}
-	if businessStatus != nil && *businessStatus != BusinessActive {
+	if businessStatus != nil && !BusinessAllowsCredentials(*businessStatus) {
 		return Errorf(EUnauthenticated, "The connected business of this credential is %s.", *businessStatus)
 	}
 	return nil
@@ -202,8 +202,8 @@ type APIKeyFilter struct {
 // sees only its own keys (another's id is ENotFound, another organization_id EForbidden).
 type APIKeyService interface {
 	// CreateAPIKey creates a key. The caller is held to CheckKeyAuthority (EInsufficientScope,
-	// EForbidden). Invalid origins, addresses, policies or expiry are EValidation naming the
-	// field.
+	// EForbidden) and the organization to core.Entitle (its refusal codes). Invalid origins,
+	// addresses, policies or expiry are EValidation naming the field.
 	CreateAPIKey(ctx context.Context, in APIKeyCreate) (*NewAPIKey, error)
 	// ListAPIKeys returns a page of keys in creation order and the cursor of the next page.
 	ListAPIKeys(ctx context.Context, f APIKeyFilter) ([]*APIKey, *string, error)
@@ -215,8 +215,10 @@ type APIKeyService interface {
 	// environment, restrictions, expiry, connected business and resource) and lets the old
 	// key expire after grace (at once when zero). The caller is held to CheckKeyAuthority for
 	// the key (EInsufficientScope, EForbidden). A key already rotated is
-	// EAPIKeyAlreadyRotated, even in its grace period; any other key that is not active, or a
-	// credential of a connected business that is not active, is EConflict.
+	// EAPIKeyAlreadyRotated, even in its grace period; any other key that is not active is
+	// EConflict. The replacement is a new credential, so core.Entitle decides too: the
+	// organization's refusal codes, and EInvalidTransition for a credential of a connected
+	// business that is not active.
 	RotateAPIKey(ctx context.Context, id uuid.UUID, grace time.Duration) (*NewAPIKey, error)
 }
 

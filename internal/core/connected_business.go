@@ -10,7 +10,8 @@ import (
 // Connected business lifecycle: any state moves to any other, closed included (the
 // specification's transition table). A suspended or closed business gets no new credentials
 // and its existing ones stop authenticating; they are not revoked, so they work again once
-// the business is active. Only the operator may change a suspension or closure it made.
+// the business is active (the one rule is
+// BusinessAllowsCredentials). Only the operator may change a suspension or closure it made.
 const (
 	BusinessActive    = "active"
 	BusinessSuspended = "suspended"
@@ -137,7 +138,9 @@ type ConnectedBusinessService interface {
 	// the operator's suspension or closure. A patch that changes nothing and carries no
 	// lifecycle_status changes nothing, updated_at included.
 	UpdateConnectedBusiness(ctx context.Context, id uuid.UUID, in ConnectedBusinessUpdate) (*ConnectedBusiness, error)
-	// CreateCredential creates a sandbox key for one product of an active business
-	// (EConflict otherwise); a product it was not created with is EUnprocessable.
+	// CreateCredential creates a sandbox key for one product of a business. core.Entitle
+	// decides whether it may: EInvalidTransition for a business that is not active, the
+	// organization's refusal codes (EOrganizationSuspended …) for its platform organization. A
+	// product the business was not created with is EUnprocessable.
 	CreateCredential(ctx context.Context, id uuid.UUID, product, name string) (*ConnectedBusinessCredential, error)
 }

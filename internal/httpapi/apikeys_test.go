@@ -19,7 +19,8 @@ import (
 	"github.com/provider/coreapi/internal/httpapi"
 )
 
-// keyFixture is an organization with helpers to mint keys for it.
+// keyFixture is an organization with helpers to mint keys for it. The organization is
+// active and verified, so it may have production keys (core.Entitle).
 type keyFixture struct {
 	env   *apitest.Env
 	orgID string
@@ -28,7 +29,7 @@ type keyFixture struct {
 func newKeyFixture(t *testing.T, options ...func(*httpapi.Config)) *keyFixture {
 	t.Helper()
 	env := apitest.New(t, options...)
-	org := createOrganization(t, env, minimalOrganization)
+	org := createOrganization(t, env, productionReadyOrganization)
 	return &keyFixture{env: env, orgID: org["id"].(string)}
 }
 

@@ -284,7 +284,7 @@ func TestConnectedBusinessLifecycleAndCredentials(t *testing.T) {
 	assertProblem(t, "credential of a suspended business",
 		env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/organizations/" + p.orgID, Token: key}),
 		http.StatusUnauthorized, "unauthenticated")
-	assertProblem(t, "new credential while suspended", credential(`{"product":"address"}`), http.StatusConflict, "conflict")
+	assertProblem(t, "new credential while suspended", credential(`{"product":"address"}`), http.StatusConflict, "invalid_state_transition")
 
 	resolve := func() *apitest.Response {
 		return env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/address/resolve-short", Token: key,
@@ -302,7 +302,7 @@ func TestConnectedBusinessLifecycleAndCredentials(t *testing.T) {
 	if r := setStatus("closed"); r.Status != http.StatusOK {
 		t.Fatalf("close: %d %s", r.Status, r.Body)
 	}
-	assertProblem(t, "credential of a closed business", credential(`{"product":"address"}`), http.StatusConflict, "conflict")
+	assertProblem(t, "credential of a closed business", credential(`{"product":"address"}`), http.StatusConflict, "invalid_state_transition")
 	if r := setStatus("closed"); r.Status != http.StatusOK {
 		t.Errorf("closing a closed business is a no-op: %d %s", r.Status, r.Body)
 	}
@@ -437,14 +437,14 @@ func TestConnectedBusinessCredentialRotationKeepsItsBusiness(t *testing.T) {
 
 	setStatus("suspended")
 	assertProblem(t, "replacement of a suspended business, next request", resolve(), http.StatusUnauthorized, "unauthenticated")
-	assertProblem(t, "rotate while suspended", rotate(successor["id"]), http.StatusConflict, "conflict")
+	assertProblem(t, "rotate while suspended", rotate(successor["id"]), http.StatusConflict, "invalid_state_transition")
 	setStatus("active")
 	if r := resolve(); r.Status != http.StatusOK {
 		t.Errorf("resumed: %d %s", r.Status, r.Body)
 	}
 	setStatus("closed")
 	assertProblem(t, "replacement of a closed business, next request", resolve(), http.StatusUnauthorized, "unauthenticated")
-	assertProblem(t, "rotate after closing", rotate(successor["id"]), http.StatusConflict, "conflict")
+	assertProblem(t, "rotate after closing", rotate(successor["id"]), http.StatusConflict, "invalid_state_transition")
 	if n := env.Count("SELECT count(*) FROM api_keys"); n != 2 {
 		t.Errorf("api keys = %d, want the credential and its one replacement", n)
 	}

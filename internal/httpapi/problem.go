@@ -45,6 +45,16 @@ var problemKinds = map[string]problemKind{
 
 	core.ESpendLimitReached: {http.StatusTooManyRequests, "The spend control's monthly operation limit is reached.", false},
 
+	core.EOrganizationSuspended:   {http.StatusForbidden, "The organization is suspended.", false},
+	core.EOrganizationTerminated:  {http.StatusForbidden, "The organization is terminated.", false},
+	core.EOrganizationArchived:    {http.StatusForbidden, "The organization is archived.", false},
+	core.ERiskSuspended:           {http.StatusForbidden, "The organization is suspended for risk.", false},
+	core.ERiskRestricted:          {http.StatusForbidden, "The organization's production traffic is restricted.", false},
+	core.EOrganizationNotVerified: {http.StatusForbidden, "Production needs a verified organization.", false},
+	core.EOrganizationNotActive:   {http.StatusForbidden, "Production needs an active organization.", false},
+	core.ESubscriptionInactive:    {http.StatusForbidden, "The subscription to the product is not active.", false},
+	core.ESubscriptionRequired:    {http.StatusForbidden, "Production traffic needs a subscription to the product.", false},
+
 	core.EAPIKeyAlreadyRotated: {http.StatusConflict, "The API key has been rotated already.", false},
 
 	core.EIdempotencyInProgress: {http.StatusConflict, "A request with this Idempotency-Key is in progress.", true},

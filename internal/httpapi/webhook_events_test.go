@@ -129,6 +129,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	// issuing an invoice, change-plan), suspended, resumed, cancelled, reactivated, terminated.
 	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
 	waitForService(t, env, token, sub.ID, "active")
+	// A tax invoice, while the subscription to einvoice is active (once terminated, it
+	// refuses the product's operations).
+	generateInvoice(t, env, token, invoiceBody(t, org, nil))
 	subPath := "/v1/subscriptions/" + sub.ID + "/"
 	do(http.MethodPost, subPath+"select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
 	do(http.MethodPost, subPath+"change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthAnnual), http.StatusOK)
@@ -160,8 +163,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	for range 2 {
 		do(http.MethodPost, "/v1/address/resolve-short", `{"short_address":"RRMA1234","language":"en"}`, http.StatusOK)
 	}
-	// A tax invoice, and a test event.
-	generateInvoice(t, env, token, invoiceBody(t, org, nil))
+	// A test event.
 	sendTest(t, env, token, endpoint["id"].(string))
 
 	// Support cases: opened, updated by the operator, a message, closed.

@@ -52,6 +52,9 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 		if err := organizationExists(ctx, q, orgID); err != nil {
 			return err
 		}
+		if err := s.db.entitle(ctx, q, orgID, core.Access{Act: core.ActIssueCredential, Environment: in.Environment}); err != nil {
+			return err
+		}
 		created, err = insertAPIKey(ctx, q, p, orgID, in)
 		if err != nil {
 			return err
@@ -237,8 +240,9 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 
 // checkRotatable refuses a rotation by a caller without authority over the key, of a key
 // that has a replacement already (one key has at most one successor, even during its grace
-// period), of a key that is not active, and of a credential whose connected business is not
-// active (it gets no new credential, as at creation).
+// period) and of a key that is not active. The replacement is a new credential, so the
+// entitlement rules decide as at creation (core.Entitle: the organization's standing, and the
+// state of the key's connected business, if any).
 func (s *APIKeyService) checkRotatable(ctx context.Context, q *dbq.Queries, p *core.Principal, key *core.APIKey) error {
 	if err := core.CheckKeyAuthority(p, "rotate", key.Environment, key.Scopes); err != nil {
 		return err
@@ -246,20 +250,17 @@ func (s *APIKeyService) checkRotatable(ctx context.Context, q *dbq.Queries, p *c
 	if err := key.CheckRotatable(s.now()); err != nil {
 		return err
 	}
-	if key.ConnectedBusinessID == nil {
-		return nil
+	access := core.Access{Act: core.ActIssueCredential, Environment: key.Environment}
+	if key.ConnectedBusinessID != nil {
+		business, err := q.ConnectedBusinessGetByID(ctx, dbq.ConnectedBusinessGetByIDParams{
+			OrganizationID: key.OrganizationID, ID: *key.ConnectedBusinessID,
+		})
+		if err != nil {
+			return err
+		}
+		access.Business = &business.LifecycleStatus
 	}
-	business, err := q.ConnectedBusinessGetByID(ctx, dbq.ConnectedBusinessGetByIDParams{
-		OrganizationID: key.OrganizationID, ID: *key.ConnectedBusinessID,
-	})
-	if err != nil {
-		return err
-	}
-	if business.LifecycleStatus != core.BusinessActive {
-		return core.Errorf(core.EConflict, "Connected business %s of API key %s is %s; only an active business gets credentials.",
-			business.ID, key.ID, business.LifecycleStatus)
-	}
-	return nil
+	return s.db.entitle(ctx, q, key.OrganizationID, access)
 }
 
 func lockAPIKey(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.APIKey, error) {

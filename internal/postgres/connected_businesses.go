@@ -251,8 +251,10 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		if err := core.CheckKeyAuthority(p, "create", "sandbox", core.CredentialScopes[product]); err != nil {
 			return err
 		}
-		if row.LifecycleStatus != core.BusinessActive {
-			return core.Errorf(core.EConflict, "Connected business %s is %s; only an active business gets credentials.", id, row.LifecycleStatus)
+		if err := s.db.entitle(ctx, q, row.OrganizationID, core.Access{
+			Act: core.ActIssueCredential, Environment: core.SandboxEnvironment, Business: &row.LifecycleStatus,
+		}); err != nil {
+			return err
 		}
 		resources, err := listResources(ctx, q, row.OrganizationID, id)
 		if err != nil {

@@ -50,6 +50,12 @@ const maxCachedCredentials = 10_000
 // is cached, and nothing cached is used, unless the notification listener has shown its
 // connection alive within listenerLease; an entry is trusted at most ttl in any case.
 // Failed authentications are never cached.
+//
+// The cache also holds the standings entitlement decisions read (core.Standing: an
+// organization's statuses and its subscription to a product), under the same rules: the same
+// lifetime, emptied by the same notifications (migration 00160 announces status changes) and
+// by the same DB.credentialsChanged, trusted only while the listener is heard. A decision is
+// therefore never cached longer than a credential (DB.entitle).
 type CredentialCache struct {
 	keys   *APIKeyService
 	db     *DB
@@ -58,6 +64,7 @@ type CredentialCache struct {
 
 	mu         sync.Mutex
 	entries    map[[sha256.Size]byte]*cachedCredential
+	standings  map[standingKey]*cachedStanding
 	generation uint64 // incremented by every invalidation
 	listening  bool   // entries may be stored only while notifications can reach us
 	// heardUntil is when the listener's last round trip stops vouching for the cache:
@@ -76,8 +83,10 @@ var _ core.CredentialService = (*CredentialCache)(nil)
 // at most ttl. It caches nothing until Run is listening for changes, nor ever when ttl is 0.
 // Changes this process makes through d empty it at once (DB.credentialsChanged).
 func NewCredentialCache(d *DB, ttl time.Duration, logger *slog.Logger) *CredentialCache {
-	c := &CredentialCache{keys: NewAPIKeyService(d), db: d, ttl: ttl, logger: logger, entries: map[[sha256.Size]byte]*cachedCredential{}}
+	c := &CredentialCache{keys: NewAPIKeyService(d), db: d, ttl: ttl, logger: logger,
+		entries: map[[sha256.Size]byte]*cachedCredential{}, standings: map[standingKey]*cachedStanding{}}
 	d.onCredentialsChanged(c.forget)
+	d.standings.Store(c)
 	return c
 }
 
@@ -145,8 +154,7 @@ func (c *CredentialCache) IssueToken(ctx context.Context, in core.TokenRequest) 
 // invalidate forgets every credential; listening says whether entries may be stored again.
 func (c *CredentialCache) invalidate(listening bool) {
 	c.mu.Lock()
-	clear(c.entries)
-	c.generation++
+	c.dropLocked()
 	c.listening = listening
 	if !listening {
 		c.heardUntil = time.Time{}
@@ -161,12 +169,18 @@ func (c *CredentialCache) Listening() bool {
 	return c.listening && time.Now().Before(c.heardUntil)
 }
 
-// forget forgets every credential, listening or not: this process changed one.
+// forget forgets every credential and standing, listening or not: this process changed one.
 func (c *CredentialCache) forget() {
 	c.mu.Lock()
-	clear(c.entries)
-	c.generation++
+	c.dropLocked()
 	c.mu.Unlock()
+}
+
+// dropLocked forgets every credential and standing; c.mu is held.
+func (c *CredentialCache) dropLocked() {
+	clear(c.entries)
+	clear(c.standings)
+	c.generation++
 }
 
 // heard extends the time the cache may be used to until: the listener's connection was
@@ -176,8 +190,7 @@ func (c *CredentialCache) heard(until time.Time) {
 	if c.listening && until.After(c.heardUntil) {
 		if time.Now().After(c.heardUntil) {
 			// The lease had lapsed: whatever happened meanwhile, start from nothing.
-			clear(c.entries)
-			c.generation++
+			c.dropLocked()
 		}
 		c.heardUntil = until
 	}
@@ -267,7 +280,9 @@ func (d *DB) onCredentialsChanged(forget func()) {
 // is committed: now, after a WithTx that made it has returned, or when the transaction ctx
 // carries (an idempotent request's) commits. Call it after every change that withdraws or
 // narrows access, before answering: the next request of this process must not be let in by
-// what the cache remembers. Other processes hear of it by notification (migration 00100).
+// what the cache remembers. That includes a change of an organization's statuses or of a
+// subscription's service status (entitlement standings are cached here too). Other processes
+// hear of it by notification (migrations 00100 and 00160).
 func (d *DB) credentialsChanged(ctx context.Context) {
 	afterCommit(ctx, func() {
 		d.forgetters.mu.Lock()

@@ -199,14 +199,8 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // without it, and answered measurably faster.
 func TestUnknownPrefixCostsAsMuchAsAWrongSecret(t *testing.T) {
 	t.Parallel()
+	db, operator := openOperatorDB(t)
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	db.Events = httpapi.EventEncoder{}
-	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 	org, err := postgres.NewOrganizationService(db).CreateOrganization(operator, core.OrganizationCreate{
 		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA",
 	})

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,9 @@ type DB struct {
 	Pool *pgxpool.Pool
 
 	forgetters credentialForgetters // see credentialsChanged
+	// standings caches entitlement standings beside the credentials (NewCredentialCache);
+	// nil: every decision reads the database.
+	standings atomic.Pointer[CredentialCache]
 
 	// Jobs queues the background work that changes cause (internal/jobs); changes that
 	// cause some fail without it.

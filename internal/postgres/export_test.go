@@ -7,10 +7,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/pressly/goose/v3"
 
 	"github.com/provider/coreapi/db"
+	"github.com/provider/coreapi/internal/core"
 )
 
 // Cached reports whether c holds bearer.
@@ -19,6 +23,19 @@ func (c *CredentialCache) Cached(bearer string) bool {
 	defer c.mu.Unlock()
 	_, ok := c.entries[sha256.Sum256([]byte(bearer))]
 	return ok
+}
+
+// HearNothing makes c cache as if its listener had just been heard, for an hour, while no
+// notification reaches it: only this process's own changes (DB.credentialsChanged) empty it.
+func (c *CredentialCache) HearNothing() {
+	c.mu.Lock()
+	c.listening, c.heardUntil = true, time.Now().Add(time.Hour)
+	c.mu.Unlock()
+}
+
+// Entitle is DB.entitle for a caller outside any transaction.
+func (d *DB) Entitle(ctx context.Context, org uuid.UUID, a core.Access) error {
+	return d.entitle(ctx, nil, org, a)
 }
 
 // SummaryFromEvents makes s read every summary from growth_events, not the rollups.

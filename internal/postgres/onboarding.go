@@ -73,6 +73,16 @@ func (s *OnboardingService) provision(ctx context.Context, q *dbq.Queries, in co
 	if err != nil {
 		return nil, err
 	}
+	// The sandbox needs nothing external, and sandbox_ready must mean ready: a provisioning
+	// subscription refuses its product's operations (core.Entitle), so the developer key
+	// would not work yet. The subscription is provisioned here; the job its creation queued
+	// finds it done.
+	if err := s.db.ProvisionSubscription(ctx, org.ID, sub.ID); err != nil {
+		return nil, err
+	}
+	if sub, err = s.subscriptions.FindSubscriptionByID(ctx, sub.ID); err != nil {
+		return nil, err
+	}
 	resourceID, err := uuid.NewV7()
 	if err != nil {
 		return nil, err

@@ -83,6 +83,7 @@ func (s *OrganizationService) UpdateOrganization(ctx context.Context, id uuid.UU
 		return nil, core.Errorf(core.EForbidden, "A connected business's credential cannot change its platform organization.")
 	}
 	var org *core.Organization
+	standingChanged := false
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		row, err := ownedOrganization(ctx, id, func(id uuid.UUID) (dbq.Organization, error) { return q.OrganizationGetByIDForUpdate(ctx, id) })
 		if err != nil {
@@ -105,6 +106,8 @@ func (s *OrganizationService) UpdateOrganization(ctx context.Context, id uuid.UU
 			return err
 		}
 		org = organizationFromRow(updated)
+		standingChanged = org.VerificationStatus != before.VerificationStatus ||
+			org.RiskStatus != before.RiskStatus || org.LifecycleStatus != before.LifecycleStatus
 		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &id, Action: "organization.updated",
 			ResourceType: "organization", ResourceID: id.String(), Before: before, After: org,
@@ -113,6 +116,9 @@ func (s *OrganizationService) UpdateOrganization(ctx context.Context, id uuid.UU
 		}
 		return s.db.publish(ctx, q, id, core.EventOrganizationUpdated, org)
 	})
+	if err == nil && standingChanged {
+		s.db.credentialsChanged(ctx) // the organization's next request obeys its new standing
+	}
 	return org, err
 }
 

@@ -71,6 +71,9 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
 			return notFoundAs(err, "Organization %s does not exist.", in.OrganizationID)
 		}
+		if err := s.db.entitle(ctx, q, orgID, core.Access{Act: core.ActSubscribe}); err != nil {
+			return err
+		}
 		product, err := productNamed(ctx, q, in.ProductID)
 		if err != nil {
 			return err
@@ -136,6 +139,9 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		}
 		return s.db.publish(ctx, q, orgID, core.EventSubscriptionCreated, sub)
 	})
+	if err == nil {
+		s.db.credentialsChanged(ctx) // the product's operations now wait for provisioning
+	}
 	return sub, err
 }
 
@@ -267,6 +273,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 	}
 	actor := p.ActorType()
 	var sub *core.Subscription
+	serviceChanged := false
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
 		row, err := owned(ctx,
 			func(org uuid.UUID) (dbq.Subscription, error) {
@@ -315,6 +322,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		if sub, err = updateSubscription(ctx, q, &after); err != nil {
 			return err
 		}
+		serviceChanged = sub.ServiceStatus != before.ServiceStatus
 		if then != nil {
 			if err := then(q, sub, plan, at); err != nil {
 				return err
@@ -335,6 +343,9 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 	})
 	if err != nil {
 		return nil, err
+	}
+	if serviceChanged {
+		s.db.credentialsChanged(ctx) // the product's next operation obeys the new service status
 	}
 	return sub, nil
 }

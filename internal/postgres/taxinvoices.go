@@ -39,6 +39,9 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
+	if err := s.db.entitle(ctx, nil, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
+		return nil, err
+	}
 	draft, err := einvoice.Prepare(in.Request)
 	if errors.Is(err, einvoice.ErrAmountOutOfRange) {
 		return nil, core.Errorf(core.EUnprocessable, "An amount of the invoice exceeds %s SAR.", einvoice.FormatAmount(einvoice.MaxAmount))
@@ -50,12 +53,6 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	// no counter value, links no hash and stores nothing.
 	if !draft.Valid() {
 		return nil, invalidInvoiceError(draft.Issues)
-	}
-	if _, err := s.db.queries(ctx).OrganizationGetByID(ctx, orgID); err != nil {
-		if core.ErrorCode(translate(err)) == core.ENotFound {
-			return nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", orgID)
-		}
-		return nil, translate(err)
 	}
 	if err := checkSpend(ctx, s.db.queries(ctx), orgID, productEinvoice); err != nil {
 		return nil, translate(err)

@@ -52,7 +52,12 @@ export async function quickstart(baseUrl: string, operatorToken: string): Promis
     body: { organization_id: organization.id, product_id: productEinvoice, plan_id: planGrowthMonthly },
   });
   if (sub.error) throw new Error(describe(sub.error));
-  const current = await customer.GET("/v1/subscriptions/{id}", { params: { path: { id: sub.data.id } } });
+  // The product's operations wait for provisioning (403 subscription_inactive until then).
+  let current = await customer.GET("/v1/subscriptions/{id}", { params: { path: { id: sub.data.id } } });
+  for (let tries = 0; current.data?.service_status === "provisioning" && tries < 50; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    current = await customer.GET("/v1/subscriptions/{id}", { params: { path: { id: sub.data.id } } });
+  }
   if (current.error) throw new Error(describe(current.error));
   const status: "provisioning" | "active" | "degraded" | "suspended" | "terminated" = current.data.service_status;
 
