@@ -25,4 +25,5 @@ type Services struct {
 	RequestLogs   RequestLogService
 	Operators     OperatorTokenService
 	Webhooks      WebhookService
+	Incidents     IncidentService
 }
