@@ -27,7 +27,7 @@ ALTER TABLE subscriptions ADD COLUMN provisioned_at timestamptz;
 -- (none should exist) counts as provisioned when it started. A suspended or terminated
 -- subscription without the event was never provisioned.
 UPDATE subscriptions s SET provisioned_at = coalesce((
-        SELECT min(a.created_at) FROM audit_events a
+        SELECT min(a.occurred_at) FROM audit_events a
         WHERE a.resource_type = 'subscription' AND a.resource_id = s.id::text AND a.action = 'subscription.provisioned'),
     CASE WHEN s.service_status IN ('active', 'degraded') THEN s.started_at END)
 WHERE s.service_status <> 'provisioning';

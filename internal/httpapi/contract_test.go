@@ -48,6 +48,11 @@ var implemented = map[string]int{
 	"listProducts": http.StatusOK,
 	"getProduct":   http.StatusNotFound,
 	"listPlans":    http.StatusOK,
+	// Incidents: the random product ids name nothing.
+	"listProductIncidents":   http.StatusNotFound,
+	"openProductIncident":    http.StatusNotFound,
+	"getProductIncident":     http.StatusNotFound,
+	"resolveProductIncident": http.StatusNotFound,
 	// Subscriptions: the example organization and the random ids name nothing.
 	"listSubscriptions":      http.StatusNotFound,
 	"createSubscription":     http.StatusNotFound,

@@ -89,7 +89,7 @@ func TestSpecDrivenFuzzing(t *testing.T) {
 // fuzzFixtures are real resources the valid requests name.
 type fuzzFixtures struct {
 	org, platform, business, subscription, supportCase, apiKey, invoice string
-	ids                                                                 map[string]string // first path segment -> id
+	ids                                                                 map[string]string // first path segment (or parameter name) -> id
 }
 
 const (
@@ -123,9 +123,11 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		t.Fatalf("seed invoice: %d %s", r.Status, r.Body)
 	}
 	fx.invoice = r.JSON(t)["invoice"].(map[string]any)["id"].(string)
+	incident := post("/v1/products/"+fuzzProduct+"/incidents", apitest.OperatorToken, `{"summary":"Seeded by the fuzzing test."}`)
 	fx.ids = map[string]string{
 		"organizations": fx.org, "connected-businesses": fx.business, "subscriptions": fx.subscription,
 		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice, "products": fuzzProduct,
+		"incident_id": incident,
 	}
 	waitForJobs(t, env)
 	return fx
@@ -229,6 +231,9 @@ func (f *opFuzzer) pathValue(p *openapi3.Parameter) string {
 		return fmt.Sprint(s.Enum[0])
 	}
 	if s.Format == "uuid" {
+		if id, ok := f.fx.ids[p.Name]; ok { // a parameter named for its resource, as incident_id
+			return id
+		}
 		seg := strings.Split(strings.TrimPrefix(f.path, "/v1/"), "/")[0]
 		if id, ok := f.fx.ids[seg]; ok {
 			return id
