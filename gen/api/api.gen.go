@@ -3097,7 +3097,7 @@ type ProductIncident struct {
 
 // ProductIncidentCreateRequest Body of `openProductIncident`.
 type ProductIncidentCreateRequest struct {
-	// Summary What is wrong, for customers (every organization may read it).
+	// Summary What is wrong, for customers (every organization may read it). White space alone is 422 `unprocessable`.
 	Summary string `json:"summary"`
 }
 
@@ -5159,7 +5159,7 @@ type ClientInterface interface {
 	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-	// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 	// key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
@@ -5176,7 +5176,7 @@ type ClientInterface interface {
 	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-	// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 	// key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
@@ -6250,7 +6250,7 @@ func (c *Client) ListProductIncidents(ctx context.Context, id Id, params *ListPr
 // `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 // `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 // starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 // key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
@@ -6277,7 +6277,7 @@ func (c *Client) OpenProductIncidentWithBody(ctx context.Context, id Id, params 
 // `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 // `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 // starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 // key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
@@ -10391,7 +10391,7 @@ type ClientWithResponsesInterface interface {
 	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-	// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 	// key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
@@ -10408,7 +10408,7 @@ type ClientWithResponsesInterface interface {
 	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-	// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 	// key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
@@ -19566,7 +19566,7 @@ func (c *ClientWithResponses) ListProductIncidentsWithResponse(ctx context.Conte
 // `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 // `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 // starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 // key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
@@ -19589,7 +19589,7 @@ func (c *ClientWithResponses) OpenProductIncidentWithBodyWithResponse(ctx contex
 // `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
 // `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
 // starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
-// to every organization: write it for customers. An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
 // key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,6 +26,15 @@ type Incident struct {
 	Status     string     `json:"status"`
 	OpenedAt   time.Time  `json:"opened_at"`
 	ResolvedAt *time.Time `json:"resolved_at"`
+}
+
+// CheckIncidentSummary refuses a summary of white space only: customers read it.
+func CheckIncidentSummary(summary string) error {
+	if strings.TrimSpace(summary) != "" {
+		return nil
+	}
+	const msg = "The summary must say what is wrong; it is white space only."
+	return &Error{Code: EUnprocessable, Message: msg, Fields: []FieldError{{Location: "body", Pointer: "/summary", Code: "blank", Message: msg}}}
 }
 
 // CheckResolve returns nil when the incident may be resolved: only an open one may.

@@ -328,14 +328,3 @@ func TestIncidentMoves(t *testing.T) {
 		t.Errorf("resolving the last incident: %+v", got)
 	}
 }
-
-func TestIncident_CheckResolve(t *testing.T) {
-	t.Parallel()
-	if err := (&core.Incident{Status: core.IncidentOpen}).CheckResolve(); err != nil {
-		t.Errorf("an open incident: %v", err)
-	}
-	err := (&core.Incident{ID: uuid.New(), Status: core.IncidentResolved}).CheckResolve()
-	if core.ErrorCode(err) != core.EInvalidTransition || !strings.Contains(err.Error(), "status is resolved") {
-		t.Errorf("a resolved incident: %v", err)
-	}
-}

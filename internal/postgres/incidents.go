@@ -31,6 +31,9 @@ func (s *IncidentService) OpenIncident(ctx context.Context, productID uuid.UUID,
 	if err := operatorOnly(ctx); err != nil {
 		return nil, err
 	}
+	if err := core.CheckIncidentSummary(summary); err != nil {
+		return nil, err
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, err
