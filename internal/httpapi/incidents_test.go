@@ -37,19 +37,20 @@ func resolveIncidentAs(env *apitest.Env, token, product, id string) *apitest.Res
 // openIncident declares an incident on product as the operator.
 func openIncident(t testing.TB, env *apitest.Env, product, summary string) incident {
 	t.Helper()
-	resp := openIncidentAs(env, apitest.OperatorToken, product, summary)
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("open incident: status %d: %s", resp.Status, resp.Body)
-	}
-	return decode[incident](t, resp)
+	return incidentIn(t, "open incident", openIncidentAs(env, apitest.OperatorToken, product, summary), http.StatusCreated)
 }
 
 // resolveIncident resolves an incident as the operator.
 func resolveIncident(t testing.TB, env *apitest.Env, product, id string) incident {
 	t.Helper()
-	resp := resolveIncidentAs(env, apitest.OperatorToken, product, id)
-	if resp.Status != http.StatusOK {
-		t.Fatalf("resolve incident: status %d: %s", resp.Status, resp.Body)
+	return incidentIn(t, "resolve incident", resolveIncidentAs(env, apitest.OperatorToken, product, id), http.StatusOK)
+}
+
+// incidentIn is the incident of resp, which must have status want.
+func incidentIn(t testing.TB, what string, resp *apitest.Response, want int) incident {
+	t.Helper()
+	if resp.Status != want {
+		t.Fatalf("%s: status %d: %s", what, resp.Status, resp.Body)
 	}
 	return decode[incident](t, resp)
 }

@@ -28,7 +28,7 @@ func NewIncidentService(d *DB) *IncidentService { return &IncidentService{db: d,
 
 // OpenIncident implements core.IncidentService.
 func (s *IncidentService) OpenIncident(ctx context.Context, productID uuid.UUID, summary string) (*core.Incident, error) {
-	if err := operatorOnly(ctx); err != nil {
+	if err := incidentsByOperatorOnly(ctx); err != nil {
 		return nil, err
 	}
 	if err := core.CheckIncidentSummary(summary); err != nil {
@@ -59,7 +59,7 @@ func (s *IncidentService) OpenIncident(ctx context.Context, productID uuid.UUID,
 
 // ResolveIncident implements core.IncidentService.
 func (s *IncidentService) ResolveIncident(ctx context.Context, productID, incidentID uuid.UUID) (*core.Incident, error) {
-	if err := operatorOnly(ctx); err != nil {
+	if err := incidentsByOperatorOnly(ctx); err != nil {
 		return nil, err
 	}
 	var inc *core.Incident
@@ -177,8 +177,8 @@ func (s *IncidentService) ListIncidents(ctx context.Context, productID uuid.UUID
 	return p, nil
 }
 
-// operatorOnly refuses every principal but the operator.
-func operatorOnly(ctx context.Context) error {
+// incidentsByOperatorOnly refuses every principal but the operator: only it declares and resolves incidents.
+func incidentsByOperatorOnly(ctx context.Context) error {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return err
