@@ -141,7 +141,11 @@ func (s *IncidentService) moveSubscriptions(ctx context.Context, q *dbq.Queries,
 
 // FindIncident implements core.IncidentService.
 func (s *IncidentService) FindIncident(ctx context.Context, productID, incidentID uuid.UUID) (*core.Incident, error) {
-	row, err := s.db.queries(ctx).ProductIncidentGetByID(ctx, dbq.ProductIncidentGetByIDParams{ProductID: productID, ID: incidentID})
+	q := s.db.queries(ctx)
+	if err := readableProduct(ctx, q, productID); err != nil {
+		return nil, err
+	}
+	row, err := q.ProductIncidentGetByID(ctx, dbq.ProductIncidentGetByIDParams{ProductID: productID, ID: incidentID})
 	if err != nil {
 		return nil, incidentNotFound(err, productID, incidentID)
 	}
@@ -161,8 +165,8 @@ func (s *IncidentService) ListIncidents(ctx context.Context, productID uuid.UUID
 		params.After = &after
 	}
 	q := s.db.queries(ctx)
-	if _, err := q.ProductGetByID(ctx, productID); err != nil {
-		return nil, notFoundAs(err, "Product %s does not exist.", productID)
+	if err := readableProduct(ctx, q, productID); err != nil {
+		return nil, err
 	}
 	rows, err := q.ProductIncidentList(ctx, params)
 	if err != nil {
@@ -187,6 +191,13 @@ func incidentsByOperatorOnly(ctx context.Context) error {
 		return core.Errorf(core.EForbidden, "Only the operator may declare or resolve incidents.")
 	}
 	return nil
+}
+
+// readableProduct checks that the product whose incidents are read exists: the one place
+// a rule on which principals see which products applies to incidents too.
+func readableProduct(ctx context.Context, q *dbq.Queries, productID uuid.UUID) error {
+	_, err := q.ProductGetByID(ctx, productID)
+	return notFoundAs(err, "Product %s does not exist.", productID)
 }
 
 // lockProductIncidents holds the product's incidents still until the transaction ends.
