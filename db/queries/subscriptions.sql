@@ -48,6 +48,7 @@ UPDATE subscriptions SET
     suspended_by      = @suspended_by,
     terminated_at     = @terminated_at,
     cancelled_by      = @cancelled_by,
+    provisioned_at    = @provisioned_at,
     updated_at        = @updated_at
 WHERE organization_id = @organization_id AND id = @id
 RETURNING *;

@@ -915,6 +915,24 @@ func (e ProductCategory) Valid() bool {
 	}
 }
 
+// Defines values for ProductIncidentStatus.
+const (
+	ProductIncidentStatusOpen     ProductIncidentStatus = "open"
+	ProductIncidentStatusResolved ProductIncidentStatus = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the ProductIncidentStatus enum.
+func (e ProductIncidentStatus) Valid() bool {
+	switch e {
+	case ProductIncidentStatusOpen:
+		return true
+	case ProductIncidentStatusResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RegulatoryClassification.
 const (
 	RegulatoryClassificationOrdinarySoftware              RegulatoryClassification = "ordinary_software"
@@ -1694,8 +1712,10 @@ const (
 	WebhookEventTypeSubscriptionActivated        WebhookEventType = "subscription.activated"
 	WebhookEventTypeSubscriptionCancelled        WebhookEventType = "subscription.cancelled"
 	WebhookEventTypeSubscriptionCreated          WebhookEventType = "subscription.created"
+	WebhookEventTypeSubscriptionDegraded         WebhookEventType = "subscription.degraded"
 	WebhookEventTypeSubscriptionPlanChanged      WebhookEventType = "subscription.plan_changed"
 	WebhookEventTypeSubscriptionReactivated      WebhookEventType = "subscription.reactivated"
+	WebhookEventTypeSubscriptionRestored         WebhookEventType = "subscription.restored"
 	WebhookEventTypeSubscriptionResumed          WebhookEventType = "subscription.resumed"
 	WebhookEventTypeSubscriptionSuspended        WebhookEventType = "subscription.suspended"
 	WebhookEventTypeSubscriptionTerminated       WebhookEventType = "subscription.terminated"
@@ -1740,9 +1760,13 @@ func (e WebhookEventType) Valid() bool {
 		return true
 	case WebhookEventTypeSubscriptionCreated:
 		return true
+	case WebhookEventTypeSubscriptionDegraded:
+		return true
 	case WebhookEventTypeSubscriptionPlanChanged:
 		return true
 	case WebhookEventTypeSubscriptionReactivated:
+		return true
+	case WebhookEventTypeSubscriptionRestored:
 		return true
 	case WebhookEventTypeSubscriptionResumed:
 		return true
@@ -3282,6 +3306,43 @@ type ProductDetail struct {
 	UpdatedAt             time.Time             `json:"updated_at"`
 }
 
+// ProductIncident An incident the operator declared on a product. While a product has an open incident, its live subscriptions whose service runs are `degraded` (see `openProductIncident`).
+type ProductIncident struct {
+	CreatedAt time.Time          `json:"created_at"`
+	Id        openapi_types.UUID `json:"id"`
+	OpenedAt  time.Time          `json:"opened_at"`
+
+	// ProductId The product the incident affects.
+	ProductId openapi_types.UUID `json:"product_id"`
+
+	// ResolvedAt When it was resolved; null while open.
+	ResolvedAt nullable.Nullable[time.Time] `json:"resolved_at"`
+
+	// Status Status of a product incident. Only an `open` incident can be resolved; `resolved` is final.
+	Status ProductIncidentStatus `json:"status"`
+
+	// Summary What is wrong, as the operator declared it.
+	Summary   string    `json:"summary"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ProductIncidentCreateRequest Body of `openProductIncident`.
+type ProductIncidentCreateRequest struct {
+	// Summary What is wrong, for customers (every organization may read it). White space alone is 422 `unprocessable`.
+	Summary string `json:"summary"`
+}
+
+// ProductIncidentList A page of a product's incidents.
+type ProductIncidentList struct {
+	Items []ProductIncident `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
+// ProductIncidentStatus Status of a product incident. Only an `open` incident can be resolved; `resolved` is final.
+type ProductIncidentStatus string
+
 // ProductList A page of products.
 type ProductList struct {
 	Items []Product `json:"items"`
@@ -3586,7 +3647,7 @@ type Subscription struct {
 	// RenewsAt Next renewal; null when cancelled or not renewing.
 	RenewsAt nullable.Nullable[time.Time] `json:"renews_at"`
 
-	// ServiceStatus Service (provisioning) state of a subscription.
+	// ServiceStatus Service (provisioning) state of a subscription. `degraded` is a running service whose product has an open incident (`openProductIncident`); it allows the product's operations as `active` does.
 	ServiceStatus SubscriptionServiceStatus    `json:"service_status"`
 	StartedAt     time.Time                    `json:"started_at"`
 	SuspendedAt   nullable.Nullable[time.Time] `json:"suspended_at"`
@@ -3630,7 +3691,7 @@ type SubscriptionReasonRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
-// SubscriptionServiceStatus Service (provisioning) state of a subscription.
+// SubscriptionServiceStatus Service (provisioning) state of a subscription. `degraded` is a running service whose product has an open incident (`openProductIncident`); it allows the product's operations as `active` does.
 type SubscriptionServiceStatus string
 
 // SuppliedDocumentTotals Document totals computed by the client (`client_supplied` mode only; ignored otherwise).
@@ -4060,9 +4121,11 @@ type WebhookEvent struct {
 	// | type | emitted when | data |
 	// |---|---|---|
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
-	// | `subscription.activated` | provisioning completes (service becomes `active`) | `Subscription` |
+	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
+	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
@@ -4092,9 +4155,11 @@ type WebhookEventData struct {
 // | type | emitted when | data |
 // |---|---|---|
 // | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
-// | `subscription.activated` | provisioning completes (service becomes `active`) | `Subscription` |
+// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 // | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
 // | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
+// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 // | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
 // | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 // | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
@@ -4132,9 +4197,11 @@ type WebhookTestResult struct {
 	// | type | emitted when | data |
 	// |---|---|---|
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
-	// | `subscription.activated` | provisioning completes (service becomes `active`) | `Subscription` |
+	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
+	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
@@ -4181,6 +4248,9 @@ type Id = openapi_types.UUID
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
+
+// IncidentId defines model for IncidentId.
+type IncidentId = openapi_types.UUID
 
 // Limit defines model for Limit.
 type Limit = int
@@ -4388,6 +4458,30 @@ type ListProductsParams struct {
 
 // CreateProductParams defines parameters for CreateProduct.
 type CreateProductParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListProductIncidentsParams defines parameters for ListProductIncidents.
+type ListProductIncidentsParams struct {
+	// Status Only incidents in this status.
+	Status *ProductIncidentStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// OpenProductIncidentParams defines parameters for OpenProductIncident.
+type OpenProductIncidentParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResolveProductIncidentParams defines parameters for ResolveProductIncident.
+type ResolveProductIncidentParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -4634,6 +4728,9 @@ type CreateProductJSONRequestBody = ProductCreateRequest
 
 // UpdateProductJSONRequestBody defines body for UpdateProduct for application/json ContentType.
 type UpdateProductJSONRequestBody = ProductUpdateRequest
+
+// OpenProductIncidentJSONRequestBody defines body for OpenProductIncident for application/json ContentType.
+type OpenProductIncidentJSONRequestBody = ProductIncidentCreateRequest
 
 // PutSpendControlJSONRequestBody defines body for PutSpendControl for application/json ContentType.
 type PutSpendControlJSONRequestBody = SpendControlPutRequest
@@ -5855,6 +5952,74 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
 	UpdateProduct(ctx context.Context, id Id, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListProductIncidents List a product's incidents
+	//
+	// Lists the incidents declared on the product, oldest first (keyset pagination; default page size 50), optionally of one
+	// status: `status=open` answers whether the product is degraded right now. An unknown product is 404.
+	//
+	// **Who may:** every principal with `products:read`, like the catalogue: incidents are the provider's status page, not an
+	// organization's data, so an organization reads the incidents of every product whether it subscribes or not.
+	//
+	// Corresponds with GET /v1/products/{id}/incidents (the `ListProductIncidents` operationId).
+	ListProductIncidents(ctx context.Context, id Id, params *ListProductIncidentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenProductIncidentWithBody Declare an incident on a product
+	//
+	// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+	// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+	OpenProductIncidentWithBody(ctx context.Context, id Id, params *OpenProductIncidentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenProductIncident Declare an incident on a product
+	//
+	// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+	// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+	OpenProductIncident(ctx context.Context, id Id, params *OpenProductIncidentParams, body OpenProductIncidentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProductIncident Get a product incident
+	//
+	// Returns one incident of the product. An unknown product or incident, or an incident of another product, is 404.
+	//
+	// **Who may:** every principal with `products:read` (see `listProductIncidents`).
+	//
+	// Corresponds with GET /v1/products/{id}/incidents/{incident_id} (the `GetProductIncident` operationId).
+	GetProductIncident(ctx context.Context, id Id, incidentId IncidentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResolveProductIncident Resolve a product incident
+	//
+	// Allowed from `open`: the incident becomes `resolved`, `resolved_at` now. When it was the product's last open incident, every
+	// subscription of the product whose service is `degraded` becomes `active` in the same transaction, each with its audit
+	// event and a `subscription.restored` webhook event to its organization; while another incident is open they stay
+	// `degraded`. Resolving a resolved incident is 409 `invalid_state_transition` and changes nothing. An unknown product or
+	// incident, or an incident of another product, is 404. No body. Honours `Idempotency-Key`: a repeat with the same key replays
+	// the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+	//
+	// Corresponds with POST /v1/products/{id}/incidents/{incident_id}/resolve (the `ResolveProductIncident` operationId).
+	ResolveProductIncident(ctx context.Context, id Id, incidentId IncidentId, params *ResolveProductIncidentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListRequestLogs List request logs
 	//
 	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
@@ -6004,7 +6169,9 @@ type ClientInterface interface {
 
 	// ResumeSubscriptionWithBody Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -6018,7 +6185,9 @@ type ClientInterface interface {
 
 	// ResumeSubscription Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -6091,7 +6260,8 @@ type ClientInterface interface {
 	// SuspendSubscriptionWithBody Suspend a subscription
 	//
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+	// `resume` provisions it again. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -6105,7 +6275,8 @@ type ClientInterface interface {
 	// SuspendSubscription Suspend a subscription
 	//
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+	// `resume` provisions it again. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -7418,6 +7589,124 @@ func (c *Client) UpdateProduct(ctx context.Context, id Id, body UpdateProductJSO
 	return c.Client.Do(req)
 }
 
+// ListProductIncidents List a product's incidents
+//
+// Lists the incidents declared on the product, oldest first (keyset pagination; default page size 50), optionally of one
+// status: `status=open` answers whether the product is degraded right now. An unknown product is 404.
+//
+// **Who may:** every principal with `products:read`, like the catalogue: incidents are the provider's status page, not an
+// organization's data, so an organization reads the incidents of every product whether it subscribes or not.
+//
+// Corresponds with GET /v1/products/{id}/incidents (the `ListProductIncidents` operationId).
+func (c *Client) ListProductIncidents(ctx context.Context, id Id, params *ListProductIncidentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProductIncidentsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenProductIncidentWithBody Declare an incident on a product
+//
+// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+func (c *Client) OpenProductIncidentWithBody(ctx context.Context, id Id, params *OpenProductIncidentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenProductIncidentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenProductIncident Declare an incident on a product
+//
+// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+func (c *Client) OpenProductIncident(ctx context.Context, id Id, params *OpenProductIncidentParams, body OpenProductIncidentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenProductIncidentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProductIncident Get a product incident
+//
+// Returns one incident of the product. An unknown product or incident, or an incident of another product, is 404.
+//
+// **Who may:** every principal with `products:read` (see `listProductIncidents`).
+//
+// Corresponds with GET /v1/products/{id}/incidents/{incident_id} (the `GetProductIncident` operationId).
+func (c *Client) GetProductIncident(ctx context.Context, id Id, incidentId IncidentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductIncidentRequest(c.Server, id, incidentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResolveProductIncident Resolve a product incident
+//
+// Allowed from `open`: the incident becomes `resolved`, `resolved_at` now. When it was the product's last open incident, every
+// subscription of the product whose service is `degraded` becomes `active` in the same transaction, each with its audit
+// event and a `subscription.restored` webhook event to its organization; while another incident is open they stay
+// `degraded`. Resolving a resolved incident is 409 `invalid_state_transition` and changes nothing. An unknown product or
+// incident, or an incident of another product, is 404. No body. Honours `Idempotency-Key`: a repeat with the same key replays
+// the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+//
+// Corresponds with POST /v1/products/{id}/incidents/{incident_id}/resolve (the `ResolveProductIncident` operationId).
+func (c *Client) ResolveProductIncident(ctx context.Context, id Id, incidentId IncidentId, params *ResolveProductIncidentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResolveProductIncidentRequest(c.Server, id, incidentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListRequestLogs List request logs
 //
 // Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
@@ -7687,7 +7976,9 @@ func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *Reac
 
 // ResumeSubscriptionWithBody Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -7711,7 +8002,9 @@ func (c *Client) ResumeSubscriptionWithBody(ctx context.Context, id Id, params *
 
 // ResumeSubscription Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -7814,7 +8107,8 @@ func (c *Client) SelectSubscriptionPlan(ctx context.Context, id Id, params *Sele
 // SuspendSubscriptionWithBody Suspend a subscription
 //
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+// `resume` provisions it again. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -7838,7 +8132,8 @@ func (c *Client) SuspendSubscriptionWithBody(ctx context.Context, id Id, params 
 // SuspendSubscription Suspend a subscription
 //
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+// `resume` provisions it again. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -9906,6 +10201,250 @@ func NewUpdateProductRequestWithBody(server string, id Id, contentType string, b
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListProductIncidentsRequest constructs an http.Request for the ListProductIncidents method
+func NewListProductIncidentsRequest(server string, id Id, params *ListProductIncidentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/incidents", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOpenProductIncidentRequest calls the generic OpenProductIncident builder with application/json body
+func NewOpenProductIncidentRequest(server string, id Id, params *OpenProductIncidentParams, body OpenProductIncidentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOpenProductIncidentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewOpenProductIncidentRequestWithBody constructs an http.Request for the OpenProductIncident method, with any body, and a specified content type
+func NewOpenProductIncidentRequestWithBody(server string, id Id, params *OpenProductIncidentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/incidents", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductIncidentRequest constructs an http.Request for the GetProductIncident method
+func NewGetProductIncidentRequest(server string, id Id, incidentId IncidentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "incident_id", incidentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/incidents/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResolveProductIncidentRequest constructs an http.Request for the ResolveProductIncident method
+func NewResolveProductIncidentRequest(server string, id Id, incidentId IncidentId, params *ResolveProductIncidentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "incident_id", incidentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/incidents/%s/resolve", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -12214,6 +12753,80 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/products/{id} (the `UpdateProduct` operationId).
 	UpdateProductWithResponse(ctx context.Context, id Id, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
 
+	// ListProductIncidentsWithResponse List a product's incidents
+	//
+	// Lists the incidents declared on the product, oldest first (keyset pagination; default page size 50), optionally of one
+	// status: `status=open` answers whether the product is degraded right now. An unknown product is 404.
+	//
+	// **Who may:** every principal with `products:read`, like the catalogue: incidents are the provider's status page, not an
+	// organization's data, so an organization reads the incidents of every product whether it subscribes or not.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products/{id}/incidents (the `ListProductIncidents` operationId).
+	ListProductIncidentsWithResponse(ctx context.Context, id Id, params *ListProductIncidentsParams, reqEditors ...RequestEditorFn) (*ListProductIncidentsResponse, error)
+
+	// OpenProductIncidentWithBodyWithResponse Declare an incident on a product
+	//
+	// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+	// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+	OpenProductIncidentWithBodyWithResponse(ctx context.Context, id Id, params *OpenProductIncidentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenProductIncidentResponse, error)
+
+	// OpenProductIncidentWithResponse Declare an incident on a product
+	//
+	// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+	// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+	// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+	// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+	// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+	// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+	// key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+	OpenProductIncidentWithResponse(ctx context.Context, id Id, params *OpenProductIncidentParams, body OpenProductIncidentJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenProductIncidentResponse, error)
+
+	// GetProductIncidentWithResponse Get a product incident
+	//
+	// Returns one incident of the product. An unknown product or incident, or an incident of another product, is 404.
+	//
+	// **Who may:** every principal with `products:read` (see `listProductIncidents`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products/{id}/incidents/{incident_id} (the `GetProductIncident` operationId).
+	GetProductIncidentWithResponse(ctx context.Context, id Id, incidentId IncidentId, reqEditors ...RequestEditorFn) (*GetProductIncidentResponse, error)
+
+	// ResolveProductIncidentWithResponse Resolve a product incident
+	//
+	// Allowed from `open`: the incident becomes `resolved`, `resolved_at` now. When it was the product's last open incident, every
+	// subscription of the product whose service is `degraded` becomes `active` in the same transaction, each with its audit
+	// event and a `subscription.restored` webhook event to its organization; while another incident is open they stay
+	// `degraded`. Resolving a resolved incident is 409 `invalid_state_transition` and changes nothing. An unknown product or
+	// incident, or an incident of another product, is 404. No body. Honours `Idempotency-Key`: a repeat with the same key replays
+	// the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products/{id}/incidents/{incident_id}/resolve (the `ResolveProductIncident` operationId).
+	ResolveProductIncidentWithResponse(ctx context.Context, id Id, incidentId IncidentId, params *ResolveProductIncidentParams, reqEditors ...RequestEditorFn) (*ResolveProductIncidentResponse, error)
+
 	// ListRequestLogsWithResponse List request logs
 	//
 	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
@@ -12375,7 +12988,9 @@ type ClientWithResponsesInterface interface {
 
 	// ResumeSubscriptionWithBodyWithResponse Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -12389,7 +13004,9 @@ type ClientWithResponsesInterface interface {
 
 	// ResumeSubscriptionWithResponse Resume a subscription
 	//
-	// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -12462,7 +13079,8 @@ type ClientWithResponsesInterface interface {
 	// SuspendSubscriptionWithBodyWithResponse Suspend a subscription
 	//
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+	// `resume` provisions it again. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -12476,7 +13094,8 @@ type ClientWithResponsesInterface interface {
 	// SuspendSubscriptionWithResponse Suspend a subscription
 	//
 	// Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+	// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+	// `resume` provisions it again. Takes an
 	// optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -17271,6 +17890,668 @@ func (r UpdateProductResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListProductIncidentsResponse200Headers the declared response headers of an HTTP 200 response for ListProductIncidents
+type ListProductIncidentsResponse200Headers struct {
+	RequestId string
+}
+
+// ListProductIncidentsResponse400Headers the declared response headers of an HTTP 400 response for ListProductIncidents
+type ListProductIncidentsResponse400Headers struct {
+	RequestId string
+}
+
+// ListProductIncidentsResponse401Headers the declared response headers of an HTTP 401 response for ListProductIncidents
+type ListProductIncidentsResponse401Headers struct {
+	RequestId string
+}
+
+// ListProductIncidentsResponse403Headers the declared response headers of an HTTP 403 response for ListProductIncidents
+type ListProductIncidentsResponse403Headers struct {
+	RequestId string
+}
+
+// ListProductIncidentsResponse404Headers the declared response headers of an HTTP 404 response for ListProductIncidents
+type ListProductIncidentsResponse404Headers struct {
+	RequestId string
+}
+
+// ListProductIncidentsResponse429Headers the declared response headers of an HTTP 429 response for ListProductIncidents
+type ListProductIncidentsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListProductIncidentsResponse503Headers the declared response headers of an HTTP 503 response for ListProductIncidents
+type ListProductIncidentsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListProductIncidentsResponseDefaultHeaders the declared response headers of an HTTP default response for ListProductIncidents
+type ListProductIncidentsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListProductIncidentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProductIncidentList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListProductIncidentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListProductIncidentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListProductIncidentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListProductIncidentsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListProductIncidentsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListProductIncidentsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListProductIncidentsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListProductIncidentsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProductIncidentsResponse) GetJSON200() *ProductIncidentList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListProductIncidentsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListProductIncidentsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListProductIncidentsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListProductIncidentsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListProductIncidentsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListProductIncidentsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListProductIncidentsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProductIncidentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProductIncidentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProductIncidentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProductIncidentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OpenProductIncidentResponse201Headers the declared response headers of an HTTP 201 response for OpenProductIncident
+type OpenProductIncidentResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// OpenProductIncidentResponse400Headers the declared response headers of an HTTP 400 response for OpenProductIncident
+type OpenProductIncidentResponse400Headers struct {
+	RequestId string
+}
+
+// OpenProductIncidentResponse401Headers the declared response headers of an HTTP 401 response for OpenProductIncident
+type OpenProductIncidentResponse401Headers struct {
+	RequestId string
+}
+
+// OpenProductIncidentResponse403Headers the declared response headers of an HTTP 403 response for OpenProductIncident
+type OpenProductIncidentResponse403Headers struct {
+	RequestId string
+}
+
+// OpenProductIncidentResponse404Headers the declared response headers of an HTTP 404 response for OpenProductIncident
+type OpenProductIncidentResponse404Headers struct {
+	RequestId string
+}
+
+// OpenProductIncidentResponse409Headers the declared response headers of an HTTP 409 response for OpenProductIncident
+type OpenProductIncidentResponse409Headers struct {
+	RequestId string
+}
+
+// OpenProductIncidentResponse422Headers the declared response headers of an HTTP 422 response for OpenProductIncident
+type OpenProductIncidentResponse422Headers struct {
+	RequestId string
+}
+
+// OpenProductIncidentResponse429Headers the declared response headers of an HTTP 429 response for OpenProductIncident
+type OpenProductIncidentResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// OpenProductIncidentResponse503Headers the declared response headers of an HTTP 503 response for OpenProductIncident
+type OpenProductIncidentResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// OpenProductIncidentResponseDefaultHeaders the declared response headers of an HTTP default response for OpenProductIncident
+type OpenProductIncidentResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type OpenProductIncidentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ProductIncident
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *OpenProductIncidentResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *OpenProductIncidentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *OpenProductIncidentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *OpenProductIncidentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *OpenProductIncidentResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *OpenProductIncidentResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *OpenProductIncidentResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *OpenProductIncidentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *OpenProductIncidentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *OpenProductIncidentResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r OpenProductIncidentResponse) GetJSON201() *ProductIncident {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r OpenProductIncidentResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r OpenProductIncidentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OpenProductIncidentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OpenProductIncidentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OpenProductIncidentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductIncidentResponse200Headers the declared response headers of an HTTP 200 response for GetProductIncident
+type GetProductIncidentResponse200Headers struct {
+	RequestId string
+}
+
+// GetProductIncidentResponse400Headers the declared response headers of an HTTP 400 response for GetProductIncident
+type GetProductIncidentResponse400Headers struct {
+	RequestId string
+}
+
+// GetProductIncidentResponse401Headers the declared response headers of an HTTP 401 response for GetProductIncident
+type GetProductIncidentResponse401Headers struct {
+	RequestId string
+}
+
+// GetProductIncidentResponse403Headers the declared response headers of an HTTP 403 response for GetProductIncident
+type GetProductIncidentResponse403Headers struct {
+	RequestId string
+}
+
+// GetProductIncidentResponse404Headers the declared response headers of an HTTP 404 response for GetProductIncident
+type GetProductIncidentResponse404Headers struct {
+	RequestId string
+}
+
+// GetProductIncidentResponse429Headers the declared response headers of an HTTP 429 response for GetProductIncident
+type GetProductIncidentResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetProductIncidentResponse503Headers the declared response headers of an HTTP 503 response for GetProductIncident
+type GetProductIncidentResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetProductIncidentResponseDefaultHeaders the declared response headers of an HTTP default response for GetProductIncident
+type GetProductIncidentResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetProductIncidentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProductIncident
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductIncidentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProductIncidentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProductIncidentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetProductIncidentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProductIncidentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetProductIncidentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductIncidentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetProductIncidentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductIncidentResponse) GetJSON200() *ProductIncident {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetProductIncidentResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetProductIncidentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetProductIncidentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetProductIncidentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetProductIncidentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetProductIncidentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetProductIncidentResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductIncidentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductIncidentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductIncidentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductIncidentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResolveProductIncidentResponse200Headers the declared response headers of an HTTP 200 response for ResolveProductIncident
+type ResolveProductIncidentResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// ResolveProductIncidentResponse400Headers the declared response headers of an HTTP 400 response for ResolveProductIncident
+type ResolveProductIncidentResponse400Headers struct {
+	RequestId string
+}
+
+// ResolveProductIncidentResponse401Headers the declared response headers of an HTTP 401 response for ResolveProductIncident
+type ResolveProductIncidentResponse401Headers struct {
+	RequestId string
+}
+
+// ResolveProductIncidentResponse403Headers the declared response headers of an HTTP 403 response for ResolveProductIncident
+type ResolveProductIncidentResponse403Headers struct {
+	RequestId string
+}
+
+// ResolveProductIncidentResponse404Headers the declared response headers of an HTTP 404 response for ResolveProductIncident
+type ResolveProductIncidentResponse404Headers struct {
+	RequestId string
+}
+
+// ResolveProductIncidentResponse409Headers the declared response headers of an HTTP 409 response for ResolveProductIncident
+type ResolveProductIncidentResponse409Headers struct {
+	RequestId string
+}
+
+// ResolveProductIncidentResponse422Headers the declared response headers of an HTTP 422 response for ResolveProductIncident
+type ResolveProductIncidentResponse422Headers struct {
+	RequestId string
+}
+
+// ResolveProductIncidentResponse429Headers the declared response headers of an HTTP 429 response for ResolveProductIncident
+type ResolveProductIncidentResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ResolveProductIncidentResponse503Headers the declared response headers of an HTTP 503 response for ResolveProductIncident
+type ResolveProductIncidentResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ResolveProductIncidentResponseDefaultHeaders the declared response headers of an HTTP default response for ResolveProductIncident
+type ResolveProductIncidentResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ResolveProductIncidentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProductIncident
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResolveProductIncidentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResolveProductIncidentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResolveProductIncidentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ResolveProductIncidentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResolveProductIncidentResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResolveProductIncidentResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ResolveProductIncidentResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResolveProductIncidentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResolveProductIncidentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ResolveProductIncidentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResolveProductIncidentResponse) GetJSON200() *ProductIncident {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ResolveProductIncidentResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ResolveProductIncidentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResolveProductIncidentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResolveProductIncidentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResolveProductIncidentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22825,6 +24106,110 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 	return ParseUpdateProductResponse(rsp)
 }
 
+// ListProductIncidentsWithResponse List a product's incidents
+//
+// Lists the incidents declared on the product, oldest first (keyset pagination; default page size 50), optionally of one
+// status: `status=open` answers whether the product is degraded right now. An unknown product is 404.
+//
+// **Who may:** every principal with `products:read`, like the catalogue: incidents are the provider's status page, not an
+// organization's data, so an organization reads the incidents of every product whether it subscribes or not.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products/{id}/incidents (the `ListProductIncidents` operationId).
+func (c *ClientWithResponses) ListProductIncidentsWithResponse(ctx context.Context, id Id, params *ListProductIncidentsParams, reqEditors ...RequestEditorFn) (*ListProductIncidentsResponse, error) {
+	rsp, err := c.ListProductIncidents(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProductIncidentsResponse(rsp)
+}
+
+// OpenProductIncidentWithBodyWithResponse Declare an incident on a product
+//
+// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+func (c *ClientWithResponses) OpenProductIncidentWithBodyWithResponse(ctx context.Context, id Id, params *OpenProductIncidentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenProductIncidentResponse, error) {
+	rsp, err := c.OpenProductIncidentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenProductIncidentResponse(rsp)
+}
+
+// OpenProductIncidentWithResponse Declare an incident on a product
+//
+// Declares an incident (`open`, `opened_at` now) on the product. In the same transaction every live subscription of the
+// product, of every organization, whose service is `active` becomes `degraded`, each with its audit event and a
+// `subscription.degraded` webhook event to its organization. Subscriptions whose service is `provisioning`, `suspended` or
+// `terminated` are left alone; while the incident is open, one that starts its service (provisioning completes, or `resume`)
+// starts `degraded`. A subscription stays `degraded` until the product's last open incident is resolved. The summary is shown
+// to every organization: write it for customers (one of white space only is 422 `unprocessable`). An unknown product is 404. Honours `Idempotency-Key`: a repeat with the same
+// key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products/{id}/incidents (the `OpenProductIncident` operationId).
+func (c *ClientWithResponses) OpenProductIncidentWithResponse(ctx context.Context, id Id, params *OpenProductIncidentParams, body OpenProductIncidentJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenProductIncidentResponse, error) {
+	rsp, err := c.OpenProductIncident(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenProductIncidentResponse(rsp)
+}
+
+// GetProductIncidentWithResponse Get a product incident
+//
+// Returns one incident of the product. An unknown product or incident, or an incident of another product, is 404.
+//
+// **Who may:** every principal with `products:read` (see `listProductIncidents`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products/{id}/incidents/{incident_id} (the `GetProductIncident` operationId).
+func (c *ClientWithResponses) GetProductIncidentWithResponse(ctx context.Context, id Id, incidentId IncidentId, reqEditors ...RequestEditorFn) (*GetProductIncidentResponse, error) {
+	rsp, err := c.GetProductIncident(ctx, id, incidentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductIncidentResponse(rsp)
+}
+
+// ResolveProductIncidentWithResponse Resolve a product incident
+//
+// Allowed from `open`: the incident becomes `resolved`, `resolved_at` now. When it was the product's last open incident, every
+// subscription of the product whose service is `degraded` becomes `active` in the same transaction, each with its audit
+// event and a `subscription.restored` webhook event to its organization; while another incident is open they stay
+// `degraded`. Resolving a resolved incident is 409 `invalid_state_transition` and changes nothing. An unknown product or
+// incident, or an incident of another product, is 404. No body. Honours `Idempotency-Key`: a repeat with the same key replays
+// the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal gets 403 `forbidden` and nothing changes.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products/{id}/incidents/{incident_id}/resolve (the `ResolveProductIncident` operationId).
+func (c *ClientWithResponses) ResolveProductIncidentWithResponse(ctx context.Context, id Id, incidentId IncidentId, params *ResolveProductIncidentParams, reqEditors ...RequestEditorFn) (*ResolveProductIncidentResponse, error) {
+	rsp, err := c.ResolveProductIncident(ctx, id, incidentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResolveProductIncidentResponse(rsp)
+}
+
 // ListRequestLogsWithResponse List request logs
 //
 // Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
@@ -23058,7 +24443,9 @@ func (c *ClientWithResponses) ReactivateSubscriptionWithResponse(ctx context.Con
 
 // ResumeSubscriptionWithBodyWithResponse Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -23078,7 +24465,9 @@ func (c *ClientWithResponses) ResumeSubscriptionWithBodyWithResponse(ctx context
 
 // ResumeSubscriptionWithResponse Resume a subscription
 //
-// Allowed from service `suspended`: service status becomes `active`, `suspended_at` null. Takes an optional body with a
+// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
+// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -23169,7 +24558,8 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithResponse(ctx context.Con
 // SuspendSubscriptionWithBodyWithResponse Suspend a subscription
 //
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+// `resume` provisions it again. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -23189,7 +24579,8 @@ func (c *ClientWithResponses) SuspendSubscriptionWithBodyWithResponse(ctx contex
 // SuspendSubscriptionWithResponse Suspend a subscription
 //
 // Allowed from service `provisioning`, `active` or `degraded`: service status becomes `suspended`, `suspended_at` is set.
-// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it. Takes an
+// Suspending a subscription still provisioning stops its activation: the provisioning job completes without activating it, and
+// `resume` provisions it again. Takes an
 // optional body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who suspended is recorded (in the audit trail with the reason, not in the subscription): a suspension by the operator
@@ -29456,6 +30847,860 @@ func ParseUpdateProductResponse(rsp *http.Response) (*UpdateProductResponse, err
 	return response, nil
 }
 
+// ParseListProductIncidentsResponse parses an HTTP response from a ListProductIncidentsWithResponse call
+func ParseListProductIncidentsResponse(rsp *http.Response) (*ListProductIncidentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProductIncidentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProductIncidentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListProductIncidentsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListProductIncidentsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListProductIncidentsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListProductIncidentsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListProductIncidentsResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListProductIncidentsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListProductIncidentsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListProductIncidentsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOpenProductIncidentResponse parses an HTTP response from a OpenProductIncidentWithResponse call
+func ParseOpenProductIncidentResponse(rsp *http.Response) (*OpenProductIncidentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OpenProductIncidentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ProductIncident
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers OpenProductIncidentResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers OpenProductIncidentResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers OpenProductIncidentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers OpenProductIncidentResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers OpenProductIncidentResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers OpenProductIncidentResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers OpenProductIncidentResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers OpenProductIncidentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers OpenProductIncidentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers OpenProductIncidentResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductIncidentResponse parses an HTTP response from a GetProductIncidentWithResponse call
+func ParseGetProductIncidentResponse(rsp *http.Response) (*GetProductIncidentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductIncidentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProductIncident
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductIncidentResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProductIncidentResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProductIncidentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetProductIncidentResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProductIncidentResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetProductIncidentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductIncidentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetProductIncidentResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResolveProductIncidentResponse parses an HTTP response from a ResolveProductIncidentWithResponse call
+func ParseResolveProductIncidentResponse(rsp *http.Response) (*ResolveProductIncidentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResolveProductIncidentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProductIncident
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResolveProductIncidentResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResolveProductIncidentResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResolveProductIncidentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ResolveProductIncidentResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResolveProductIncidentResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResolveProductIncidentResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers ResolveProductIncidentResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResolveProductIncidentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResolveProductIncidentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ResolveProductIncidentResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListRequestLogsResponse parses an HTTP response from a ListRequestLogsWithResponse call
 func ParseListRequestLogsResponse(rsp *http.Response) (*ListRequestLogsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35691,6 +37936,18 @@ type ServerInterface interface {
 	// UpdateProduct Update a product
 	// (PATCH /v1/products/{id})
 	UpdateProduct(w http.ResponseWriter, r *http.Request, id Id)
+	// ListProductIncidents List a product's incidents
+	// (GET /v1/products/{id}/incidents)
+	ListProductIncidents(w http.ResponseWriter, r *http.Request, id Id, params ListProductIncidentsParams)
+	// OpenProductIncident Declare an incident on a product
+	// (POST /v1/products/{id}/incidents)
+	OpenProductIncident(w http.ResponseWriter, r *http.Request, id Id, params OpenProductIncidentParams)
+	// GetProductIncident Get a product incident
+	// (GET /v1/products/{id}/incidents/{incident_id})
+	GetProductIncident(w http.ResponseWriter, r *http.Request, id Id, incidentId IncidentId)
+	// ResolveProductIncident Resolve a product incident
+	// (POST /v1/products/{id}/incidents/{incident_id}/resolve)
+	ResolveProductIncident(w http.ResponseWriter, r *http.Request, id Id, incidentId IncidentId, params ResolveProductIncidentParams)
 	// ListRequestLogs List request logs
 	// (GET /v1/request-logs)
 	ListRequestLogs(w http.ResponseWriter, r *http.Request, params ListRequestLogsParams)
@@ -35946,6 +38203,30 @@ func (_ Unimplemented) GetProduct(w http.ResponseWriter, r *http.Request, id Id)
 // UpdateProduct Update a product
 // (PATCH /v1/products/{id})
 func (_ Unimplemented) UpdateProduct(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListProductIncidents List a product's incidents
+// (GET /v1/products/{id}/incidents)
+func (_ Unimplemented) ListProductIncidents(w http.ResponseWriter, r *http.Request, id Id, params ListProductIncidentsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// OpenProductIncident Declare an incident on a product
+// (POST /v1/products/{id}/incidents)
+func (_ Unimplemented) OpenProductIncident(w http.ResponseWriter, r *http.Request, id Id, params OpenProductIncidentParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetProductIncident Get a product incident
+// (GET /v1/products/{id}/incidents/{incident_id})
+func (_ Unimplemented) GetProductIncident(w http.ResponseWriter, r *http.Request, id Id, incidentId IncidentId) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ResolveProductIncident Resolve a product incident
+// (POST /v1/products/{id}/incidents/{incident_id}/resolve)
+func (_ Unimplemented) ResolveProductIncident(w http.ResponseWriter, r *http.Request, id Id, incidentId IncidentId, params ResolveProductIncidentParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -37296,6 +39577,218 @@ func (siw *ServerInterfaceWrapper) UpdateProduct(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateProduct(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListProductIncidents operation middleware
+func (siw *ServerInterfaceWrapper) ListProductIncidents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListProductIncidentsParams
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListProductIncidents(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// OpenProductIncident operation middleware
+func (siw *ServerInterfaceWrapper) OpenProductIncident(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params OpenProductIncidentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.OpenProductIncident(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetProductIncident operation middleware
+func (siw *ServerInterfaceWrapper) GetProductIncident(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "incident_id" -------------
+	var incidentId IncidentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "incident_id", chi.URLParam(r, "incident_id"), &incidentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "incident_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetProductIncident(w, r, id, incidentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResolveProductIncident operation middleware
+func (siw *ServerInterfaceWrapper) ResolveProductIncident(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "incident_id" -------------
+	var incidentId IncidentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "incident_id", chi.URLParam(r, "incident_id"), &incidentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "incident_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResolveProductIncidentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResolveProductIncident(w, r, id, incidentId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -38763,6 +41256,18 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Patch(options.BaseURL+"/v1/products/{id}", wrapper.UpdateProduct)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/products/{id}/incidents", wrapper.ListProductIncidents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/products/{id}/incidents", wrapper.OpenProductIncident)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/products/{id}/incidents/{incident_id}", wrapper.GetProductIncident)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/products/{id}/incidents/{incident_id}/resolve", wrapper.ResolveProductIncident)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/plans", wrapper.ListPlans)
@@ -44178,6 +46683,744 @@ func (response UpdateProductdefaultApplicationProblemPlusJSONResponse) VisitUpda
 	return err
 }
 
+type ListProductIncidentsRequestObject struct {
+	Id     Id `json:"id"`
+	Params ListProductIncidentsParams
+}
+
+type ListProductIncidentsResponseObject interface {
+	VisitListProductIncidentsResponse(w http.ResponseWriter) error
+}
+
+type ListProductIncidents200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListProductIncidents200JSONResponse struct {
+	Body    ProductIncidentList
+	Headers ListProductIncidents200ResponseHeaders
+}
+
+func (response ListProductIncidents200JSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductIncidents400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListProductIncidents400ApplicationProblemPlusJSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductIncidents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListProductIncidents401ApplicationProblemPlusJSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductIncidents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListProductIncidents403ApplicationProblemPlusJSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductIncidents404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListProductIncidents404ApplicationProblemPlusJSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductIncidents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListProductIncidents429ApplicationProblemPlusJSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductIncidents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListProductIncidents503ApplicationProblemPlusJSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListProductIncidentsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListProductIncidentsdefaultApplicationProblemPlusJSONResponse) VisitListProductIncidentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncidentRequestObject struct {
+	Id     Id `json:"id"`
+	Params OpenProductIncidentParams
+	Body   *OpenProductIncidentJSONRequestBody
+}
+
+type OpenProductIncidentResponseObject interface {
+	VisitOpenProductIncidentResponse(w http.ResponseWriter) error
+}
+
+type OpenProductIncident201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type OpenProductIncident201JSONResponse struct {
+	Body    ProductIncident
+	Headers OpenProductIncident201ResponseHeaders
+}
+
+func (response OpenProductIncident201JSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident400ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident401ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident403ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident404ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident409ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident422ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident429ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncident503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response OpenProductIncident503ApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type OpenProductIncidentdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response OpenProductIncidentdefaultApplicationProblemPlusJSONResponse) VisitOpenProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncidentRequestObject struct {
+	Id         Id         `json:"id"`
+	IncidentId IncidentId `json:"incident_id"`
+}
+
+type GetProductIncidentResponseObject interface {
+	VisitGetProductIncidentResponse(w http.ResponseWriter) error
+}
+
+type GetProductIncident200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetProductIncident200JSONResponse struct {
+	Body    ProductIncident
+	Headers GetProductIncident200ResponseHeaders
+}
+
+func (response GetProductIncident200JSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncident400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetProductIncident400ApplicationProblemPlusJSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncident401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetProductIncident401ApplicationProblemPlusJSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncident403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetProductIncident403ApplicationProblemPlusJSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncident404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetProductIncident404ApplicationProblemPlusJSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncident429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetProductIncident429ApplicationProblemPlusJSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncident503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetProductIncident503ApplicationProblemPlusJSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProductIncidentdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetProductIncidentdefaultApplicationProblemPlusJSONResponse) VisitGetProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncidentRequestObject struct {
+	Id         Id         `json:"id"`
+	IncidentId IncidentId `json:"incident_id"`
+	Params     ResolveProductIncidentParams
+}
+
+type ResolveProductIncidentResponseObject interface {
+	VisitResolveProductIncidentResponse(w http.ResponseWriter) error
+}
+
+type ResolveProductIncident200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type ResolveProductIncident200JSONResponse struct {
+	Body    ProductIncident
+	Headers ResolveProductIncident200ResponseHeaders
+}
+
+func (response ResolveProductIncident200JSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident400ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident401ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident403ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident404ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident409ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident422ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident429ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncident503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResolveProductIncident503ApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResolveProductIncidentdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ResolveProductIncidentdefaultApplicationProblemPlusJSONResponse) VisitResolveProductIncidentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListRequestLogsRequestObject struct {
 	Params ListRequestLogsParams
 }
@@ -49420,6 +52663,18 @@ type StrictServerInterface interface {
 	// UpdateProduct Update a product
 	// (PATCH /v1/products/{id})
 	UpdateProduct(ctx context.Context, request UpdateProductRequestObject) (UpdateProductResponseObject, error)
+	// ListProductIncidents List a product's incidents
+	// (GET /v1/products/{id}/incidents)
+	ListProductIncidents(ctx context.Context, request ListProductIncidentsRequestObject) (ListProductIncidentsResponseObject, error)
+	// OpenProductIncident Declare an incident on a product
+	// (POST /v1/products/{id}/incidents)
+	OpenProductIncident(ctx context.Context, request OpenProductIncidentRequestObject) (OpenProductIncidentResponseObject, error)
+	// GetProductIncident Get a product incident
+	// (GET /v1/products/{id}/incidents/{incident_id})
+	GetProductIncident(ctx context.Context, request GetProductIncidentRequestObject) (GetProductIncidentResponseObject, error)
+	// ResolveProductIncident Resolve a product incident
+	// (POST /v1/products/{id}/incidents/{incident_id}/resolve)
+	ResolveProductIncident(ctx context.Context, request ResolveProductIncidentRequestObject) (ResolveProductIncidentResponseObject, error)
 	// ListRequestLogs List request logs
 	// (GET /v1/request-logs)
 	ListRequestLogs(ctx context.Context, request ListRequestLogsRequestObject) (ListRequestLogsResponseObject, error)
@@ -50408,6 +53663,122 @@ func (sh *strictHandler) UpdateProduct(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateProductResponseObject); ok {
 		if err := validResponse.VisitUpdateProductResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListProductIncidents operation middleware
+func (sh *strictHandler) ListProductIncidents(w http.ResponseWriter, r *http.Request, id Id, params ListProductIncidentsParams) {
+	var request ListProductIncidentsRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListProductIncidents(ctx, request.(ListProductIncidentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListProductIncidents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListProductIncidentsResponseObject); ok {
+		if err := validResponse.VisitListProductIncidentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// OpenProductIncident operation middleware
+func (sh *strictHandler) OpenProductIncident(w http.ResponseWriter, r *http.Request, id Id, params OpenProductIncidentParams) {
+	var request OpenProductIncidentRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body OpenProductIncidentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.OpenProductIncident(ctx, request.(OpenProductIncidentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "OpenProductIncident")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(OpenProductIncidentResponseObject); ok {
+		if err := validResponse.VisitOpenProductIncidentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetProductIncident operation middleware
+func (sh *strictHandler) GetProductIncident(w http.ResponseWriter, r *http.Request, id Id, incidentId IncidentId) {
+	var request GetProductIncidentRequestObject
+
+	request.Id = id
+	request.IncidentId = incidentId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetProductIncident(ctx, request.(GetProductIncidentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetProductIncident")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetProductIncidentResponseObject); ok {
+		if err := validResponse.VisitGetProductIncidentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResolveProductIncident operation middleware
+func (sh *strictHandler) ResolveProductIncident(w http.ResponseWriter, r *http.Request, id Id, incidentId IncidentId, params ResolveProductIncidentParams) {
+	var request ResolveProductIncidentRequestObject
+
+	request.Id = id
+	request.IncidentId = incidentId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResolveProductIncident(ctx, request.(ResolveProductIncidentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResolveProductIncident")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResolveProductIncidentResponseObject); ok {
+		if err := validResponse.VisitResolveProductIncidentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -282,6 +282,17 @@ type Product struct {
 	BillingModel             string
 }
 
+type ProductIncident struct {
+	ID         uuid.UUID
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	ProductID  uuid.UUID
+	Summary    string
+	Status     string
+	OpenedAt   time.Time
+	ResolvedAt *time.Time
+}
+
 type RequestLog struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
@@ -340,6 +351,7 @@ type Subscription struct {
 	TerminatedAt           *time.Time
 	SuspendedBy            *string
 	CancelledBy            *string
+	ProvisionedAt          *time.Time
 }
 
 type SupportCase struct {

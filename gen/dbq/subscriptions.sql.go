@@ -13,7 +13,7 @@ import (
 )
 
 const subscriptionGetByID = `-- name: SubscriptionGetByID :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE organization_id = $1 AND id = $2
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE organization_id = $1 AND id = $2
 `
 
 type SubscriptionGetByIDParams struct {
@@ -44,12 +44,13 @@ func (q *Queries) SubscriptionGetByID(ctx context.Context, arg SubscriptionGetBy
 		&i.TerminatedAt,
 		&i.SuspendedBy,
 		&i.CancelledBy,
+		&i.ProvisionedAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDAnyOrganization = `-- name: SubscriptionGetByIDAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE id = $1
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -75,12 +76,13 @@ func (q *Queries) SubscriptionGetByIDAnyOrganization(ctx context.Context, id uui
 		&i.TerminatedAt,
 		&i.SuspendedBy,
 		&i.CancelledBy,
+		&i.ProvisionedAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdate = `-- name: SubscriptionGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SubscriptionGetByIDForUpdateParams struct {
@@ -112,12 +114,13 @@ func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg Subscrip
 		&i.TerminatedAt,
 		&i.SuspendedBy,
 		&i.CancelledBy,
+		&i.ProvisionedAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdateAnyOrganization = `-- name: SubscriptionGetByIDForUpdateAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE id = $1 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE id = $1 FOR UPDATE
 `
 
 // The operator's lock: any organization.
@@ -143,12 +146,13 @@ func (q *Queries) SubscriptionGetByIDForUpdateAnyOrganization(ctx context.Contex
 		&i.TerminatedAt,
 		&i.SuspendedBy,
 		&i.CancelledBy,
+		&i.ProvisionedAt,
 	)
 	return i, err
 }
 
 const subscriptionGetLiveByProduct = `-- name: SubscriptionGetLiveByProduct :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions
 WHERE organization_id = $1 AND product_id = $2 AND service_status <> 'terminated'
 LIMIT 1
 `
@@ -180,6 +184,7 @@ func (q *Queries) SubscriptionGetLiveByProduct(ctx context.Context, arg Subscrip
 		&i.TerminatedAt,
 		&i.SuspendedBy,
 		&i.CancelledBy,
+		&i.ProvisionedAt,
 	)
 	return i, err
 }
@@ -192,7 +197,7 @@ INSERT INTO subscriptions (
     $1, $2, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $2, $11, $12
 )
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at
 `
 
 type SubscriptionInsertParams struct {
@@ -246,12 +251,13 @@ func (q *Queries) SubscriptionInsert(ctx context.Context, arg SubscriptionInsert
 		&i.TerminatedAt,
 		&i.SuspendedBy,
 		&i.CancelledBy,
+		&i.ProvisionedAt,
 	)
 	return i, err
 }
 
 const subscriptionListByOrganization = `-- name: SubscriptionListByOrganization :many
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by FROM subscriptions WHERE organization_id = $1 ORDER BY id
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE organization_id = $1 ORDER BY id
 `
 
 func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizationID uuid.UUID) ([]Subscription, error) {
@@ -282,6 +288,7 @@ func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizati
 			&i.TerminatedAt,
 			&i.SuspendedBy,
 			&i.CancelledBy,
+			&i.ProvisionedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -305,9 +312,10 @@ UPDATE subscriptions SET
     suspended_by      = $8,
     terminated_at     = $9,
     cancelled_by      = $10,
-    updated_at        = $11
-WHERE organization_id = $12 AND id = $13
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by
+    provisioned_at    = $11,
+    updated_at        = $12
+WHERE organization_id = $13 AND id = $14
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at
 `
 
 type SubscriptionUpdateStateParams struct {
@@ -321,6 +329,7 @@ type SubscriptionUpdateStateParams struct {
 	SuspendedBy      *string
 	TerminatedAt     *time.Time
 	CancelledBy      *string
+	ProvisionedAt    *time.Time
 	UpdatedAt        time.Time
 	OrganizationID   uuid.UUID
 	ID               uuid.UUID
@@ -340,6 +349,7 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		arg.SuspendedBy,
 		arg.TerminatedAt,
 		arg.CancelledBy,
+		arg.ProvisionedAt,
 		arg.UpdatedAt,
 		arg.OrganizationID,
 		arg.ID,
@@ -364,6 +374,7 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		&i.TerminatedAt,
 		&i.SuspendedBy,
 		&i.CancelledBy,
+		&i.ProvisionedAt,
 	)
 	return i, err
 }

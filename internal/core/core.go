@@ -25,6 +25,7 @@ type Services struct {
 	RequestLogs   RequestLogService
 	Operators     OperatorTokenService
 	Webhooks      WebhookService
+	Incidents     IncidentService
 }
 
 // equalPtr reports whether two optional values are both absent or both present and equal.

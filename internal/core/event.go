@@ -20,6 +20,8 @@ const (
 	EventSubscriptionSuspended        EventType = "subscription.suspended"
 	EventSubscriptionResumed          EventType = "subscription.resumed"
 	EventSubscriptionTerminated       EventType = "subscription.terminated"
+	EventSubscriptionDegraded         EventType = "subscription.degraded"
+	EventSubscriptionRestored         EventType = "subscription.restored"
 	EventBillingInvoiceIssued         EventType = "billing_invoice.issued"
 	EventConnectedBusinessCreated     EventType = "connected_business.created"
 	EventConnectedBusinessUpdated     EventType = "connected_business.updated"
@@ -45,7 +47,8 @@ func EventTypes() []EventType {
 	return []EventType{
 		EventSubscriptionCreated, EventSubscriptionActivated, EventSubscriptionPlanChanged,
 		EventSubscriptionCancelled, EventSubscriptionReactivated, EventSubscriptionSuspended,
-		EventSubscriptionResumed, EventSubscriptionTerminated, EventBillingInvoiceIssued,
+		EventSubscriptionResumed, EventSubscriptionTerminated,
+		EventSubscriptionDegraded, EventSubscriptionRestored, EventBillingInvoiceIssued,
 		EventConnectedBusinessCreated, EventConnectedBusinessUpdated,
 		EventAPIKeyCreated, EventAPIKeyRevoked, EventAPIKeyRotated,
 		EventSupportCaseOpened, EventSupportCaseClosed,

@@ -60,6 +60,13 @@ type Subscription struct {
 	// API's subscription does not show them.
 	SuspendedBy string `json:"suspended_by,omitempty"`
 	CancelledBy string `json:"cancelled_by,omitempty"`
+	// ProvisionedAt is when provisioning completed; nil while it never has. Internal, as
+	// SuspendedBy: a subscription suspended before it was provisioned resumes to provisioning.
+	ProvisionedAt *time.Time `json:"provisioned_at"`
+	// ProductIncidentOpen is not stored: whether the product has an open incident, which the
+	// storage reads (holding the product's incidents still) before a transition that starts
+	// the service (resume, CompleteProvisioning), so the service starts degraded during one.
+	ProductIncidentOpen bool `json:"-"`
 }
 
 // ActorOperator is the actor type of the operator (Principal.ActorType): its decisions on a
@@ -169,7 +176,12 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 		s.ServiceStatus, s.SuspendedBy = ServiceSuspended, actor
 		s.SuspendedAt = &now
 	case ActionResume:
-		s.ServiceStatus, s.SuspendedBy = ServiceActive, ""
+		// A subscription suspended before it was ever provisioned is provisioned now rather
+		// than running unprovisioned: the caller queues its provisioning job.
+		s.ServiceStatus, s.SuspendedBy = ServiceProvisioning, ""
+		if s.ProvisionedAt != nil {
+			s.ServiceStatus = s.runningService()
+		}
 		s.SuspendedAt = nil
 	case ActionTerminate:
 		s.ServiceStatus = ServiceTerminated
@@ -181,6 +193,44 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 		s.RenewsAt = nil
 	}
 	return nil
+}
+
+// runningService is the service status of a provisioned subscription that is neither
+// suspended nor terminated: degraded while its product has an open incident, else active.
+func (s *Subscription) runningService() string {
+	if s.ProductIncidentOpen {
+		return ServiceDegraded
+	}
+	return ServiceActive
+}
+
+// CompleteProvisioning starts the service of a subscription whose provisioning has just
+// completed at now (degraded while its product has an open incident) and reports true; a
+// subscription that is not provisioning (already provisioned, or suspended or terminated
+// while it waited) is left alone and false is returned, so completing twice is harmless.
+func (s *Subscription) CompleteProvisioning(now time.Time) bool {
+	if s.ServiceStatus != ServiceProvisioning {
+		return false
+	}
+	s.ServiceStatus = s.runningService()
+	s.ProvisionedAt = &now
+	return true
+}
+
+// IncidentMove is what a product incident does to the product's subscriptions: every one
+// whose service status is From moves to To, and nothing else changes. Opening an incident
+// degrades running services; resolving the product's last open incident restores them. A
+// service that is provisioning, suspended or terminated is left alone: it starts (resume, the
+// end of provisioning) degraded or active according to the incidents open at that moment.
+type IncidentMove struct{ From, To string }
+
+// IncidentMoves returns the move of opening an incident (opened) or of resolving the last
+// open one of a product.
+func IncidentMoves(opened bool) IncidentMove {
+	if opened {
+		return IncidentMove{From: ServiceActive, To: ServiceDegraded}
+	}
+	return IncidentMove{From: ServiceDegraded, To: ServiceActive}
 }
 
 // orList renders values as "a, b or c".

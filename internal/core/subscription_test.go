@@ -1,6 +1,8 @@
 package core_test
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +97,9 @@ func subscriptionIn(commercial, service string, planID uuid.UUID, anchor time.Ti
 	if service == core.ServiceTerminated {
 		s.TerminatedAt = &anchor
 	}
+	if service != core.ServiceProvisioning {
+		s.ProvisionedAt = &anchor // provisioned; TestSubscription_Resume covers the rest
+	}
 	return s
 }
 
@@ -118,6 +123,9 @@ func checkInvariants(t *testing.T, name string, s *core.Subscription) {
 	}
 	if (s.CommercialStatus == core.CommercialCancelled) != (s.CancelledBy != "") {
 		t.Errorf("%s: cancelled_by %q with commercial %s", name, s.CancelledBy, s.CommercialStatus)
+	}
+	if (s.ServiceStatus == core.ServiceActive || s.ServiceStatus == core.ServiceDegraded) && s.ProvisionedAt == nil {
+		t.Errorf("%s: service %s but never provisioned", name, s.ServiceStatus)
 	}
 }
 
@@ -232,5 +240,91 @@ func checkEffect(t *testing.T, name string, action core.SubscriptionAction, comm
 		if s.RenewsAt == nil || !s.RenewsAt.After(now) {
 			t.Errorf("%s: renews_at %v, want set after %v", name, s.RenewsAt, now)
 		}
+	}
+}
+
+// TestSubscription_Resume: a resumed service starts where its history and its product put it
+// (docs/design.md, "Incidents and degraded service"): provisioning when it was suspended
+// before it was ever provisioned, else degraded while the product has an open incident, else
+// active.
+func TestSubscription_Resume(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)
+	anchor := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
+	plan := &core.Plan{ID: uuid.New(), BillingPeriod: core.BillingPeriodMonthly}
+	for _, tc := range []struct {
+		provisioned, incident bool
+		want                  string
+	}{
+		{provisioned: true, incident: false, want: core.ServiceActive},
+		{provisioned: true, incident: true, want: core.ServiceDegraded},
+		{provisioned: false, incident: false, want: core.ServiceProvisioning},
+		{provisioned: false, incident: true, want: core.ServiceProvisioning},
+	} {
+		name := fmt.Sprintf("Provisioned%v/IncidentOpen%v", tc.provisioned, tc.incident)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := subscriptionIn(core.CommercialActive, core.ServiceSuspended, plan.ID, anchor)
+			if !tc.provisioned {
+				s.ProvisionedAt = nil
+			}
+			s.ProductIncidentOpen = tc.incident
+			if err := s.Apply(core.ActionResume, "organization", plan, now); err != nil {
+				t.Fatal(err)
+			}
+			if s.ServiceStatus != tc.want || s.SuspendedAt != nil || s.SuspendedBy != "" {
+				t.Errorf("service %s, suspended_at %v, suspended_by %q; want %s, not suspended", s.ServiceStatus, s.SuspendedAt, s.SuspendedBy, tc.want)
+			}
+			checkInvariants(t, name, s)
+		})
+	}
+}
+
+// TestSubscription_CompleteProvisioning: the end of provisioning starts only a provisioning
+// service, degraded during an incident; anything else is left exactly as it is.
+func TestSubscription_CompleteProvisioning(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 10, 8, 0, 0, 0, time.UTC)
+	anchor := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
+	for _, service := range serviceStatuses {
+		for _, incident := range []bool{false, true} {
+			name := fmt.Sprintf("%s/IncidentOpen%v", service, incident)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				commercial := core.CommercialActive
+				if service == core.ServiceTerminated {
+					commercial = core.CommercialCancelled
+				}
+				s := subscriptionIn(commercial, service, uuid.New(), anchor)
+				s.ProductIncidentOpen = incident
+				before := *s
+				changed := s.CompleteProvisioning(now)
+				if service != core.ServiceProvisioning {
+					if changed || !reflect.DeepEqual(*s, before) {
+						t.Errorf("changed %v a %s subscription: %+v", changed, service, s)
+					}
+					return
+				}
+				want := core.ServiceActive
+				if incident {
+					want = core.ServiceDegraded
+				}
+				if !changed || s.ServiceStatus != want || s.ProvisionedAt == nil || !s.ProvisionedAt.Equal(now) {
+					t.Errorf("changed %v, service %s, provisioned_at %v; want %s at %v", changed, s.ServiceStatus, s.ProvisionedAt, want, now)
+				}
+				checkInvariants(t, name, s)
+			})
+		}
+	}
+}
+
+// TestIncidentMoves: an incident moves running services between active and degraded only.
+func TestIncidentMoves(t *testing.T) {
+	t.Parallel()
+	if got := core.IncidentMoves(true); got != (core.IncidentMove{From: "active", To: "degraded"}) {
+		t.Errorf("opening an incident: %+v", got)
+	}
+	if got := core.IncidentMoves(false); got != (core.IncidentMove{From: "degraded", To: "active"}) {
+		t.Errorf("resolving the last incident: %+v", got)
 	}
 }

@@ -57,6 +57,11 @@ var implemented = map[string]int{
 	"updatePlan":      http.StatusNotFound,
 	"createPlanPrice": http.StatusNotFound,
 	"updatePlanPrice": http.StatusNotFound,
+	// Incidents: the random product ids name nothing.
+	"listProductIncidents":   http.StatusNotFound,
+	"openProductIncident":    http.StatusNotFound,
+	"getProductIncident":     http.StatusNotFound,
+	"resolveProductIncident": http.StatusNotFound,
 	// Subscriptions: the example organization and the random ids name nothing.
 	"listSubscriptions":      http.StatusNotFound,
 	"createSubscription":     http.StatusNotFound,

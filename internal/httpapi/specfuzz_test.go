@@ -90,7 +90,7 @@ func TestSpecDrivenFuzzing(t *testing.T) {
 type fuzzFixtures struct {
 	org, platform, business, subscription, supportCase, apiKey, invoice string
 	price                                                               string            // a price of the draft plan ids["plans"]
-	ids                                                                 map[string]string // first path segment -> id
+	ids                                                                 map[string]string // first path segment (or parameter name) -> id
 	// byOperation gives operations their own resource where another operation's valid
 	// requests would leave the shared one in a state that refuses theirs (a case that
 	// closeSupportCase or a PATCH to closed has closed takes no messages).
@@ -137,13 +137,16 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 	administered := createOrganization(t, env, minimalOrganization)["id"].(string)
 	fx.ids = map[string]string{
 		"organizations": administered, "connected-businesses": fx.business, "subscriptions": fx.subscription,
-		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice,
+		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice, "products": fuzzProduct,
 	}
 	messages := supportCase()
 	fx.byOperation = map[string]string{
 		"updateSupportCase": supportCase(), "createSupportCaseMessage": messages, "listSupportCaseMessages": messages,
 	}
 	seedCatalogueFixtures(t, env, fx)
+	// The incident operations work on the catalogue fixture's product, which no subscription
+	// uses: an open incident there degrades nothing the other families' requests rely on.
+	fx.ids["incident_id"] = post("/v1/products/"+fx.ids["products"]+"/incidents", apitest.OperatorToken, `{"summary":"Seeded by the fuzzing test."}`)
 	waitForJobs(t, env)
 	return fx
 }
@@ -252,6 +255,9 @@ func (f *opFuzzer) pathValue(p *openapi3.Parameter) string {
 		return f.fx.price
 	}
 	if s.Format == "uuid" {
+		if id, ok := f.fx.ids[p.Name]; ok { // a parameter named for its resource, as incident_id
+			return id
+		}
 		seg := strings.Split(strings.TrimPrefix(f.path, "/v1/"), "/")[0]
 		if id, ok := f.fx.ids[seg]; ok {
 			return id

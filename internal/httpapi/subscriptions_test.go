@@ -108,7 +108,7 @@ func waitForService(t testing.TB, env *apitest.Env, token, id, want string) subs
 }
 
 // setState puts a subscription in a state directly in the database (keeping the table's
-// invariants), after settling its provisioning job so the worker leaves it alone: a job not
+// invariants; any service but provisioning has been provisioned), after settling its provisioning job so the worker leaves it alone: a job not
 // yet started is deleted, one running is waited for.
 func setState(t testing.TB, env *apitest.Env, id, commercial, service string) {
 	t.Helper()
@@ -132,6 +132,7 @@ func setState(t testing.TB, env *apitest.Env, id, commercial, service string) {
 		suspended_by  = CASE WHEN $3 = 'suspended' THEN 'organization' END,
 		cancelled_by  = CASE WHEN $2 = 'cancelled' THEN 'organization' END,
 		terminated_at = CASE WHEN $3 = 'terminated' THEN now() END,
+		provisioned_at = CASE WHEN $3 <> 'provisioning' THEN coalesce(provisioned_at, now()) END,
 		renews_at     = CASE WHEN $2 = 'cancelled' THEN NULL ELSE coalesce(renews_at, now() + interval '1 month') END
 		WHERE id = $1`, id, commercial, service); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,8 @@ var eventDataSchemas = map[string]string{
 	"subscription.suspended":           "Subscription",
 	"subscription.resumed":             "Subscription",
 	"subscription.terminated":          "Subscription",
+	"subscription.degraded":            "Subscription",
+	"subscription.restored":            "Subscription",
 	"billing_invoice.issued":           "BillingInvoice",
 	"connected_business.created":       "ConnectedBusiness",
 	"connected_business.updated":       "ConnectedBusiness",
@@ -147,6 +149,11 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	for _, action := range []string{"suspend", "resume", "cancel", "reactivate", "terminate"} {
 		do(http.MethodPost, subPath+action, "", http.StatusOK)
 	}
+	// Incidents: a running subscription to another product degraded and restored.
+	addressSub := createSubscription(t, env, token, org, productAddress, planAddressPreview)
+	waitForService(t, env, token, addressSub.ID, "active")
+	inc := openIncident(t, env, productAddress, "Lookups time out.")
+	resolveIncident(t, env, productAddress, inc.ID)
 	// Connected businesses.
 	cb := p.create(t, businessBody("events-1", nil))
 	do(http.MethodPatch, "/v1/connected-businesses/"+cb["id"].(string), `{"display_name":"Renamed merchant"}`, http.StatusOK)
@@ -211,8 +218,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		counts[typ] = len(evs)
 	}
 	want := map[string]int{
-		"subscription.created": 1, "subscription.activated": 1, "subscription.plan_changed": 2, "subscription.suspended": 1,
+		"subscription.created": 2, "subscription.activated": 2, "subscription.plan_changed": 2, "subscription.suspended": 1,
 		"subscription.resumed": 1, "subscription.cancelled": 1, "subscription.reactivated": 1, "subscription.terminated": 1,
+		"subscription.degraded": 1, "subscription.restored": 1,
 		"billing_invoice.issued": 1, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
@@ -224,8 +232,14 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		t.Errorf("events per type %v, want %v", counts, want)
 	}
 	// Spot checks of the contents.
-	if d := stored["subscription.activated"]; len(d) == 1 && (d[0]["id"] != sub.ID || d[0]["service_status"] != "active") {
+	if d := stored["subscription.activated"]; len(d) == 2 && (d[0]["id"] != sub.ID || d[0]["service_status"] != "active") {
 		t.Errorf("subscription.activated: %v", d[0])
+	}
+	if d := stored["subscription.degraded"]; len(d) == 1 && (d[0]["id"] != addressSub.ID || d[0]["service_status"] != "degraded") {
+		t.Errorf("subscription.degraded: %v", d[0])
+	}
+	if d := stored["subscription.restored"]; len(d) == 1 && (d[0]["id"] != addressSub.ID || d[0]["service_status"] != "active") {
+		t.Errorf("subscription.restored: %v", d[0])
 	}
 	if d := stored["subscription.terminated"]; len(d) == 1 && d[0]["service_status"] != "terminated" {
 		t.Errorf("subscription.terminated: %v", d[0])

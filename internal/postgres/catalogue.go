@@ -59,6 +59,10 @@ func (s *CatalogueService) ListProducts(ctx context.Context, f core.ProductFilte
 // Audience implements core.CatalogueService: an organization's type decides whether it sees
 // internal_only products (the type never changes once the organization exists).
 func (s *CatalogueService) Audience(ctx context.Context) (core.CatalogueAudience, error) {
+	return catalogueAudience(ctx, s.db.queries(ctx))
+}
+
+func catalogueAudience(ctx context.Context, q *dbq.Queries) (core.CatalogueAudience, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return core.CatalogueAudience{}, err
@@ -66,7 +70,7 @@ func (s *CatalogueService) Audience(ctx context.Context) (core.CatalogueAudience
 	if p.IsOperator() {
 		return core.WholeCatalogue, nil
 	}
-	org, err := s.db.queries(ctx).OrganizationGetByID(ctx, p.OrganizationID)
+	org, err := q.OrganizationGetByID(ctx, p.OrganizationID)
 	if err != nil {
 		return core.CatalogueAudience{}, translate(err)
 	}

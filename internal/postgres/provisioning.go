@@ -9,14 +9,20 @@ import (
 	"github.com/provider/coreapi/internal/core"
 )
 
-// ProvisionSubscription completes the provisioning of a new subscription, in one transaction
-// (internal/jobs runs it for the job its creation queued): the sandbox needs no external
-// resources, so its service becomes active. A subscription suspended or terminated while it
-// waited keeps that state, and one already provisioned is left alone, so running it twice
-// (a job retried after its process died) provisions once. The service becoming active
-// publishes subscription.activated.
+// ProvisionSubscription completes the provisioning of a subscription, in one transaction
+// (internal/jobs runs it for the job its creation, or its resumption before it was ever
+// provisioned, queued): the sandbox needs no external resources, so its service starts,
+// degraded while the product has an open incident (the product's incidents are held still
+// first, as for every service start). A subscription suspended or terminated while it waited
+// keeps that state, and one already provisioned is left alone, so running it twice (a job
+// retried after its process died, or a second job queued by a resume) provisions once. The
+// service starting publishes subscription.activated.
 func (d *DB) ProvisionSubscription(ctx context.Context, organizationID, subscriptionID uuid.UUID) error {
 	err := d.WithTx(ctx, func(q *dbq.Queries) error {
+		productID, err := q.ProductLockForSubscription(ctx, dbq.ProductLockForSubscriptionParams{ID: subscriptionID, OrganizationID: organizationID})
+		if err != nil {
+			return err
+		}
 		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: subscriptionID, OrganizationID: organizationID})
 		if err != nil {
 			return err
@@ -25,12 +31,15 @@ func (d *DB) ProvisionSubscription(ctx context.Context, organizationID, subscrip
 		if err != nil {
 			return err
 		}
-		if before.ServiceStatus != core.ServiceProvisioning {
+		after := *before
+		if after.ProductIncidentOpen, err = q.ProductIncidentOpenExists(ctx, productID); err != nil {
+			return err
+		}
+		at := now()
+		if !after.CompleteProvisioning(at) {
 			return nil
 		}
-		after := *before
-		after.ServiceStatus = core.ServiceActive
-		after.UpdatedAt = now()
+		after.UpdatedAt = at
 		sub, err := updateSubscription(ctx, q, &after)
 		if err != nil {
 			return err

@@ -28,6 +28,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		RequestLogs:   NewRequestLogService(d),
 		Operators:     NewOperatorTokenService(d),
 		Webhooks:      NewWebhookService(d, box, hooks),
+		Incidents:     NewIncidentService(d),
 	}
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
 	return s

@@ -251,9 +251,15 @@ func (s *SubscriptionService) Suspend(ctx context.Context, id uuid.UUID, reason 
 	return s.act(ctx, id, core.ActionSuspend, core.EventSubscriptionSuspended, reason, nil, nil)
 }
 
-// Resume implements core.SubscriptionService.
+// Resume implements core.SubscriptionService. A subscription suspended before it was ever
+// provisioned resumes to provisioning, and its provisioning job is queued again.
 func (s *SubscriptionService) Resume(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, nil)
+	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, func(q *dbq.Queries, sub *core.Subscription, _ *core.Plan, _ time.Time) error {
+		if sub.ServiceStatus != core.ServiceProvisioning {
+			return nil
+		}
+		return enqueue(q, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, sub.OrganizationID, sub.ID) })
+	})
 }
 
 // Terminate implements core.SubscriptionService.
@@ -275,6 +281,15 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 	var sub *core.Subscription
 	serviceChanged := false
 	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+		// Resuming starts the service, degraded while the product has an open incident: the
+		// product's incidents are held still, before the row is locked, until the change commits.
+		var incidentOpen bool
+		if action == core.ActionResume {
+			var err error
+			if incidentOpen, err = holdIncidentsOfSubscription(ctx, q, id); err != nil {
+				return err
+			}
+		}
 		row, err := owned(ctx,
 			func(org uuid.UUID) (dbq.Subscription, error) {
 				return q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
@@ -288,6 +303,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		if err != nil {
 			return err
 		}
+		before.ProductIncidentOpen = incidentOpen
 		if err := before.CheckTransition(action, actor); err != nil {
 			return err
 		}
@@ -365,6 +381,7 @@ func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscriptio
 		SuspendedBy:      nonEmpty(s.SuspendedBy),
 		TerminatedAt:     s.TerminatedAt,
 		CancelledBy:      nonEmpty(s.CancelledBy),
+		ProvisionedAt:    s.ProvisionedAt,
 		UpdatedAt:        s.UpdatedAt,
 	})
 	if err != nil {
@@ -487,6 +504,7 @@ func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
 		RenewsAt:              r.RenewsAt,
 		SuspendedAt:           r.SuspendedAt,
 		TerminatedAt:          r.TerminatedAt,
+		ProvisionedAt:         r.ProvisionedAt,
 	}
 	if r.SuspendedBy != nil {
 		s.SuspendedBy = *r.SuspendedBy

@@ -45,6 +45,11 @@ var tenancyExempt = map[string]string{
 	"SubscriberOrganizationsOfPlanAnyOrganization":     "operator's catalogue change: the organizations its webhook event goes to",
 	"SubscriberOrganizationsOfProductAnyOrganization":  "operator's catalogue change: the organizations its webhook event goes to",
 
+	// Product incidents (operator only) act on the product's subscriptions of every organization.
+	"ProductLockForSubscriptionAnyOrganization":       "operator lock of a subscription's product",
+	"SubscriptionLockByProductServiceAnyOrganization": "operator incident: locks the product's subscriptions",
+	"SubscriptionSetServiceAnyOrganization":           "operator incident: moves the subscriptions it locked",
+
 	// Workers and sweeps (internal/jobs): they run for no principal over every organization's
 	// rows; what they then change of a tenant's rows they reach by the row's own
 	// organization_id.
