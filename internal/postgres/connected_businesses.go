@@ -32,7 +32,7 @@ func (s *ConnectedBusinessService) CreateConnectedBusiness(ctx context.Context, 
 		products = core.SandboxProducts
 	}
 	var cb *core.ConnectedBusiness
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := requirePlatform(ctx, q, p); err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func listResources(ctx context.Context, q *dbq.Queries, org, business uuid.UUID)
 // UpdateConnectedBusiness implements core.ConnectedBusinessService.
 func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, id uuid.UUID, in core.ConnectedBusinessUpdate) (*core.ConnectedBusiness, error) {
 	var cb *core.ConnectedBusiness
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := lockBusiness(ctx, q, id)
 		if err != nil {
 			return err
@@ -259,7 +259,7 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		return nil, err
 	}
 	var cred *core.ConnectedBusinessCredential
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// Locked so a concurrent suspension can't slip between the check and the insert.
 		row, err := lockBusiness(ctx, q, id)
 		if err != nil {

@@ -136,7 +136,7 @@ func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryF
 	}
 	sum := &core.GrowthSummary{Since: since, Until: until, IncludedTrafficTypes: traffic}
 	w := summaryWindow{since: since, until: until, traffic: traffic, includeInternal: f.IncludeInternalTraffic, org: org}
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := q.GrowthSummaryPlanSettings(ctx); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func (s *OrganizationService) CreateOrganization(ctx context.Context, in core.Or
 		return nil, err
 	}
 	var org *core.Organization
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := q.OrganizationInsert(ctx, dbq.OrganizationInsertParams{
 			ID:                              id,
 			LegalNameAr:                     in.LegalNameAr,

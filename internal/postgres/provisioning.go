@@ -16,7 +16,7 @@ import (
 // (a job retried after its process died) provisions once. The service becoming active
 // publishes subscription.activated.
 func (d *DB) ProvisionSubscription(ctx context.Context, organizationID, subscriptionID uuid.UUID) error {
-	return d.WithTx(ctx, func(q *dbq.Queries) error {
+	return d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{ID: subscriptionID, OrganizationID: organizationID})
 		if err != nil {
 			return err

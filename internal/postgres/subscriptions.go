@@ -67,7 +67,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		return nil, err
 	}
 	var sub *core.Subscription
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
 			return notFoundAs(err, "Organization %s does not exist.", in.OrganizationID)
 		}
@@ -116,7 +116,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if err != nil {
 			return err
 		}
-		if err := enqueue(q, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, orgID, id) }); err != nil {
+		if err := s.db.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, orgID, id) }); err != nil {
 			return err
 		}
 		if sub, err = subscriptionFromRow(row); err != nil {
@@ -178,7 +178,7 @@ func (s *SubscriptionService) ListSubscriptions(ctx context.Context, organizatio
 // voided, so one subscription never has two invoices due.
 func (s *SubscriptionService) SelectPlan(ctx context.Context, id uuid.UUID, planID string) (*core.PlanSelection, error) {
 	sel := &core.PlanSelection{Activation: core.ActivationActive}
-	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
+	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
 		voided, err := q.BillingInvoiceVoidOpen(ctx, dbq.BillingInvoiceVoidOpenParams{OrganizationID: sub.OrganizationID, SubscriptionID: sub.ID})
 		if err != nil {
 			return err
@@ -257,14 +257,14 @@ func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reaso
 // the audit event and publish event. planID is the requested plan of select-plan and
 // change-plan.
 func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, event core.EventType, reason string, planID *string,
-	then func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
+	then func(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
 	actor := p.ActorType()
 	var sub *core.Subscription
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := owned(ctx,
 			func(org uuid.UUID) (dbq.Subscription, error) {
 				return q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
@@ -310,7 +310,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 			return err
 		}
 		if then != nil {
-			if err := then(q, sub, plan, at); err != nil {
+			if err := then(ctx, q, sub, plan, at); err != nil {
 				return err
 			}
 		}

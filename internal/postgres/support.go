@@ -44,7 +44,7 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	}
 	team := core.SupportTeamFor(in.Category, in.Severity)
 	var created *core.SupportCase
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := organizationExists(ctx, q, orgID); err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (s *SupportCaseService) FindSupportCaseByID(ctx context.Context, id uuid.UU
 // CloseSupportCase implements core.SupportCaseService.
 func (s *SupportCaseService) CloseSupportCase(ctx context.Context, id uuid.UUID) (*core.SupportCase, error) {
 	var closed *core.SupportCase
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := owned(ctx,
 			func(org uuid.UUID) (dbq.SupportCase, error) {
 				return q.SupportCaseGetByIDForUpdate(ctx, dbq.SupportCaseGetByIDForUpdateParams{OrganizationID: org, ID: id})

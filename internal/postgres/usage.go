@@ -140,7 +140,7 @@ func (s *SpendService) PutSpendControl(ctx context.Context, in core.SpendControl
 		return nil, err
 	}
 	var ctrl *core.SpendControl
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := organizationExists(ctx, q, orgID); err != nil {
 			return err
 		}
