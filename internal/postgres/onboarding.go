@@ -68,7 +68,7 @@ func (s *OnboardingService) provision(ctx context.Context, q *dbq.Queries, in co
 		return nil, err
 	}
 	sub, err := s.subscriptions.CreateSubscription(ctx, core.SubscriptionCreate{
-		OrganizationID: org.ID.String(), ProductID: core.OnboardingProductID, PlanID: core.OnboardingPlanID,
+		OrganizationID: org.ID, ProductID: core.OnboardingProductID, PlanID: core.OnboardingPlanID,
 	})
 	if err != nil {
 		return nil, err
