@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -28,5 +29,30 @@ func TestProductAndPlanNamed(t *testing.T) {
 				t.Errorf("not a UUID: %v, want %v", err, want)
 			}
 		})
+	}
+}
+
+func TestGrowthOrganizationIn(t *testing.T) {
+	t.Parallel()
+	own := uuid.New()
+	tenant := core.WithPrincipal(context.Background(), &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: own})
+	operator := core.WithPrincipal(context.Background(), &core.Principal{Kind: core.PrincipalOperator})
+	for _, tc := range []struct {
+		name     string
+		ctx      context.Context
+		raw, key string
+		code     string
+	}{
+		{"OwnIdCanonical", tenant, strings.ToUpper(own.String()), own.String(), ""},
+		{"AnotherOrganization", tenant, uuid.NewString(), "", core.EForbidden},
+		{"TenantFreeText", tenant, "public-site", "", core.EForbidden},
+		{"OperatorFreeText", operator, "public-site", "public-site", ""},
+		{"OperatorUUIDCanonical", operator, "{" + own.String() + "}", own.String(), ""},
+		{"NoPrincipal", context.Background(), own.String(), "", core.EUnauthenticated},
+	} {
+		key, err := core.GrowthOrganizationIn(tc.ctx, tc.raw, "organization_id")
+		if codeOf(err) != tc.code || (err == nil && key != tc.key) {
+			t.Errorf("%s: %q, %v; want %q, %s", tc.name, key, err, tc.key, tc.code)
+		}
 	}
 }
