@@ -145,9 +145,8 @@ type ProductPage struct {
 
 // PlanFilter selects plans.
 type PlanFilter struct {
-	// ProductID, when not nil, keeps the plans of that product. It is the client's string:
-	// one that names no product matches no plan.
-	ProductID *string
+	// ProductID, when not nil, keeps the plans of that product.
+	ProductID *uuid.UUID
 }
 
 // CatalogueService reads the product catalogue. The catalogue is the provider's, the same

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/google/uuid"
+
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/core"
 )
@@ -75,7 +77,15 @@ func (s *Server) ListPlans(ctx context.Context, req api.ListPlansRequestObject) 
 }
 
 func (s *Server) listPlans(ctx context.Context, req api.ListPlansRequestObject) (api.PlanList, error) {
-	plans, err := s.cfg.Services.Catalogue.ListPlans(ctx, core.PlanFilter{ProductID: req.Params.ProductId})
+	var f core.PlanFilter
+	if raw := req.Params.ProductId; raw != nil {
+		id, err := uuid.Parse(*raw)
+		if err != nil { // names no product, so no plan matches
+			return api.PlanList{Items: []api.PlanWithPrices{}, NextCursor: nullableFrom[string](nil)}, nil
+		}
+		f.ProductID = &id
+	}
+	plans, err := s.cfg.Services.Catalogue.ListPlans(ctx, f)
 	if err != nil {
 		return api.PlanList{}, err
 	}
