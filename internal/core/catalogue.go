@@ -147,9 +147,8 @@ type ProductPage struct {
 
 // PlanFilter selects plans.
 type PlanFilter struct {
-	// ProductID, when not nil, keeps the plans of that product. It is the client's string:
-	// one that names no product matches no plan.
-	ProductID *string
+	// ProductID, when not nil, keeps the plans of that product.
+	ProductID *uuid.UUID
 	// Audience is whose view of the catalogue the plans are (CatalogueService.Audience).
 	Audience CatalogueAudience
 }

@@ -87,3 +87,10 @@ func ErrorCode(err error) string {
 	}
 	return EInternal
 }
+
+// Unprocessable refuses a well-formed request for what its body field at pointer (a JSON
+// pointer) names or asks: code is the rule it breaks, message says why, for people.
+func Unprocessable(pointer, code, message string) error {
+	return &Error{Code: EUnprocessable, Message: message,
+		Fields: []FieldError{{Location: "body", Pointer: pointer, Code: code, Message: message}}}
+}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // GrowthEvent is one funnel analytics event. OrganizationID is free text (1..200) as the
 // specification gives it, so the operator can record traffic of visitors who have no
 // organization yet; an organization principal may only record events under its own id.
+// It is the key GrowthOrganizationIn resolved.
 type GrowthEvent struct {
 	EventName           string
 	OrganizationID      string
@@ -63,7 +66,7 @@ const DefaultGrowthWindow = 30 * 24 * time.Hour
 type GrowthSummaryFilter struct {
 	Since                  *time.Time // nil: DefaultGrowthWindow ago
 	IncludeInternalTraffic bool
-	OrganizationID         *string // nil: every organization for the operator, its own for an organization
+	OrganizationID         *string // as GrowthOrganizationIn resolved it; nil: every organization for the operator, its own for an organization
 }
 
 // GrowthSummary is growth analytics over [Since, Until].
@@ -105,4 +108,31 @@ type GrowthService interface {
 	RecordGrowthEvent(ctx context.Context, e GrowthEvent) error
 	// GrowthSummary summarises the events the caller may see.
 	GrowthSummary(ctx context.Context, f GrowthSummaryFilter) (*GrowthSummary, error)
+}
+
+// GrowthOrganizationIn resolves the organization_id a growth request names (at field, as for
+// OrganizationIn) to the key its events are stored and summarised under, once, at the
+// transport edge. A UUID is keyed in its canonical form, so the per-organization summary
+// finds events however the id was spelled; the operator may name any text, an organization
+// principal only its own id (ActsForGrowth).
+func GrowthOrganizationIn(ctx context.Context, raw, field string) (string, error) {
+	p, err := PrincipalFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	key := raw
+	if id, err := uuid.Parse(raw); err == nil {
+		key = id.String()
+	}
+	return key, p.ActsForGrowth(key, field)
+}
+
+// ActsForGrowth checks that p may record or read growth events under key, a key
+// GrowthOrganizationIn resolved: the operator any, an organization principal only its own
+// id (EForbidden otherwise, as ActsFor).
+func (p *Principal) ActsForGrowth(key, field string) error {
+	if !p.IsOperator() && key != p.OrganizationID.String() {
+		return notOwnOrganization(field)
+	}
+	return nil
 }

@@ -8,11 +8,14 @@ import (
 )
 
 // Onboarding sandbox: what a verified login gets.
-const (
+var (
 	// OnboardingProductID and OnboardingPlanID are the e-invoice product and its free sandbox
 	// plan of the seeded catalogue.
-	OnboardingProductID = "0193a000-0000-7000-8000-000000000001"
-	OnboardingPlanID    = "0193a000-0000-7000-8000-000000000103"
+	OnboardingProductID = uuid.MustParse("0193a000-0000-7000-8000-000000000001")
+	OnboardingPlanID    = uuid.MustParse("0193a000-0000-7000-8000-000000000103")
+)
+
+const (
 	// OnboardingStatusSandboxReady is the state a completed onboarding starts in.
 	OnboardingStatusSandboxReady = "sandbox_ready"
 	// DefaultOnboardingTrafficType is the growth traffic type of a login that names none.

@@ -49,9 +49,9 @@ func NewRequestLog(p *Principal, requestID, method, path, route string, status i
 
 // RequestLogFilter selects logs for RequestLogService.ListRequestLogs.
 type RequestLogFilter struct {
-	// OrganizationID names the organization whose logs to list, as sent. nil: the caller's
-	// own requests (for the operator, the operator's own).
-	OrganizationID *string
+	// OrganizationID names the organization whose logs to list. nil: the caller's own
+	// requests (for the operator, the operator's own).
+	OrganizationID *uuid.UUID
 	StatusClass    *string // "2xx" … "5xx"
 	Method         *string
 	PathPrefix     *string

@@ -53,7 +53,7 @@ type SpendControlStatus struct {
 
 // SpendControlPut creates or replaces a control.
 type SpendControlPut struct {
-	OrganizationID          string
+	OrganizationID          uuid.UUID
 	Product                 string
 	WarningThresholdPercent int
 	MonthlyBudgetMinorUnits *int64
@@ -64,7 +64,7 @@ type SpendControlPut struct {
 
 // UsageQuery selects a usage report.
 type UsageQuery struct {
-	OrganizationID *string // nil: the caller's (required for the operator)
+	OrganizationID *uuid.UUID // nil: the caller's (required for the operator)
 	Product        *string
 	From, To       *time.Time // dates (UTC); defaults: the first of this month, today
 	Granularity    string     // "day" or "month"
@@ -90,6 +90,6 @@ type UsageReport struct {
 // operations themselves (one unit per accepted operation, in its transaction).
 type SpendService interface {
 	PutSpendControl(ctx context.Context, in SpendControlPut) (*SpendControl, error)
-	ListSpendControls(ctx context.Context, organizationID string) ([]SpendControlStatus, error)
+	ListSpendControls(ctx context.Context, organizationID uuid.UUID) ([]SpendControlStatus, error)
 	Usage(ctx context.Context, q UsageQuery) (*UsageReport, error)
 }

@@ -241,12 +241,11 @@ func orList(values []string) string {
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
-// SubscriptionCreate is the input of SubscriptionService.CreateSubscription. The ids are the
-// client's strings: ones that name nothing are reported as such, not as malformed input.
+// SubscriptionCreate is the input of SubscriptionService.CreateSubscription.
 type SubscriptionCreate struct {
-	OrganizationID         string
-	ProductID              string
-	PlanID                 string
+	OrganizationID         uuid.UUID
+	ProductID              uuid.UUID
+	PlanID                 uuid.UUID
 	RequestedConfiguration map[string]any
 }
 
@@ -265,23 +264,23 @@ type PlanSelection struct {
 type SubscriptionService interface {
 	// CreateSubscription subscribes an organization to an active plan of a product. The
 	// subscription starts commercial active, service provisioning, billing current; a durable
-	// job provisions it. Returns ENotFound for an unknown (or another tenant's) organization,
-	// EUnprocessable for an unknown or deprecated product or a plan that is not an active plan of it, and
+	// job provisions it. Returns ENotFound for an unknown organization, EForbidden for another
+	// tenant's, EUnprocessable for an unknown or deprecated product or a plan that is not an active plan of it, and
 	// EConflict when the organization already has a live subscription to the product.
 	CreateSubscription(ctx context.Context, in SubscriptionCreate) (*Subscription, error)
 	// FindSubscriptionByID returns the subscription or ENotFound.
 	FindSubscriptionByID(ctx context.Context, id uuid.UUID) (*Subscription, error)
 	// ListSubscriptions returns every subscription of the organization in id order, or
-	// ENotFound for an unknown (or another tenant's) organization.
-	ListSubscriptions(ctx context.Context, organizationID string) ([]*Subscription, error)
+	// ENotFound for an unknown organization, EForbidden for another tenant's.
+	ListSubscriptions(ctx context.Context, organizationID uuid.UUID) ([]*Subscription, error)
 	// SelectPlan puts the subscription on an active plan of its product and issues the
 	// invoice of the first period when something is due now (see FirstInvoice). Returns
 	// ENotFound, EUnprocessable for a plan that is not an active plan of the product, or
 	// EInvalidTransition.
-	SelectPlan(ctx context.Context, id uuid.UUID, planID string) (*PlanSelection, error)
+	SelectPlan(ctx context.Context, id, planID uuid.UUID) (*PlanSelection, error)
 	// ChangePlan moves the subscription to another active plan of its product without
 	// invoicing. Errors as SelectPlan.
-	ChangePlan(ctx context.Context, id uuid.UUID, planID string) (*Subscription, error)
+	ChangePlan(ctx context.Context, id, planID uuid.UUID) (*Subscription, error)
 	// Cancel, Reactivate, Suspend, Resume and Terminate perform the action of their name:
 	// ENotFound, EInvalidTransition, or EForbidden when an organization would undo the
 	// operator's suspension (Resume, Terminate) or cancellation (Reactivate). Who suspended

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/google/uuid"
+
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/core"
 )
@@ -84,8 +86,7 @@ func (s *Server) ListPlans(ctx context.Context, req api.ListPlansRequestObject) 
 	if req.Params.ProductId != nil {
 		key += "\x00" + *req.Params.ProductId
 	}
-	f := core.PlanFilter{ProductID: req.Params.ProductId, Audience: audience}
-	return s.catalogueResponse(ctx, key, func() (any, error) { return s.listPlans(ctx, f) })
+	return s.catalogueResponse(ctx, key, func() (any, error) { return s.listPlans(ctx, req, audience) })
 }
 
 // audienceKey prefixes the cache keys of catalogue lists: each audience sees its own lists.
@@ -93,7 +94,15 @@ func audienceKey(a core.CatalogueAudience) string {
 	return fmt.Sprintf("internal=%t,drafts=%t\x00", a.Internal, a.Drafts)
 }
 
-func (s *Server) listPlans(ctx context.Context, f core.PlanFilter) (api.PlanList, error) {
+func (s *Server) listPlans(ctx context.Context, req api.ListPlansRequestObject, audience core.CatalogueAudience) (api.PlanList, error) {
+	f := core.PlanFilter{Audience: audience}
+	if raw := req.Params.ProductId; raw != nil {
+		id, err := uuid.Parse(*raw)
+		if err != nil { // names no product, so no plan matches
+			return api.PlanList{Items: []api.PlanWithPrices{}, NextCursor: nullableFrom[string](nil)}, nil
+		}
+		f.ProductID = &id
+	}
 	plans, err := s.cfg.Services.Catalogue.ListPlans(ctx, f)
 	if err != nil {
 		return api.PlanList{}, err

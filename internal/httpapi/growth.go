@@ -14,9 +14,13 @@ func (s *Server) CreateGrowthEvent(ctx context.Context, req api.CreateGrowthEven
 	if err != nil {
 		return nil, err
 	}
+	org, err := core.GrowthOrganizationIn(ctx, b.OrganizationId, "/organization_id")
+	if err != nil {
+		return nil, err
+	}
 	err = s.cfg.Services.Growth.RecordGrowthEvent(ctx, core.GrowthEvent{
 		EventName:           string(b.EventName),
-		OrganizationID:      b.OrganizationId,
+		OrganizationID:      org,
 		OccurredAt:          deref(b.OccurredAt),
 		AnonymousID:         b.AnonymousId,
 		Product:             enumPtr(b.Product),
@@ -43,10 +47,18 @@ func (s *Server) CreateGrowthEvent(ctx context.Context, req api.CreateGrowthEven
 
 // GetGrowthSummary implements GET /v1/growth/summary.
 func (s *Server) GetGrowthSummary(ctx context.Context, req api.GetGrowthSummaryRequestObject) (api.GetGrowthSummaryResponseObject, error) {
+	var org *string
+	if raw := req.Params.OrganizationId; raw != nil {
+		key, err := core.GrowthOrganizationIn(ctx, *raw, "organization_id")
+		if err != nil {
+			return nil, err
+		}
+		org = &key
+	}
 	sum, err := s.cfg.Services.Growth.GrowthSummary(ctx, core.GrowthSummaryFilter{
 		Since:                  req.Params.Since,
 		IncludeInternalTraffic: deref(req.Params.IncludeInternalTraffic),
-		OrganizationID:         req.Params.OrganizationId,
+		OrganizationID:         org,
 	})
 	if err != nil {
 		return nil, err

@@ -31,8 +31,12 @@ func recordRequest(sink RequestLogSink, info *requestInfo, r *http.Request, stat
 // ListRequestLogs implements GET /v1/request-logs.
 func (s *Server) ListRequestLogs(ctx context.Context, req api.ListRequestLogsRequestObject) (api.ListRequestLogsResponseObject, error) {
 	p := req.Params
+	org, err := organizationParam(ctx, p.OrganizationId)
+	if err != nil {
+		return nil, err
+	}
 	logs, next, err := s.cfg.Services.RequestLogs.ListRequestLogs(ctx, core.RequestLogFilter{
-		OrganizationID: p.OrganizationId,
+		OrganizationID: org,
 		StatusClass:    enumPtr(p.StatusClass),
 		Method:         enumPtr(p.Method),
 		PathPrefix:     p.Path,

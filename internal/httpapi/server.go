@@ -92,11 +92,12 @@ func organizationParam(ctx context.Context, raw *string) (*uuid.UUID, error) {
 	return &id, nil
 }
 
-// organizationNamed parses the organization_id of a request body once, at the edge, for the
-// resources where an organization that does not exist is ENotFound (the operator naming a
-// malformed id included) rather than EUnprocessable.
-func organizationNamed(ctx context.Context, raw string) (uuid.UUID, error) {
-	id, err := core.OrganizationIn(ctx, raw, "/organization_id")
+// organizationNamed parses the organization_id a request names (at field, as for
+// core.OrganizationIn) once, at the edge, for the resources where an organization that does
+// not exist is ENotFound (the operator naming a malformed id included) rather than
+// EUnprocessable.
+func organizationNamed(ctx context.Context, raw, field string) (uuid.UUID, error) {
+	id, err := core.OrganizationIn(ctx, raw, field)
 	if core.ErrorCode(err) == core.EUnprocessable {
 		return uuid.Nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", raw)
 	}

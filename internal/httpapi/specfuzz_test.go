@@ -125,6 +125,7 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 	fx.supportCase = supportCase()
 	fx.apiKey = post("/v1/api-keys", apitest.OperatorToken,
 		`{"organization_id":"`+fx.org+`","name":"fuzz","environment":"sandbox","scopes":["organizations:read"]}`)
+	waitForJobs(t, env) // the product's operations wait for the subscription's provisioning
 	r := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/taxauth/invoices/generate/simplified", Token: apitest.OrgToken(uuid.MustParse(fx.org)),
 		Body: invoiceBody(t, fx.org, nil)})
 	if r.Status != http.StatusCreated {

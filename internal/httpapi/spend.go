@@ -14,8 +14,12 @@ import (
 // PutSpendControl implements PUT /v1/spend-controls/{product}.
 func (s *Server) PutSpendControl(ctx context.Context, req api.PutSpendControlRequestObject) (api.PutSpendControlResponseObject, error) {
 	b := req.Body
+	org, err := core.OrganizationIn(ctx, b.OrganizationId, "/organization_id")
+	if err != nil {
+		return nil, err
+	}
 	ctrl, err := s.cfg.Services.Spend.PutSpendControl(ctx, core.SpendControlPut{
-		OrganizationID:          b.OrganizationId,
+		OrganizationID:          org,
 		Product:                 string(req.Product),
 		WarningThresholdPercent: b.WarningThresholdPercent,
 		MonthlyBudgetMinorUnits: valueOf(b.MonthlyBudgetMinorUnits),
@@ -31,7 +35,11 @@ func (s *Server) PutSpendControl(ctx context.Context, req api.PutSpendControlReq
 
 // ListSpendControls implements GET /v1/spend-controls.
 func (s *Server) ListSpendControls(ctx context.Context, req api.ListSpendControlsRequestObject) (api.ListSpendControlsResponseObject, error) {
-	list, err := s.cfg.Services.Spend.ListSpendControls(ctx, req.Params.OrganizationId)
+	org, err := core.OrganizationIn(ctx, req.Params.OrganizationId, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.cfg.Services.Spend.ListSpendControls(ctx, org)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +53,11 @@ func (s *Server) ListSpendControls(ctx context.Context, req api.ListSpendControl
 // GetUsage implements GET /v1/usage.
 func (s *Server) GetUsage(ctx context.Context, req api.GetUsageRequestObject) (api.GetUsageResponseObject, error) {
 	p := req.Params
-	q := core.UsageQuery{OrganizationID: p.OrganizationId, Granularity: string(valueOr(p.Granularity, api.UsageGranularityDay))}
+	org, err := organizationParam(ctx, p.OrganizationId)
+	if err != nil {
+		return nil, err
+	}
+	q := core.UsageQuery{OrganizationID: org, Granularity: string(valueOr(p.Granularity, api.UsageGranularityDay))}
 	if p.Product != nil {
 		product := string(*p.Product)
 		q.Product = &product

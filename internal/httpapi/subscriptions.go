@@ -11,7 +11,11 @@ import (
 
 // ListSubscriptions implements GET /v1/subscriptions.
 func (s *Server) ListSubscriptions(ctx context.Context, req api.ListSubscriptionsRequestObject) (api.ListSubscriptionsResponseObject, error) {
-	subs, err := s.cfg.Services.Subscriptions.ListSubscriptions(ctx, req.Params.OrganizationId)
+	org, err := organizationNamed(ctx, req.Params.OrganizationId, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	subs, err := s.cfg.Services.Subscriptions.ListSubscriptions(ctx, org)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +29,17 @@ func (s *Server) ListSubscriptions(ctx context.Context, req api.ListSubscription
 // CreateSubscription implements POST /v1/subscriptions.
 func (s *Server) CreateSubscription(ctx context.Context, req api.CreateSubscriptionRequestObject) (api.CreateSubscriptionResponseObject, error) {
 	b := req.Body
-	in := core.SubscriptionCreate{OrganizationID: b.OrganizationId, ProductID: b.ProductId, PlanID: b.PlanId}
+	var in core.SubscriptionCreate
+	var err error
+	if in.OrganizationID, err = organizationNamed(ctx, b.OrganizationId, "/organization_id"); err != nil {
+		return nil, err
+	}
+	if in.ProductID, err = core.ProductNamed(b.ProductId); err != nil {
+		return nil, err
+	}
+	if in.PlanID, err = core.PlanNamed(b.PlanId); err != nil {
+		return nil, err
+	}
 	if b.RequestedConfiguration != nil {
 		in.RequestedConfiguration = *b.RequestedConfiguration
 	}
@@ -47,7 +61,11 @@ func (s *Server) GetSubscription(ctx context.Context, req api.GetSubscriptionReq
 
 // SelectSubscriptionPlan implements POST /v1/subscriptions/{id}/select-plan.
 func (s *Server) SelectSubscriptionPlan(ctx context.Context, req api.SelectSubscriptionPlanRequestObject) (api.SelectSubscriptionPlanResponseObject, error) {
-	sel, err := s.cfg.Services.Subscriptions.SelectPlan(ctx, req.Id, req.Body.PlanId)
+	plan, err := core.PlanNamed(req.Body.PlanId)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := s.cfg.Services.Subscriptions.SelectPlan(ctx, req.Id, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +83,11 @@ func (s *Server) SelectSubscriptionPlan(ctx context.Context, req api.SelectSubsc
 
 // ChangeSubscriptionPlan implements POST /v1/subscriptions/{id}/change-plan.
 func (s *Server) ChangeSubscriptionPlan(ctx context.Context, req api.ChangeSubscriptionPlanRequestObject) (api.ChangeSubscriptionPlanResponseObject, error) {
-	sub, err := s.cfg.Services.Subscriptions.ChangePlan(ctx, req.Id, req.Body.PlanId)
+	plan, err := core.PlanNamed(req.Body.PlanId)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := s.cfg.Services.Subscriptions.ChangePlan(ctx, req.Id, plan)
 	if err != nil {
 		return nil, err
 	}

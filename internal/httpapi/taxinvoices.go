@@ -15,7 +15,7 @@ func (s *Server) GenerateSimplifiedInvoice(ctx context.Context, req api.Generate
 	if err != nil {
 		return nil, err
 	}
-	org, err := organizationNamed(ctx, req.Body.OrganizationId)
+	org, err := organizationNamed(ctx, req.Body.OrganizationId, "/organization_id")
 	if err != nil {
 		return nil, err
 	}

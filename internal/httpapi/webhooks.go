@@ -14,7 +14,7 @@ func (s *Server) CreateWebhookEndpoint(ctx context.Context, req api.CreateWebhoo
 	for i, e := range b.EnabledEvents {
 		events[i] = string(e)
 	}
-	org, err := organizationNamed(ctx, b.OrganizationId)
+	org, err := organizationNamed(ctx, b.OrganizationId, "/organization_id")
 	if err != nil {
 		return nil, err
 	}

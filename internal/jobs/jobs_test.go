@@ -20,9 +20,9 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-const (
-	seedProductEinvoice = "0193a000-0000-7000-8000-000000000001"
-	seedPlanSandbox     = "0193a000-0000-7000-8000-000000000103"
+var (
+	seedProductEinvoice = uuid.MustParse("0193a000-0000-7000-8000-000000000001")
+	seedPlanSandbox     = uuid.MustParse("0193a000-0000-7000-8000-000000000103")
 )
 
 type fixture struct {
@@ -81,7 +81,7 @@ func (f *fixture) newSub(t *testing.T) *core.Subscription {
 		t.Fatal(err)
 	}
 	sub, err := f.services.Subscriptions.CreateSubscription(f.ctx, core.SubscriptionCreate{
-		OrganizationID: org.ID.String(), ProductID: seedProductEinvoice, PlanID: seedPlanSandbox})
+		OrganizationID: org.ID, ProductID: seedProductEinvoice, PlanID: seedPlanSandbox})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestProvisioning(t *testing.T) {
 		}
 		// A creation that fails (a second live subscription to the product) queues nothing.
 		if _, err := f.services.Subscriptions.CreateSubscription(f.ctx, core.SubscriptionCreate{
-			OrganizationID: sub.OrganizationID.String(), ProductID: seedProductEinvoice, PlanID: seedPlanSandbox}); core.ErrorCode(err) != core.EConflict {
+			OrganizationID: sub.OrganizationID, ProductID: seedProductEinvoice, PlanID: seedPlanSandbox}); core.ErrorCode(err) != core.EConflict {
 			t.Fatalf("second subscription: %v, want a conflict", err)
 		}
 		if n := f.count(t, "SELECT count(*) FROM river_job WHERE kind = 'provision_subscription'"); n != 1 {

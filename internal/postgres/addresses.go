@@ -43,7 +43,7 @@ func (s *AddressService) ResolveShortAddress(ctx context.Context, shortAddress, 
 	if p.IsOperator() {
 		return res, nil // the request names no organization to count it for
 	}
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		return s.db.recordUsage(ctx, q, p.OrganizationID, productAddress)
 	})
 	if err != nil {

@@ -48,7 +48,7 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 		return nil, err
 	}
 	var created *core.NewAPIKey
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := organizationExists(ctx, q, orgID); err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func (s *APIKeyService) RevokeAPIKey(ctx context.Context, id uuid.UUID) (*core.A
 		return nil, err
 	}
 	var key *core.APIKey
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		before, err := lockAPIKey(ctx, q, id)
 		if err != nil {
 			return err
@@ -185,7 +185,7 @@ func (s *APIKeyService) RotateAPIKey(ctx context.Context, id uuid.UUID, grace ti
 		return nil, err
 	}
 	var created *core.NewAPIKey
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		old, err := lockAPIKey(ctx, q, id)
 		if err != nil {
 			return err

@@ -113,16 +113,8 @@ func (s *CatalogueService) Version(ctx context.Context) (int64, error) {
 
 // ListPlans implements core.CatalogueService.
 func (s *CatalogueService) ListPlans(ctx context.Context, f core.PlanFilter) ([]*core.Plan, error) {
-	var productID *uuid.UUID
-	if f.ProductID != nil {
-		id, err := uuid.Parse(*f.ProductID)
-		if err != nil {
-			return []*core.Plan{}, nil // names no product, so no plan matches
-		}
-		productID = &id
-	}
 	q := s.db.queries(ctx)
-	rows, err := q.PlanList(ctx, dbq.PlanListParams{ProductID: productID, IncludeInternal: f.Audience.Internal, IncludeDrafts: f.Audience.Drafts})
+	rows, err := q.PlanList(ctx, dbq.PlanListParams{ProductID: f.ProductID, IncludeInternal: f.Audience.Internal, IncludeDrafts: f.Audience.Drafts})
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -22,7 +22,7 @@ import (
 
 // administer runs fn in one transaction for the operator, and refuses every other principal
 // before anything is read.
-func (s *CatalogueService) administer(ctx context.Context, fn func(q *dbq.Queries) error) error {
+func (s *CatalogueService) administer(ctx context.Context, fn func(ctx context.Context, q *dbq.Queries) error) error {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func (s *CatalogueService) CreateProduct(ctx context.Context, in core.ProductCre
 		return nil, err
 	}
 	var product *core.Product
-	err = s.administer(ctx, func(q *dbq.Queries) error {
+	err = s.administer(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := q.ProductInsert(ctx, dbq.ProductInsertParams{
 			ID: id, CreatedAt: now(), Code: in.Code, NameAr: in.NameAr, NameEn: in.NameEn, Description: in.Description,
 			Category: in.Category, ServiceClassification: in.ServiceClassification, RegulatoryClassification: in.RegulatoryClassification,
@@ -63,7 +63,7 @@ func (s *CatalogueService) CreateProduct(ctx context.Context, in core.ProductCre
 // UpdateProduct implements core.CatalogueAdministration.
 func (s *CatalogueService) UpdateProduct(ctx context.Context, id uuid.UUID, in core.ProductUpdate) (*core.Product, error) {
 	var product *core.Product
-	err := s.administer(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := q.ProductGetByIDForUpdate(ctx, id)
 		if err != nil {
 			return notFoundAs(err, "Product %s does not exist.", id)
@@ -106,10 +106,10 @@ func (s *CatalogueService) CreatePlan(ctx context.Context, in core.PlanCreate) (
 		MinimumCommitment: in.MinimumCommitment, IncludedUsage: in.IncludedUsage, OverageRules: in.OverageRules,
 		TrialPolicy: in.TrialPolicy, TaxPolicyReference: in.TaxPolicyReference, Status: core.PlanStatusDraft,
 	}
-	err = s.administer(ctx, func(q *dbq.Queries) error {
+	err = s.administer(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := q.ProductGetByID(ctx, in.ProductID)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return unprocessable("/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", in.ProductID))
+			return core.Unprocessable("/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", in.ProductID))
 		}
 		if err != nil {
 			return err
@@ -154,7 +154,7 @@ func (s *CatalogueService) CreatePlan(ctx context.Context, in core.PlanCreate) (
 // UpdatePlan implements core.CatalogueAdministration.
 func (s *CatalogueService) UpdatePlan(ctx context.Context, id uuid.UUID, in core.PlanUpdate) (*core.Plan, error) {
 	var plan *core.Plan
-	err := s.administer(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		before, product, err := lockPlan(ctx, q, id)
 		if err != nil {
 			return err
@@ -249,7 +249,7 @@ func storePlan(ctx context.Context, q *dbq.Queries, plan *core.Plan, at time.Tim
 // CreatePrice implements core.CatalogueAdministration.
 func (s *CatalogueService) CreatePrice(ctx context.Context, planID uuid.UUID, in *core.Price) (*core.Price, error) {
 	var price *core.Price
-	err := s.administer(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		plan, product, err := lockPlan(ctx, q, planID)
 		if err != nil {
 			return err
@@ -271,7 +271,7 @@ func (s *CatalogueService) CreatePrice(ctx context.Context, planID uuid.UUID, in
 // UpdatePrice implements core.CatalogueAdministration.
 func (s *CatalogueService) UpdatePrice(ctx context.Context, planID, priceID uuid.UUID, in core.PriceUpdate) (*core.Price, error) {
 	var price *core.Price
-	err := s.administer(ctx, func(q *dbq.Queries) error {
+	err := s.administer(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		plan, product, err := lockPlan(ctx, q, planID)
 		if err != nil {
 			return err
@@ -397,7 +397,7 @@ func checkOfferedTo(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, produc
 		return err
 	}
 	if org.OrganizationType != core.OrganizationTypeInternal {
-		return unprocessable(pointer, code, message)
+		return core.Unprocessable(pointer, code, message)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func (s *ConnectedBusinessService) CreateConnectedBusiness(ctx context.Context, 
 		products = core.SandboxProducts
 	}
 	var cb *core.ConnectedBusiness
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := requirePlatform(ctx, q, p); err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 		return nil, err
 	}
 	var cb *core.ConnectedBusiness
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := lockBusiness(ctx, q, id)
 		if err != nil {
 			return err
@@ -241,7 +241,7 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		return nil, err
 	}
 	var cred *core.ConnectedBusinessCredential
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// Locked so a concurrent suspension can't slip between the check and the insert.
 		row, err := lockBusiness(ctx, q, id)
 		if err != nil {

@@ -156,16 +156,13 @@ var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver goose
 // WithTx runs fn in a transaction and commits when fn returns nil. The rollback runs on a
 // context that ignores cancellation, so a client hanging up can't strand a transaction.
 //
+// fn's context carries the transaction: the other services fn calls join it, and the job
+// inserts and webhook events of the change (enqueue, publish) are written in it.
+//
 // When ctx already carries a transaction (an idempotent request runs in one, see
 // IdempotencyService), fn runs in a savepoint of it instead: its work commits with the
 // outer transaction, or is undone alone when fn fails.
-func (d *DB) WithTx(ctx context.Context, fn func(q *dbq.Queries) error) error {
-	return d.withTxContext(ctx, func(_ context.Context, q *dbq.Queries) error { return fn(q) })
-}
-
-// withTxContext is WithTx for work that calls other services: fn's context carries the
-// transaction, so their work joins it.
-func (d *DB) withTxContext(ctx context.Context, fn func(ctx context.Context, q *dbq.Queries) error) error {
+func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context, q *dbq.Queries) error) error {
 	var tx pgx.Tx
 	var err error
 	var hooks *commitHooks // of the outermost transaction only
@@ -179,10 +176,7 @@ func (d *DB) withTxContext(ctx context.Context, fn func(ctx context.Context, q *
 		return translate(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
-	q := dbq.New(tx)
-	openTxs.Store(q, openTx{tx: tx, jobs: d.Jobs})
-	defer openTxs.Delete(q)
-	if err := fn(withTx(ctx, tx), q); err != nil {
+	if err := fn(withTx(ctx, tx), dbq.New(tx)); err != nil {
 		return translate(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

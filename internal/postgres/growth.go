@@ -53,8 +53,7 @@ func (s *GrowthService) RecordGrowthEvent(ctx context.Context, e core.GrowthEven
 	if err != nil {
 		return err
 	}
-	orgID, err := growthOrganization(p, e.OrganizationID, "/organization_id")
-	if err != nil {
+	if err := p.ActsForGrowth(e.OrganizationID, "/organization_id"); err != nil {
 		return err
 	}
 	if err := storableText(map[string]*string{
@@ -66,7 +65,7 @@ func (s *GrowthService) RecordGrowthEvent(ctx context.Context, e core.GrowthEven
 		return err
 	}
 	row := dbq.GrowthEventInsertBatchParams{
-		ID: uuid.Must(uuid.NewV7()), OrganizationID: orgID, OccurredAt: e.OccurredAt,
+		ID: uuid.Must(uuid.NewV7()), OrganizationID: e.OrganizationID, OccurredAt: e.OccurredAt,
 		EventName: e.EventName, TrafficType: or(e.TrafficType, core.DefaultTrafficType),
 		AnonymousID: e.AnonymousID, Product: e.Product, Source: e.Source, Medium: e.Medium,
 		Campaign: e.Campaign, LandingPage: e.LandingPage, PagePath: e.PagePath,
@@ -90,35 +89,18 @@ func (s *GrowthService) RecordGrowthEvent(ctx context.Context, e core.GrowthEven
 	return s.batcher.submit(ctx, row)
 }
 
-// growthOrganization is the organization id an event is stored under. An organization
-// principal may record events only for itself (EForbidden otherwise); the operator may use
-// any id, e.g. for visitors who have no organization yet. Ids that are UUIDs are stored in
-// canonical form, so the per-organization summary finds them however they were spelled.
-func growthOrganization(p *core.Principal, raw, field string) (string, error) {
-	if id, err := uuid.Parse(raw); err == nil {
-		raw = id.String()
-	}
-	if p.IsOperator() {
-		return raw, nil
-	}
-	id, err := p.OrganizationFor(raw, field)
-	return id.String(), err
-}
-
 // GrowthSummary implements core.GrowthService.
 func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryFilter) (*core.GrowthSummary, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var org *string
+	org := f.OrganizationID
 	switch {
-	case f.OrganizationID != nil:
-		id, err := growthOrganization(p, *f.OrganizationID, "organization_id")
-		if err != nil {
+	case org != nil:
+		if err := p.ActsForGrowth(*org, "organization_id"); err != nil {
 			return nil, err
 		}
-		org = &id
 	case !p.IsOperator():
 		id := p.OrganizationID.String()
 		org = &id
@@ -136,7 +118,7 @@ func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryF
 	}
 	sum := &core.GrowthSummary{Since: since, Until: until, IncludedTrafficTypes: traffic}
 	w := summaryWindow{since: since, until: until, traffic: traffic, includeInternal: f.IncludeInternalTraffic, org: org}
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := q.GrowthSummaryPlanSettings(ctx); err != nil {
 			return err
 		}

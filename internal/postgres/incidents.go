@@ -40,7 +40,7 @@ func (s *IncidentService) OpenIncident(ctx context.Context, productID uuid.UUID,
 		return nil, err
 	}
 	var inc *core.Incident
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := lockProductIncidents(ctx, q, productID); err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func (s *IncidentService) ResolveIncident(ctx context.Context, productID, incide
 		return nil, err
 	}
 	var inc *core.Incident
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := lockProductIncidents(ctx, q, productID); err != nil {
 			return err
 		}

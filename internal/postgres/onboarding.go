@@ -42,7 +42,7 @@ func (s *OnboardingService) OnboardVerifiedLogin(ctx context.Context, in core.Ve
 		return nil, unprocessablef("/identity/email_verified", "The identity's e-mail address is not verified; onboarding needs a verified login.")
 	}
 	var out *core.Onboarded
-	err = s.db.withTxContext(ctx, func(ctx context.Context, q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := q.OnboardingLockIdentity(ctx, in.Issuer+"\n"+in.Subject); err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (s *OnboardingService) provision(ctx context.Context, q *dbq.Queries, in co
 		return nil, err
 	}
 	sub, err := s.subscriptions.CreateSubscription(ctx, core.SubscriptionCreate{
-		OrganizationID: org.ID.String(), ProductID: core.OnboardingProductID, PlanID: core.OnboardingPlanID,
+		OrganizationID: org.ID, ProductID: core.OnboardingProductID, PlanID: core.OnboardingPlanID,
 	})
 	if err != nil {
 		return nil, err

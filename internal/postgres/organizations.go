@@ -32,7 +32,7 @@ func (s *OrganizationService) CreateOrganization(ctx context.Context, in core.Or
 		return nil, err
 	}
 	var org *core.Organization
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := q.OrganizationInsert(ctx, dbq.OrganizationInsertParams{
 			ID:                              id,
 			LegalNameAr:                     in.LegalNameAr,
@@ -84,7 +84,7 @@ func (s *OrganizationService) UpdateOrganization(ctx context.Context, id uuid.UU
 	}
 	var org *core.Organization
 	standingChanged := false
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := ownedOrganization(ctx, id, func(id uuid.UUID) (dbq.Organization, error) { return q.OrganizationGetByIDForUpdate(ctx, id) })
 		if err != nil {
 			return err

@@ -18,7 +18,7 @@ import (
 // retried after its process died, or a second job queued by a resume) provisions once. The
 // service starting publishes subscription.activated.
 func (d *DB) ProvisionSubscription(ctx context.Context, organizationID, subscriptionID uuid.UUID) error {
-	err := d.WithTx(ctx, func(q *dbq.Queries) error {
+	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		productID, err := q.ProductLockForSubscription(ctx, dbq.ProductLockForSubscriptionParams{ID: subscriptionID, OrganizationID: organizationID})
 		if err != nil {
 			return err

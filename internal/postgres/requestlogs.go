@@ -107,9 +107,10 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 		RowLimit:       int32(f.Limit) + 1,
 	}
 	if f.OrganizationID != nil {
-		if params.OrganizationID, err = p.OrganizationFor(*f.OrganizationID, "organization_id"); err != nil {
+		if err := p.ActsFor(*f.OrganizationID, "organization_id"); err != nil {
 			return nil, nil, err
 		}
+		params.OrganizationID = *f.OrganizationID
 	}
 	if f.StatusClass != nil {
 		r := statusClasses[*f.StatusClass]

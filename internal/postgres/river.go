@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -14,8 +13,6 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
-
-	"github.com/provider/coreapi/gen/dbq"
 )
 
 // Jobs queues durable background work (internal/jobs runs it on River) in the transaction of
@@ -27,28 +24,17 @@ type Jobs interface {
 	InsertWebhookDelivery(ctx context.Context, tx pgx.Tx, organizationID, deliveryID uuid.UUID) error
 }
 
-// openTxs maps the Queries that WithTx hands its function to the transaction they run in,
-// while it runs, so that code given only the Queries (audit, which publishes webhook events)
-// can queue jobs in that transaction.
-var openTxs sync.Map // *dbq.Queries → openTx
-
-type openTx struct {
-	tx   pgx.Tx
-	jobs Jobs
-}
-
-// enqueue runs insert with the job queue and the transaction of q, which must be one that
-// WithTx opened.
-func enqueue(q *dbq.Queries, insert func(jobs Jobs, tx pgx.Tx) error) error {
-	v, ok := openTxs.Load(q)
+// enqueue runs insert with the job queue and the transaction of ctx, which must be the
+// context DB.WithTx hands its function: the job is queued if and only if the change commits.
+func (d *DB) enqueue(ctx context.Context, insert func(jobs Jobs, tx pgx.Tx) error) error {
+	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
 	if !ok {
 		return errors.New("postgres: background work is queued only in a transaction of DB.WithTx")
 	}
-	t := v.(openTx)
-	if t.jobs == nil {
+	if d.Jobs == nil {
 		return errors.New("postgres: no job queue to queue background work in (DB.Jobs is unset)")
 	}
-	return insert(t.jobs, t.tx)
+	return insert(d.Jobs, tx)
 }
 
 // riverSchemaVersion is the version of River's schema that migration riverMigrationVersion

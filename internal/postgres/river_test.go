@@ -65,7 +65,7 @@ func TestRiverMigrationCarriesPendingWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub, err := services.Subscriptions.CreateSubscription(op, core.SubscriptionCreate{
-		OrganizationID: org.ID.String(), ProductID: "0193a000-0000-7000-8000-000000000001", PlanID: "0193a000-0000-7000-8000-000000000103"})
+		OrganizationID: org.ID, ProductID: seedProductEinvoice, PlanID: seedPlanSandbox})
 	if err != nil {
 		t.Fatal(err)
 	}

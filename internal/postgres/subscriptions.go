@@ -48,8 +48,12 @@ var auditActions = map[core.SubscriptionAction]string{
 
 // CreateSubscription implements core.SubscriptionService.
 func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.SubscriptionCreate) (*core.Subscription, error) {
-	orgID, err := s.accessibleOrganization(ctx, in.OrganizationID, "/organization_id")
+	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	orgID := in.OrganizationID
+	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
 	config := []byte("{}")
@@ -67,9 +71,9 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		return nil, err
 	}
 	var sub *core.Subscription
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
-			return notFoundAs(err, "Organization %s does not exist.", in.OrganizationID)
+			return notFoundAs(err, "Organization %s does not exist.", orgID)
 		}
 		if err := s.db.entitle(ctx, q, orgID, core.Access{Act: core.ActSubscribe}); err != nil {
 			return err
@@ -83,7 +87,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		}
 		if product.Availability == core.ProductDeprecated {
 			// Deprecated products keep their subscriptions but take no new ones.
-			return unprocessable("/product_id", "product_deprecated",
+			return core.Unprocessable("/product_id", "product_deprecated",
 				fmt.Sprintf("Product %s (%s) is deprecated; it takes no new subscriptions.", product.ID, product.Code))
 		}
 		plan, err := selectablePlan(ctx, q, product, in.PlanID)
@@ -122,7 +126,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if err != nil {
 			return err
 		}
-		if err := enqueue(q, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, orgID, id) }); err != nil {
+		if err := s.db.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, orgID, id) }); err != nil {
 			return err
 		}
 		if sub, err = subscriptionFromRow(row); err != nil {
@@ -161,14 +165,17 @@ func (s *SubscriptionService) FindSubscriptionByID(ctx context.Context, id uuid.
 }
 
 // ListSubscriptions implements core.SubscriptionService.
-func (s *SubscriptionService) ListSubscriptions(ctx context.Context, organizationID string) ([]*core.Subscription, error) {
-	orgID, err := s.accessibleOrganization(ctx, organizationID, "organization_id")
+func (s *SubscriptionService) ListSubscriptions(ctx context.Context, orgID uuid.UUID) ([]*core.Subscription, error) {
+	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.ActsFor(orgID, "organization_id"); err != nil {
 		return nil, err
 	}
 	q := s.db.queries(ctx)
 	if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
-		return nil, notFoundAs(err, "Organization %s does not exist.", organizationID)
+		return nil, notFoundAs(err, "Organization %s does not exist.", orgID)
 	}
 	rows, err := q.SubscriptionListByOrganization(ctx, orgID)
 	if err != nil {
@@ -185,9 +192,9 @@ func (s *SubscriptionService) ListSubscriptions(ctx context.Context, organizatio
 
 // SelectPlan implements core.SubscriptionService. Unpaid invoices of earlier selections are
 // voided, so one subscription never has two invoices due.
-func (s *SubscriptionService) SelectPlan(ctx context.Context, id uuid.UUID, planID string) (*core.PlanSelection, error) {
+func (s *SubscriptionService) SelectPlan(ctx context.Context, id, planID uuid.UUID) (*core.PlanSelection, error) {
 	sel := &core.PlanSelection{Activation: core.ActivationActive}
-	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
+	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
 		voided, err := q.BillingInvoiceVoidOpen(ctx, dbq.BillingInvoiceVoidOpenParams{OrganizationID: sub.OrganizationID, SubscriptionID: sub.ID})
 		if err != nil {
 			return err
@@ -232,7 +239,7 @@ func (s *SubscriptionService) SelectPlan(ctx context.Context, id uuid.UUID, plan
 
 // ChangePlan implements core.SubscriptionService. Changing to the current plan changes
 // nothing and answers the subscription as it is.
-func (s *SubscriptionService) ChangePlan(ctx context.Context, id uuid.UUID, planID string) (*core.Subscription, error) {
+func (s *SubscriptionService) ChangePlan(ctx context.Context, id, planID uuid.UUID) (*core.Subscription, error) {
 	return s.act(ctx, id, core.ActionChangePlan, core.EventSubscriptionPlanChanged, "", &planID, nil)
 }
 
@@ -254,11 +261,11 @@ func (s *SubscriptionService) Suspend(ctx context.Context, id uuid.UUID, reason 
 // Resume implements core.SubscriptionService. A subscription suspended before it was ever
 // provisioned resumes to provisioning, and its provisioning job is queued again.
 func (s *SubscriptionService) Resume(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, func(q *dbq.Queries, sub *core.Subscription, _ *core.Plan, _ time.Time) error {
+	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, func(ctx context.Context, _ *dbq.Queries, sub *core.Subscription, _ *core.Plan, _ time.Time) error {
 		if sub.ServiceStatus != core.ServiceProvisioning {
 			return nil
 		}
-		return enqueue(q, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, sub.OrganizationID, sub.ID) })
+		return s.db.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, sub.OrganizationID, sub.ID) })
 	})
 }
 
@@ -271,8 +278,8 @@ func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reaso
 // transition, store it, run then (the action's further effects, e.g. the invoice), append
 // the audit event and publish event. planID is the requested plan of select-plan and
 // change-plan.
-func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, event core.EventType, reason string, planID *string,
-	then func(q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
+func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, event core.EventType, reason string, planID *uuid.UUID,
+	then func(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -280,7 +287,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 	actor := p.ActorType()
 	var sub *core.Subscription
 	serviceChanged := false
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// Resuming starts the service, degraded while the product has an open incident: the
 		// product's incidents are held still, before the row is locked, until the change commits.
 		var incidentOpen bool
@@ -340,7 +347,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		}
 		serviceChanged = sub.ServiceStatus != before.ServiceStatus
 		if then != nil {
-			if err := then(q, sub, plan, at); err != nil {
+			if err := then(ctx, q, sub, plan, at); err != nil {
 				return err
 			}
 		}
@@ -424,67 +431,41 @@ func insertInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, 
 	return invoiceFromRow(row)
 }
 
-// accessibleOrganization resolves an organization id a client named in a body or query: an
-// organization principal may name only its own (EForbidden otherwise, as everywhere).
-func (s *SubscriptionService) accessibleOrganization(ctx context.Context, organizationID, field string) (uuid.UUID, error) {
-	p, err := core.PrincipalFrom(ctx)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	id, err := p.OrganizationFor(organizationID, field)
-	if core.ErrorCode(err) == core.EUnprocessable {
-		return uuid.Nil, core.Errorf(core.ENotFound, "Organization %s does not exist.", organizationID)
-	}
-	return id, err
-}
-
 // productNamed finds the product a request body names; a product that does not exist makes
 // the request unprocessable rather than the URL unknown.
-func productNamed(ctx context.Context, q *dbq.Queries, productID string) (*core.Product, error) {
-	id, err := uuid.Parse(productID)
-	if err == nil {
-		row, err := q.ProductGetByID(ctx, id)
-		if err == nil {
-			return productFromRow(row), nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, err
-		}
+func productNamed(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.Product, error) {
+	row, err := q.ProductGetByID(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, core.UnknownProduct(id.String())
 	}
-	return nil, unprocessable("/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", productID))
+	if err != nil {
+		return nil, err
+	}
+	return productFromRow(row), nil
 }
 
 // selectablePlan finds the plan a request body names and checks it is an active plan of
 // product: anything else makes the request unprocessable.
-func selectablePlan(ctx context.Context, q *dbq.Queries, product *core.Product, planID string) (*core.Plan, error) {
-	id, err := uuid.Parse(planID)
-	if err != nil {
-		return nil, unprocessable("/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", planID))
-	}
+func selectablePlan(ctx context.Context, q *dbq.Queries, product *core.Product, id uuid.UUID) (*core.Plan, error) {
 	plan, err := planWithPrices(ctx, q, id)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return nil, unprocessable("/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", planID))
+		return nil, core.UnknownPlan(id.String())
 	case err != nil:
 		return nil, err
 	case plan.ProductID != product.ID:
-		return nil, unprocessable("/plan_id", "plan_of_another_product",
+		return nil, core.Unprocessable("/plan_id", "plan_of_another_product",
 			fmt.Sprintf("Plan %s (%s) belongs to another product, not to product %s (%s).", plan.ID, plan.Code, product.ID, product.Code))
 	case plan.Status != core.PlanStatusActive:
-		return nil, unprocessable("/plan_id", "plan_not_active",
+		return nil, core.Unprocessable("/plan_id", "plan_not_active",
 			fmt.Sprintf("Plan %s (%s) is %s; only active plans can be selected.", plan.ID, plan.Code, plan.Status))
 	}
 	return plan, nil
 }
 
-func unprocessable(pointer, code, message string) error {
-	return &core.Error{Code: core.EUnprocessable, Message: message,
-		Fields: []core.FieldError{{Location: "body", Pointer: pointer, Code: code, Message: message}}}
-}
-
-// unprocessablef is unprocessable with the generic rule code and a formatted message.
+// unprocessablef is core.Unprocessable with the generic rule code and a formatted message.
 func unprocessablef(pointer, format string, args ...any) error {
-	return unprocessable(pointer, "unprocessable", fmt.Sprintf(format, args...))
+	return core.Unprocessable(pointer, "unprocessable", fmt.Sprintf(format, args...))
 }
 
 func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {

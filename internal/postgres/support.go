@@ -44,7 +44,7 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	}
 	team := core.SupportTeamFor(in.Category, in.Severity)
 	var created *core.SupportCase
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := organizationExists(ctx, q, orgID); err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (s *SupportCaseService) FindSupportCaseByID(ctx context.Context, id uuid.UU
 // CloseSupportCase implements core.SupportCaseService.
 func (s *SupportCaseService) CloseSupportCase(ctx context.Context, id uuid.UUID) (*core.SupportCase, error) {
 	var closed *core.SupportCase
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		before, err := lockSupportCase(ctx, q, id)
 		if err != nil {
 			return err
@@ -185,7 +185,7 @@ func (s *SupportCaseService) UpdateSupportCase(ctx context.Context, id uuid.UUID
 			"Only the operator moves support cases along the workflow; an organization adds messages to its case or closes it.")
 	}
 	var updated *core.SupportCase
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		before, err := lockSupportCase(ctx, q, id)
 		if err != nil {
 			return err
@@ -218,7 +218,7 @@ func (s *SupportCaseService) CreateSupportCaseMessage(ctx context.Context, caseI
 		return nil, err
 	}
 	var created *core.SupportCaseMessage
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// The lock orders the case's messages and keeps a closing from passing one.
 		c, err := lockSupportCase(ctx, q, caseID)
 		if err != nil {

@@ -78,7 +78,7 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	}
 	invoiceUUID := uuid.New()
 	var out *core.TaxInvoice
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// The counter row stays locked until commit: concurrent invoices of one EGS unit
 		// queue here, each sees the previous one's hash, and a rollback leaves no gap.
 		next, err := q.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{

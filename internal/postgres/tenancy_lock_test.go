@@ -18,9 +18,9 @@ import (
 )
 
 // The seeded e-invoicing product and its sandbox plan (migration 00031).
-const (
-	seedProductEinvoice = "0193a000-0000-7000-8000-000000000001"
-	seedPlanSandbox     = "0193a000-0000-7000-8000-000000000103"
+var (
+	seedProductEinvoice = uuid.MustParse("0193a000-0000-7000-8000-000000000001")
+	seedPlanSandbox     = uuid.MustParse("0193a000-0000-7000-8000-000000000103")
 )
 
 // TestForeignRowIsNotFoundAndNotLocked holds, for each FOR UPDATE lookup of a tenant-owned
@@ -47,7 +47,7 @@ func TestForeignRowIsNotFoundAndNotLocked(t *testing.T) {
 	}
 	orgA, orgB := newOrg(), newOrg()
 	sub, err := services.Subscriptions.CreateSubscription(operator, core.SubscriptionCreate{
-		OrganizationID: orgB.String(), ProductID: seedProductEinvoice, PlanID: seedPlanSandbox})
+		OrganizationID: orgB, ProductID: seedProductEinvoice, PlanID: seedPlanSandbox})
 	if err != nil {
 		t.Fatal(err)
 	}

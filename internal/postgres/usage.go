@@ -135,12 +135,12 @@ func (s *SpendService) PutSpendControl(ctx context.Context, in core.SpendControl
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := p.OrganizationFor(in.OrganizationID, "/organization_id")
-	if err != nil {
+	orgID := in.OrganizationID
+	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
 	var ctrl *core.SpendControl
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if err := organizationExists(ctx, q, orgID); err != nil {
 			return err
 		}
@@ -173,13 +173,12 @@ func (s *SpendService) PutSpendControl(ctx context.Context, in core.SpendControl
 }
 
 // ListSpendControls implements core.SpendService.
-func (s *SpendService) ListSpendControls(ctx context.Context, organizationID string) ([]core.SpendControlStatus, error) {
+func (s *SpendService) ListSpendControls(ctx context.Context, orgID uuid.UUID) ([]core.SpendControlStatus, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	orgID, err := p.OrganizationFor(organizationID, "organization_id")
-	if err != nil {
+	if err := p.ActsFor(orgID, "organization_id"); err != nil {
 		return nil, err
 	}
 	rows, err := s.db.queries(ctx).SpendControlListWithUsage(ctx, orgID)
@@ -205,7 +204,8 @@ func (s *SpendService) Usage(ctx context.Context, in core.UsageQuery) (*core.Usa
 	var orgID uuid.UUID
 	switch {
 	case in.OrganizationID != nil:
-		if orgID, err = p.OrganizationFor(*in.OrganizationID, "organization_id"); err != nil {
+		orgID = *in.OrganizationID
+		if err := p.ActsFor(orgID, "organization_id"); err != nil {
 			return nil, err
 		}
 	case p.IsOperator():

@@ -102,7 +102,7 @@ type WebhookAttemptOutcome struct {
 // or a later attempt has started meanwhile.
 func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webhook.Attempt, policy webhook.Policy) (WebhookAttemptOutcome, error) {
 	var out WebhookAttemptOutcome
-	err := d.WithTx(ctx, func(q *dbq.Queries) error {
+	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		params := dbq.WebhookDeliveryFinishAttemptParams{ID: a.DeliveryID, Attempts: int32(a.Attempt), Status: deliverySucceeded, NextAttemptAt: r.At}
 		switch {
 		case r.Succeeded:

@@ -30,7 +30,7 @@ func (d *DB) publish(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, t cor
 		return err
 	}
 	for _, endpointID := range endpoints {
-		if err := insertWebhookDelivery(ctx, q, orgID, eventID, endpointID); err != nil {
+		if err := d.insertWebhookDelivery(ctx, q, orgID, eventID, endpointID); err != nil {
 			return err
 		}
 	}
@@ -57,7 +57,9 @@ func (d *DB) storeEvent(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, t 
 	return id, err
 }
 
-func insertWebhookDelivery(ctx context.Context, q *dbq.Queries, orgID, eventID, endpointID uuid.UUID) error {
+// insertWebhookDelivery stores a delivery of event eventID to endpoint endpointID and queues
+// its first attempt, both in the transaction of ctx (the one q runs in).
+func (d *DB) insertWebhookDelivery(ctx context.Context, q *dbq.Queries, orgID, eventID, endpointID uuid.UUID) error {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return err
@@ -65,7 +67,7 @@ func insertWebhookDelivery(ctx context.Context, q *dbq.Queries, orgID, eventID, 
 	if err := q.WebhookDeliveryInsert(ctx, dbq.WebhookDeliveryInsertParams{ID: id, OrganizationID: orgID, EventID: eventID, EndpointID: endpointID}); err != nil {
 		return err
 	}
-	return enqueue(q, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertWebhookDelivery(ctx, tx, orgID, id) })
+	return d.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertWebhookDelivery(ctx, tx, orgID, id) })
 }
 
 // webhookEventBody is the body of a delivery (the document's WebhookEvent): the stored

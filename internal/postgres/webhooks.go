@@ -49,7 +49,7 @@ func (s *WebhookService) CreateWebhookEndpoint(ctx context.Context, in core.Webh
 	}
 	secret := signature.NewSecret()
 	var created *core.NewWebhookEndpoint
-	err = s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
 			return notFoundAs(err, "Organization %s does not exist.", in.OrganizationID)
 		}
@@ -111,7 +111,7 @@ func (s *WebhookService) FindWebhookEndpointByID(ctx context.Context, id uuid.UU
 // DeleteWebhookEndpoint implements core.WebhookService. Its deliveries go with it (ON DELETE
 // CASCADE); an attempt in flight at that moment finds its delivery gone and records nothing.
 func (s *WebhookService) DeleteWebhookEndpoint(ctx context.Context, id uuid.UUID) error {
-	return s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	return s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		endpoint, err := visibleEndpoint(ctx, q, id)
 		if err != nil {
 			return err
@@ -133,7 +133,7 @@ const testEventMessage = "This is a test event; it changes nothing."
 // SendWebhookTest implements core.WebhookService.
 func (s *WebhookService) SendWebhookTest(ctx context.Context, id uuid.UUID) (*core.WebhookTest, error) {
 	var test *core.WebhookTest
-	err := s.db.WithTx(ctx, func(q *dbq.Queries) error {
+	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := visibleEndpoint(ctx, q, id)
 		if err != nil {
 			return err
@@ -146,7 +146,7 @@ func (s *WebhookService) SendWebhookTest(ctx context.Context, id uuid.UUID) (*co
 		if err != nil {
 			return err
 		}
-		if err := insertWebhookDelivery(ctx, q, row.OrganizationID, eventID, id); err != nil {
+		if err := s.db.insertWebhookDelivery(ctx, q, row.OrganizationID, eventID, id); err != nil {
 			return err
 		}
 		test = &core.WebhookTest{EventID: eventID, EndpointID: id, Type: core.EventWebhookEndpointTest}
