@@ -142,9 +142,22 @@ func documentBodies(tb testing.TB) (*contract, map[string]*openapi3.SchemaRef, m
 		media := body.Value.Content.Get("application/json")
 		name := key.method + " " + key.template
 		schemas[name] = media.Schema
-		examples[name], _ = json.Marshal(media.Example)
+		examples[name], _ = json.Marshal(documentedExample(media))
 	}
 	return gate, schemas, examples
+}
+
+// documentedExample is the media type's example, or the first of its named examples.
+func documentedExample(media *openapi3.MediaType) any {
+	if media.Example != nil || len(media.Examples) == 0 {
+		return media.Example
+	}
+	names := make([]string, 0, len(media.Examples))
+	for name := range media.Examples {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return media.Examples[names[0]].Value.Value
 }
 
 // TestJSONCheckAgreesWithKinOpenAPIOnTheDocument mutates the documented example of every

@@ -421,8 +421,11 @@ func (p *parser) array(n *node) bool {
 	if n != nil {
 		items, itemsNullOK = n.items, n.itemsNullOK
 	}
-	// Unique items are decided here only for strings without escapes, compared as bytes.
-	var spans [maxUniqueItems][2]int
+	// Unique items are decided here only for strings, compared by their decoded text (as
+	// kin-openapi compares them): the bytes between the quotes, or, for a string with escapes,
+	// the text encoding/json decodes, kept in decoded.
+	var spans [maxUniqueItems]uniqueSpan
+	var decoded []byte
 	count := 0
 	for {
 		p.space()
@@ -431,15 +434,24 @@ func (p *parser) array(n *node) bool {
 			return false
 		}
 		if n != nil && n.unique {
-			if count >= maxUniqueItems || p.data[start] != '"' || bytes.IndexByte(p.data[start:p.pos], '\\') >= 0 {
+			if count >= maxUniqueItems || p.data[start] != '"' {
 				return false
 			}
-			for _, s := range spans[:count] {
-				if bytes.Equal(p.data[s[0]:s[1]], p.data[start:p.pos]) {
+			span := uniqueSpan{start: start + 1, end: p.pos - 1}
+			if raw := p.data[start:p.pos]; bytes.IndexByte(raw, '\\') >= 0 {
+				var text string
+				if json.Unmarshal(raw, &text) != nil {
+					return false
+				}
+				span = uniqueSpan{decoded: true, start: len(decoded), end: len(decoded) + len(text)}
+				decoded = append(decoded, text...)
+			}
+			for _, other := range spans[:count] {
+				if bytes.Equal(other.text(p.data, decoded), span.text(p.data, decoded)) {
 					return false
 				}
 			}
-			spans[count] = [2]int{start, p.pos}
+			spans[count] = span
 		}
 		count++
 		more, ok := p.separator(']')
@@ -450,6 +462,20 @@ func (p *parser) array(n *node) bool {
 			return n == nil || (count >= n.minItems && (n.maxItems < 0 || count <= n.maxItems))
 		}
 	}
+}
+
+// uniqueSpan locates one string item of an array with unique items: in the body, or in the
+// buffer of decoded texts.
+type uniqueSpan struct {
+	decoded    bool
+	start, end int
+}
+
+func (u uniqueSpan) text(data, decoded []byte) []byte {
+	if u.decoded {
+		return decoded[u.start:u.end]
+	}
+	return data[u.start:u.end]
 }
 
 // Valid reports whether raw, a parameter's value as sent, parses as kin-openapi parses it
