@@ -59,10 +59,11 @@ func (s *CatalogueService) ListProducts(ctx context.Context, f core.ProductFilte
 // Audience implements core.CatalogueService: an organization's type decides whether it sees
 // internal_only products (the type never changes once the organization exists).
 func (s *CatalogueService) Audience(ctx context.Context) (core.CatalogueAudience, error) {
-	return catalogueAudience(ctx, s.db.queries(ctx))
+	return s.db.catalogueAudience(ctx, s.db.queries(ctx))
 }
 
-func catalogueAudience(ctx context.Context, q *dbq.Queries) (core.CatalogueAudience, error) {
+// catalogueAudience is the view of the catalogue of the principal of ctx.
+func (d *DB) catalogueAudience(ctx context.Context, q *dbq.Queries) (core.CatalogueAudience, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return core.CatalogueAudience{}, err
@@ -70,11 +71,11 @@ func catalogueAudience(ctx context.Context, q *dbq.Queries) (core.CatalogueAudie
 	if p.IsOperator() {
 		return core.WholeCatalogue, nil
 	}
-	org, err := q.OrganizationGetByID(ctx, p.OrganizationID)
+	typ, err := d.organizationTypes.of(ctx, q, p.OrganizationID)
 	if err != nil {
-		return core.CatalogueAudience{}, translate(err)
+		return core.CatalogueAudience{}, err
 	}
-	return core.AudienceOf(p, org.OrganizationType), nil
+	return core.AudienceOf(p, typ), nil
 }
 
 // FindProductByID implements core.CatalogueService. A product the audience does not see is

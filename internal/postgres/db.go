@@ -47,6 +47,8 @@ type DB struct {
 	// layer's converters, so that storage never declares the API's JSON); changes that
 	// publish one fail without it.
 	Events core.EventEncoder
+
+	organizationTypes organizationTypes // see catalogueAudience
 }
 
 // PoolConfig is the pool configuration of dsn as the service uses it.

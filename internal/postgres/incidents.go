@@ -143,7 +143,7 @@ func (s *IncidentService) moveSubscriptions(ctx context.Context, q *dbq.Queries,
 // FindIncident implements core.IncidentService.
 func (s *IncidentService) FindIncident(ctx context.Context, productID, incidentID uuid.UUID) (*core.Incident, error) {
 	q := s.db.queries(ctx)
-	if err := readableProduct(ctx, q, productID); err != nil {
+	if err := s.readableProduct(ctx, q, productID); err != nil {
 		return nil, err
 	}
 	row, err := q.ProductIncidentGetByID(ctx, dbq.ProductIncidentGetByIDParams{ProductID: productID, ID: incidentID})
@@ -166,7 +166,7 @@ func (s *IncidentService) ListIncidents(ctx context.Context, productID uuid.UUID
 		params.After = &after
 	}
 	q := s.db.queries(ctx)
-	if err := readableProduct(ctx, q, productID); err != nil {
+	if err := s.readableProduct(ctx, q, productID); err != nil {
 		return nil, err
 	}
 	rows, err := q.ProductIncidentList(ctx, params)
@@ -196,10 +196,10 @@ func incidentsByOperatorOnly(ctx context.Context) error {
 
 // readableProduct checks that the product whose incidents are read exists and that the
 // principal sees it in the catalogue (an internal_only product is 404 to other organizations).
-func readableProduct(ctx context.Context, q *dbq.Queries, productID uuid.UUID) error {
+func (s *IncidentService) readableProduct(ctx context.Context, q *dbq.Queries, productID uuid.UUID) error {
 	row, err := q.ProductGetByID(ctx, productID)
 	if err == nil {
-		audience, err := catalogueAudience(ctx, q)
+		audience, err := s.db.catalogueAudience(ctx, q)
 		if err != nil {
 			return err
 		}
