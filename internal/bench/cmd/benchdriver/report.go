@@ -76,6 +76,9 @@ func verdict(r result, ratio float64) string {
 	if r.api.errors > 0 {
 		missed = append(missed, fmt.Sprintf("%d errors", r.api.errors))
 	}
+	if r.floor.errors > 0 { // a floor that fails is faster than one that works: no ratio holds
+		missed = append(missed, fmt.Sprintf("the floor answered %d errors", r.floor.errors))
+	}
 	if len(missed) == 0 {
 		return "met"
 	}
