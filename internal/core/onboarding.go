@@ -35,8 +35,9 @@ var OnboardingSteps = []string{"organization_created", "sandbox_provisioned", "c
 // status only moves forward along it.
 var OnboardingStatusOrder = []string{OnboardingStatusSandboxReady, OnboardingStatusActive, OnboardingStatusCompleted}
 
-// OnboardingMilestone is a later step of an onboarding: the status it moves to and the
-// growth milestones it appends to the completed steps, in order.
+// OnboardingMilestone is a later step of an onboarding: the status it moves to (a status
+// already further along stays; OnboardingStatusSandboxReady moves nothing) and the growth
+// milestones it appends to the completed steps, in order, each once.
 type OnboardingMilestone struct {
 	Status string
 	Steps  []string
