@@ -2726,7 +2726,7 @@ type OAuthTokenType string
 
 // OnboardingState Onboarding state of an organization.
 type OnboardingState struct {
-	// CompletedSteps Milestones reached, in order.
+	// CompletedSteps Growth milestones reached, in the order reached, each once (see `getOrganizationOnboarding`).
 	CompletedSteps  []GrowthEventName   `json:"completed_steps"`
 	CreatedAt       time.Time           `json:"created_at"`
 	Email           openapi_types.Email `json:"email"`
@@ -2735,12 +2735,12 @@ type OnboardingState struct {
 	IdentitySubject string              `json:"identity_subject"`
 	OrganizationId  string              `json:"organization_id"`
 
-	// Status Onboarding state.
+	// Status Onboarding state, moving forward only: `sandbox_ready` once a verified login is onboarded, `active` after the organization's first successful product operation, `completed` once it is live commercially (a charging plan active). See `getOrganizationOnboarding`.
 	Status    OnboardingStatus `json:"status"`
 	UpdatedAt time.Time        `json:"updated_at"`
 }
 
-// OnboardingStatus Onboarding state.
+// OnboardingStatus Onboarding state, moving forward only: `sandbox_ready` once a verified login is onboarded, `active` after the organization's first successful product operation, `completed` once it is live commercially (a charging plan active). See `getOrganizationOnboarding`.
 type OnboardingStatus string
 
 // Organization An organization (customer account). Every field is present in every response.
@@ -5551,7 +5551,7 @@ type ClientInterface interface {
 
 	// CreateVerifiedLoginOnboardingWithBody Onboard a verified login
 	//
-	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5560,7 +5560,7 @@ type ClientInterface interface {
 
 	// CreateVerifiedLoginOnboarding Onboard a verified login
 	//
-	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5673,6 +5673,33 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
 	UpdateOrganization(ctx context.Context, id Id, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganizationOnboarding Get an organization's onboarding
+	//
+	// Returns the onboarding state of an organization that was onboarded through a verified login
+	// (`createVerifiedLoginOnboarding`). Needs `organizations:read`.
+	//
+	// **Who may:** the organization itself, and the operator for any organization. Another organization's id is 404, exactly as
+	// if it did not exist; so is an organization that was not onboarded through a verified login (it has no onboarding).
+	//
+	// **States** (`status` only moves forward; `completed_steps` lists the growth milestones reached, in the order reached, each
+	// once):
+	//
+	// | `status` | reached when | milestones appended |
+	// |---|---|---|
+	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
+	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	//
+	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
+	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
+	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
+	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
+	// emits no webhook event.
+	//
+	// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
+	GetOrganizationOnboarding(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPlans List plans with prices
 	//
@@ -6968,7 +6995,7 @@ func (c *Client) CreateOAuthTokenWithFormdataBody(ctx context.Context, params *C
 
 // CreateVerifiedLoginOnboardingWithBody Onboard a verified login
 //
-// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6987,7 +7014,7 @@ func (c *Client) CreateVerifiedLoginOnboardingWithBody(ctx context.Context, para
 
 // CreateVerifiedLoginOnboarding Onboard a verified login
 //
-// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7151,6 +7178,43 @@ func (c *Client) UpdateOrganizationWithBody(ctx context.Context, id Id, contentT
 // Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
 func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateOrganizationRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganizationOnboarding Get an organization's onboarding
+//
+// Returns the onboarding state of an organization that was onboarded through a verified login
+// (`createVerifiedLoginOnboarding`). Needs `organizations:read`.
+//
+// **Who may:** the organization itself, and the operator for any organization. Another organization's id is 404, exactly as
+// if it did not exist; so is an organization that was not onboarded through a verified login (it has no onboarding).
+//
+// **States** (`status` only moves forward; `completed_steps` lists the growth milestones reached, in the order reached, each
+// once):
+//
+// | `status` | reached when | milestones appended |
+// |---|---|---|
+// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
+// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+//
+// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
+// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
+// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
+// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
+// emits no webhook event.
+//
+// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
+func (c *Client) GetOrganizationOnboarding(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationOnboardingRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -9727,6 +9791,40 @@ func NewUpdateOrganizationRequestWithBody(server string, id Id, contentType stri
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetOrganizationOnboardingRequest constructs an http.Request for the GetOrganizationOnboarding method
+func NewGetOrganizationOnboardingRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/organizations/%s/onboarding", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -12344,7 +12442,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateVerifiedLoginOnboardingWithBodyWithResponse Onboard a verified login
 	//
-	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12353,7 +12451,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateVerifiedLoginOnboardingWithResponse Onboard a verified login
 	//
-	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12468,6 +12566,35 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/organizations/{id} (the `UpdateOrganization` operationId).
 	UpdateOrganizationWithResponse(ctx context.Context, id Id, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrganizationResponse, error)
+
+	// GetOrganizationOnboardingWithResponse Get an organization's onboarding
+	//
+	// Returns the onboarding state of an organization that was onboarded through a verified login
+	// (`createVerifiedLoginOnboarding`). Needs `organizations:read`.
+	//
+	// **Who may:** the organization itself, and the operator for any organization. Another organization's id is 404, exactly as
+	// if it did not exist; so is an organization that was not onboarded through a verified login (it has no onboarding).
+	//
+	// **States** (`status` only moves forward; `completed_steps` lists the growth milestones reached, in the order reached, each
+	// once):
+	//
+	// | `status` | reached when | milestones appended |
+	// |---|---|---|
+	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
+	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	//
+	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
+	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
+	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
+	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
+	// emits no webhook event.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
+	GetOrganizationOnboardingWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetOrganizationOnboardingResponse, error)
 
 	// ListPlansWithResponse List plans with prices
 	//
@@ -16444,6 +16571,157 @@ func (r UpdateOrganizationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOrganizationOnboardingResponse200Headers the declared response headers of an HTTP 200 response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponse200Headers struct {
+	RequestId string
+}
+
+// GetOrganizationOnboardingResponse400Headers the declared response headers of an HTTP 400 response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponse400Headers struct {
+	RequestId string
+}
+
+// GetOrganizationOnboardingResponse401Headers the declared response headers of an HTTP 401 response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponse401Headers struct {
+	RequestId string
+}
+
+// GetOrganizationOnboardingResponse403Headers the declared response headers of an HTTP 403 response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponse403Headers struct {
+	RequestId string
+}
+
+// GetOrganizationOnboardingResponse404Headers the declared response headers of an HTTP 404 response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponse404Headers struct {
+	RequestId string
+}
+
+// GetOrganizationOnboardingResponse429Headers the declared response headers of an HTTP 429 response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetOrganizationOnboardingResponse503Headers the declared response headers of an HTTP 503 response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetOrganizationOnboardingResponseDefaultHeaders the declared response headers of an HTTP default response for GetOrganizationOnboarding
+type GetOrganizationOnboardingResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetOrganizationOnboardingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OnboardingState
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOrganizationOnboardingResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetOrganizationOnboardingResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOrganizationOnboardingResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetOrganizationOnboardingResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetOrganizationOnboardingResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetOrganizationOnboardingResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetOrganizationOnboardingResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetOrganizationOnboardingResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationOnboardingResponse) GetJSON200() *OnboardingState {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetOrganizationOnboardingResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetOrganizationOnboardingResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetOrganizationOnboardingResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetOrganizationOnboardingResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetOrganizationOnboardingResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetOrganizationOnboardingResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetOrganizationOnboardingResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationOnboardingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationOnboardingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationOnboardingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationOnboardingResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23565,7 +23843,7 @@ func (c *ClientWithResponses) CreateOAuthTokenWithFormdataBodyWithResponse(ctx c
 
 // CreateVerifiedLoginOnboardingWithBodyWithResponse Onboard a verified login
 //
-// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23580,7 +23858,7 @@ func (c *ClientWithResponses) CreateVerifiedLoginOnboardingWithBodyWithResponse(
 
 // CreateVerifiedLoginOnboardingWithResponse Onboard a verified login
 //
-// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// Operator only (an organization principal gets 403 `forbidden`). In one transaction, provisions for a verified identity the organization, a sandbox `einvoice` subscription, its invoicing resource, a sandbox developer key scoped to the product operations, the onboarding state and audit records, and emits the growth events `organization_created`, `sandbox_provisioned` and `credential_created` with `traffic_type`. The same (issuer, subject) always yields the same organization: a repeat (or a concurrent race) creates nothing and answers 200 with `created: false` and `api_key_secret: null`; the first call answers 201 with the key's secret. `email_verified: false` is 422. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`. The onboarding starts `sandbox_ready` and a repeat answers its current state; how it moves is described under `getOrganizationOnboarding`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23730,6 +24008,41 @@ func (c *ClientWithResponses) UpdateOrganizationWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseUpdateOrganizationResponse(rsp)
+}
+
+// GetOrganizationOnboardingWithResponse Get an organization's onboarding
+//
+// Returns the onboarding state of an organization that was onboarded through a verified login
+// (`createVerifiedLoginOnboarding`). Needs `organizations:read`.
+//
+// **Who may:** the organization itself, and the operator for any organization. Another organization's id is 404, exactly as
+// if it did not exist; so is an organization that was not onboarded through a verified login (it has no onboarding).
+//
+// **States** (`status` only moves forward; `completed_steps` lists the growth milestones reached, in the order reached, each
+// once):
+//
+// | `status` | reached when | milestones appended |
+// |---|---|---|
+// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
+// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+//
+// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
+// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
+// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
+// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
+// emits no webhook event.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
+func (c *ClientWithResponses) GetOrganizationOnboardingWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetOrganizationOnboardingResponse, error) {
+	rsp, err := c.GetOrganizationOnboarding(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationOnboardingResponse(rsp)
 }
 
 // ListPlansWithResponse List plans with prices
@@ -28974,6 +29287,199 @@ func ParseUpdateOrganizationResponse(rsp *http.Response) (*UpdateOrganizationRes
 		response.Headers503 = &headers
 	case true:
 		var headers UpdateOrganizationResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationOnboardingResponse parses an HTTP response from a GetOrganizationOnboardingWithResponse call
+func ParseGetOrganizationOnboardingResponse(rsp *http.Response) (*GetOrganizationOnboardingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationOnboardingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OnboardingState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOrganizationOnboardingResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetOrganizationOnboardingResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetOrganizationOnboardingResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetOrganizationOnboardingResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetOrganizationOnboardingResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetOrganizationOnboardingResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetOrganizationOnboardingResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetOrganizationOnboardingResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37909,6 +38415,9 @@ type ServerInterface interface {
 	// UpdateOrganization Update an organization
 	// (PATCH /v1/organizations/{id})
 	UpdateOrganization(w http.ResponseWriter, r *http.Request, id Id)
+	// GetOrganizationOnboarding Get an organization's onboarding
+	// (GET /v1/organizations/{id}/onboarding)
+	GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request, id Id)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(w http.ResponseWriter, r *http.Request, params ListPlansParams)
@@ -38149,6 +38658,12 @@ func (_ Unimplemented) GetOrganization(w http.ResponseWriter, r *http.Request, i
 // UpdateOrganization Update an organization
 // (PATCH /v1/organizations/{id})
 func (_ Unimplemented) UpdateOrganization(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetOrganizationOnboarding Get an organization's onboarding
+// (GET /v1/organizations/{id}/onboarding)
+func (_ Unimplemented) GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -39253,6 +39768,32 @@ func (siw *ServerInterfaceWrapper) UpdateOrganization(w http.ResponseWriter, r *
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateOrganization(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetOrganizationOnboarding operation middleware
+func (siw *ServerInterfaceWrapper) GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetOrganizationOnboarding(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -41397,6 +41938,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/onboarding/verified-logins", wrapper.CreateVerifiedLoginOnboarding)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/organizations/{id}/onboarding", wrapper.GetOrganizationOnboarding)
 	})
 
 	return r
@@ -45073,6 +45617,170 @@ type UpdateOrganizationdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response UpdateOrganizationdefaultApplicationProblemPlusJSONResponse) VisitUpdateOrganizationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboardingRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetOrganizationOnboardingResponseObject interface {
+	VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error
+}
+
+type GetOrganizationOnboarding200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetOrganizationOnboarding200JSONResponse struct {
+	Body    OnboardingState
+	Headers GetOrganizationOnboarding200ResponseHeaders
+}
+
+func (response GetOrganizationOnboarding200JSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboarding400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetOrganizationOnboarding400ApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboarding401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetOrganizationOnboarding401ApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboarding403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetOrganizationOnboarding403ApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboarding404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetOrganizationOnboarding404ApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboarding429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetOrganizationOnboarding429ApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboarding503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetOrganizationOnboarding503ApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOrganizationOnboardingdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetOrganizationOnboardingdefaultApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -52636,6 +53344,9 @@ type StrictServerInterface interface {
 	// UpdateOrganization Update an organization
 	// (PATCH /v1/organizations/{id})
 	UpdateOrganization(ctx context.Context, request UpdateOrganizationRequestObject) (UpdateOrganizationResponseObject, error)
+	// GetOrganizationOnboarding Get an organization's onboarding
+	// (GET /v1/organizations/{id}/onboarding)
+	GetOrganizationOnboarding(ctx context.Context, request GetOrganizationOnboardingRequestObject) (GetOrganizationOnboardingResponseObject, error)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(ctx context.Context, request ListPlansRequestObject) (ListPlansResponseObject, error)
@@ -53385,6 +54096,32 @@ func (sh *strictHandler) UpdateOrganization(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateOrganizationResponseObject); ok {
 		if err := validResponse.VisitUpdateOrganizationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetOrganizationOnboarding operation middleware
+func (sh *strictHandler) GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetOrganizationOnboardingRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOrganizationOnboarding(ctx, request.(GetOrganizationOnboardingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOrganizationOnboarding")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetOrganizationOnboardingResponseObject); ok {
+		if err := validResponse.VisitGetOrganizationOnboardingResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

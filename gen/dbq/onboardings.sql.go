@@ -40,6 +40,30 @@ func (q *Queries) OnboardingGetByIdentity(ctx context.Context, arg OnboardingGet
 	return i, err
 }
 
+const onboardingGetByOrganization = `-- name: OnboardingGetByOrganization :one
+SELECT id, organization_id, identity_issuer, identity_subject, email, status, completed_steps, subscription_id, resource_id, api_key_id, created_at, updated_at FROM onboardings WHERE organization_id = $1
+`
+
+func (q *Queries) OnboardingGetByOrganization(ctx context.Context, organizationID uuid.UUID) (Onboarding, error) {
+	row := q.db.QueryRow(ctx, onboardingGetByOrganization, organizationID)
+	var i Onboarding
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.IdentityIssuer,
+		&i.IdentitySubject,
+		&i.Email,
+		&i.Status,
+		&i.CompletedSteps,
+		&i.SubscriptionID,
+		&i.ResourceID,
+		&i.ApiKeyID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const onboardingInsert = `-- name: OnboardingInsert :one
 INSERT INTO onboardings (
     id, organization_id, identity_issuer, identity_subject, email, status, completed_steps,
@@ -104,6 +128,55 @@ SELECT pg_advisory_xact_lock(hashtextextended('onboarding:' || $1::text, 0))
 func (q *Queries) OnboardingLockIdentity(ctx context.Context, identity string) error {
 	_, err := q.db.Exec(ctx, onboardingLockIdentity, identity)
 	return err
+}
+
+const onboardingReach = `-- name: OnboardingReach :one
+UPDATE onboardings SET
+    status = CASE
+        WHEN array_position($1::text[], $2::text) > array_position($1::text[], status) THEN $2::text
+        ELSE status END,
+    completed_steps = completed_steps || ARRAY(
+        SELECT step FROM unnest($3::text[]) WITH ORDINALITY AS s (step, n)
+        WHERE step <> ALL (completed_steps) ORDER BY n),
+    updated_at = now()
+WHERE organization_id = $4 AND NOT completed_steps @> $3::text[]
+RETURNING id, organization_id, identity_issuer, identity_subject, email, status, completed_steps, subscription_id, resource_id, api_key_id, created_at, updated_at
+`
+
+type OnboardingReachParams struct {
+	StatusOrder    []string
+	Status         string
+	Steps          []string
+	OrganizationID uuid.UUID
+}
+
+// Records milestones of the organization's onboarding: appends the steps not yet completed,
+// in the order given, and moves status to @status unless it is already further along in
+// @status_order. Nothing happens (no row) when every step is already completed or the
+// organization was not onboarded, so repeating a milestone costs one indexed lookup.
+func (q *Queries) OnboardingReach(ctx context.Context, arg OnboardingReachParams) (Onboarding, error) {
+	row := q.db.QueryRow(ctx, onboardingReach,
+		arg.StatusOrder,
+		arg.Status,
+		arg.Steps,
+		arg.OrganizationID,
+	)
+	var i Onboarding
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.IdentityIssuer,
+		&i.IdentitySubject,
+		&i.Email,
+		&i.Status,
+		&i.CompletedSteps,
+		&i.SubscriptionID,
+		&i.ResourceID,
+		&i.ApiKeyID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const serviceResourceGetByID = `-- name: ServiceResourceGetByID :one

@@ -141,6 +141,22 @@ func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 	return inv
 }
 
+// Charges reports whether the plan charges anything: a fee, a minimum commitment or a
+// priced overage. A plan that charges nothing (a sandbox or a free tier) is not commercial.
+func (p *Plan) Charges() bool {
+	for _, amount := range []*int64{p.SetupFee, p.RecurringFee, p.MinimumCommitment} {
+		if amount != nil && *amount > 0 {
+			return true
+		}
+	}
+	for _, o := range p.OverageRules {
+		if o.UnitPrice > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // periodMonths is the length of a plan's cycle in months, 0 for a plan that never renews.
 // Usage-only plans renew monthly: usage is invoiced per month.
 func (p *Plan) periodMonths() int {

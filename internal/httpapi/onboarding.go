@@ -33,10 +33,6 @@ func (s *Server) CreateVerifiedLoginOnboarding(ctx context.Context, req api.Crea
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]api.GrowthEventName, len(done.State.CompletedSteps))
-	for i, st := range done.State.CompletedSteps {
-		steps[i] = api.GrowthEventName(st)
-	}
 	result := api.VerifiedLoginResult{
 		Created:      done.Created,
 		Organization: toAPIOrganization(done.Organization),
@@ -47,16 +43,33 @@ func (s *Server) CreateVerifiedLoginOnboarding(ctx context.Context, req api.Crea
 		},
 		ApiKey:       toAPIKey(&done.Key.APIKey),
 		ApiKeySecret: null[api.ApiKeySecret](),
-		Onboarding: api.OnboardingState{
-			Id: done.State.ID, OrganizationId: done.State.OrganizationID.String(),
-			IdentityIssuer: done.State.IdentityIssuer, IdentitySubject: done.State.IdentitySubject,
-			Email: openapi_types.Email(done.State.Email), Status: api.OnboardingStatus(done.State.Status),
-			CompletedSteps: steps, CreatedAt: done.State.CreatedAt, UpdatedAt: done.State.UpdatedAt,
-		},
+		Onboarding:   toAPIOnboarding(done.State),
 	}
 	if !done.Created {
 		return api.CreateVerifiedLoginOnboarding200JSONResponse{Body: result}, nil
 	}
 	result.ApiKeySecret = nullable.NewNullableWithValue(api.ApiKeySecret{Secret: done.Key.Secret, FullKey: done.Key.FullKey})
 	return api.CreateVerifiedLoginOnboarding201JSONResponse{Body: result}, nil
+}
+
+// GetOrganizationOnboarding implements GET /v1/organizations/{id}/onboarding.
+func (s *Server) GetOrganizationOnboarding(ctx context.Context, req api.GetOrganizationOnboardingRequestObject) (api.GetOrganizationOnboardingResponseObject, error) {
+	state, err := s.cfg.Services.Onboarding.FindOnboarding(ctx, req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return api.GetOrganizationOnboarding200JSONResponse{Body: toAPIOnboarding(state)}, nil
+}
+
+func toAPIOnboarding(st *core.OnboardingState) api.OnboardingState {
+	steps := make([]api.GrowthEventName, len(st.CompletedSteps))
+	for i, step := range st.CompletedSteps {
+		steps[i] = api.GrowthEventName(step)
+	}
+	return api.OnboardingState{
+		Id: st.ID, OrganizationId: st.OrganizationID.String(),
+		IdentityIssuer: st.IdentityIssuer, IdentitySubject: st.IdentitySubject,
+		Email: openapi_types.Email(st.Email), Status: api.OnboardingStatus(st.Status),
+		CompletedSteps: steps, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
+	}
 }

@@ -141,8 +141,14 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		"support-cases": fx.supportCase, "api-keys": fx.apiKey, "taxauth": fx.invoice, "products": fuzzProduct,
 	}
 	messages := supportCase()
+	// The onboarding read needs an organization onboarded through a verified login.
+	onboarded := onboard(env, apitest.OperatorToken, verifiedLogin("fuzz-onboarded", nil))
+	if onboarded.Status != http.StatusCreated {
+		t.Fatalf("seed onboarding: %d %s", onboarded.Status, onboarded.Body)
+	}
 	fx.byOperation = map[string]string{
 		"updateSupportCase": supportCase(), "createSupportCaseMessage": messages, "listSupportCaseMessages": messages,
+		"getOrganizationOnboarding": onboarded.JSON(t)["organization"].(map[string]any)["id"].(string),
 	}
 	seedCatalogueFixtures(t, env, fx)
 	// The incident operations work on the catalogue fixture's product, which no subscription

@@ -159,6 +159,51 @@ func (s *OnboardingService) load(ctx context.Context, q *dbq.Queries, row dbq.On
 	}, nil
 }
 
+// FindOnboarding implements core.OnboardingService.
+func (s *OnboardingService) FindOnboarding(ctx context.Context, organizationID uuid.UUID) (*core.OnboardingState, error) {
+	q := s.db.queries(ctx)
+	get := func(org uuid.UUID) (dbq.Onboarding, error) { return q.OnboardingGetByOrganization(ctx, org) }
+	row, err := owned(ctx,
+		func(own uuid.UUID) (dbq.Onboarding, error) {
+			if organizationID != own {
+				return dbq.Onboarding{}, pgx.ErrNoRows
+			}
+			return get(own)
+		},
+		func() (dbq.Onboarding, error) { return get(organizationID) },
+		"The onboarding of organization", organizationID)
+	if err != nil {
+		return nil, err
+	}
+	return onboardingFromRow(row), nil
+}
+
+// reachOnboarding records milestone m of organization orgID's onboarding inside the
+// transaction of the change that reached it. Once its steps are completed (or for an
+// organization not onboarded through a verified login) it changes nothing and costs one
+// indexed lookup. A change is audited: onboarding.<status> when the status moved (a status
+// is only ever set together with the milestone's steps, so a returned status equal to the
+// milestone's is a move), onboarding.step_completed otherwise.
+func reachOnboarding(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, m core.OnboardingMilestone) error {
+	row, err := q.OnboardingReach(ctx, dbq.OnboardingReachParams{
+		StatusOrder: core.OnboardingStatusOrder, Status: m.Status, Steps: m.Steps, OrganizationID: orgID,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	action := "onboarding.step_completed"
+	if row.Status == m.Status && m.Status != core.OnboardingStatusSandboxReady {
+		action = "onboarding." + m.Status
+	}
+	return audit(ctx, q, core.AuditEntry{
+		OrganizationID: &orgID, Action: action, ResourceType: "onboarding",
+		ResourceID: row.ID.String(), After: onboardingFromRow(row),
+	})
+}
+
 func onboardingFromRow(r dbq.Onboarding) *core.OnboardingState {
 	return &core.OnboardingState{
 		ID: r.ID, OrganizationID: r.OrganizationID, IdentityIssuer: r.IdentityIssuer, IdentitySubject: r.IdentitySubject,

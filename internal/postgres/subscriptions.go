@@ -195,46 +195,58 @@ func (s *SubscriptionService) ListSubscriptions(ctx context.Context, orgID uuid.
 func (s *SubscriptionService) SelectPlan(ctx context.Context, id, planID uuid.UUID) (*core.PlanSelection, error) {
 	sel := &core.PlanSelection{Activation: core.ActivationActive}
 	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
-		voided, err := q.BillingInvoiceVoidOpen(ctx, dbq.BillingInvoiceVoidOpenParams{OrganizationID: sub.OrganizationID, SubscriptionID: sub.ID})
-		if err != nil {
+		if err := s.invoiceSelection(ctx, q, sub, plan, at, sel); err != nil {
 			return err
 		}
-		for _, v := range voided {
-			if err := audit(ctx, q, core.AuditEntry{
-				OrganizationID: &sub.OrganizationID,
-				Action:         "billing_invoice.voided",
-				ResourceType:   "billing_invoice",
-				ResourceID:     v.String(),
-				After:          map[string]any{"id": v, "status": core.InvoiceVoid, "reason": "superseded by a new plan selection"},
-			}); err != nil {
-				return err
-			}
+		if m, ok := core.PlanSelectionMilestone(plan, sel.Activation); ok {
+			return reachOnboarding(ctx, q, sub.OrganizationID, m)
 		}
-		draft := core.FirstInvoice(plan, at)
-		if draft == nil {
-			return nil
-		}
-		inv, err := insertInvoice(ctx, q, sub, draft)
-		if err != nil {
-			return err
-		}
-		sel.Invoice, sel.Activation = inv, core.ActivationAwaitingPayment
-		if err := audit(ctx, q, core.AuditEntry{
-			OrganizationID: &sub.OrganizationID,
-			Action:         "billing_invoice.issued",
-			ResourceType:   "billing_invoice",
-			ResourceID:     inv.ID.String(),
-			After:          inv,
-		}); err != nil {
-			return err
-		}
-		return s.db.publish(ctx, q, sub.OrganizationID, core.EventBillingInvoiceIssued, inv)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	sel.Subscription = sub
 	return sel, nil
+}
+
+// invoiceSelection voids the unpaid invoices of earlier selections and issues the invoice of
+// the first period when something is due now, recording it and the activation in sel.
+func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time, sel *core.PlanSelection) error {
+	voided, err := q.BillingInvoiceVoidOpen(ctx, dbq.BillingInvoiceVoidOpenParams{OrganizationID: sub.OrganizationID, SubscriptionID: sub.ID})
+	if err != nil {
+		return err
+	}
+	for _, v := range voided {
+		if err := audit(ctx, q, core.AuditEntry{
+			OrganizationID: &sub.OrganizationID,
+			Action:         "billing_invoice.voided",
+			ResourceType:   "billing_invoice",
+			ResourceID:     v.String(),
+			After:          map[string]any{"id": v, "status": core.InvoiceVoid, "reason": "superseded by a new plan selection"},
+		}); err != nil {
+			return err
+		}
+	}
+	draft := core.FirstInvoice(plan, at)
+	if draft == nil {
+		return nil
+	}
+	inv, err := insertInvoice(ctx, q, sub, draft)
+	if err != nil {
+		return err
+	}
+	sel.Invoice, sel.Activation = inv, core.ActivationAwaitingPayment
+	if err := audit(ctx, q, core.AuditEntry{
+		OrganizationID: &sub.OrganizationID,
+		Action:         "billing_invoice.issued",
+		ResourceType:   "billing_invoice",
+		ResourceID:     inv.ID.String(),
+		After:          inv,
+	}); err != nil {
+		return err
+	}
+	return s.db.publish(ctx, q, sub.OrganizationID, core.EventBillingInvoiceIssued, inv)
 }
 
 // ChangePlan implements core.SubscriptionService. Changing to the current plan changes

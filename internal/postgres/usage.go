@@ -63,6 +63,13 @@ func (d *DB) recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, p
 	if err != nil {
 		return err
 	}
+	// An organization's first successful operation is the first of a month, so only that one
+	// pays for the onboarding milestone (a refusal below rolls it back with the operation).
+	if counter.Operations == 1 {
+		if err := reachOnboarding(ctx, q, orgID, core.OnboardingFirstSuccess); err != nil {
+			return err
+		}
+	}
 	row, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: product})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
