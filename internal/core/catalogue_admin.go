@@ -41,6 +41,12 @@ func AudienceOf(p *Principal, orgType string) CatalogueAudience {
 	if p.IsOperator() {
 		return WholeCatalogue
 	}
+	return OrganizationAudience(orgType)
+}
+
+// OrganizationAudience is what an organization of type orgType is offered: internal_only
+// products only when it is internal, and no drafts.
+func OrganizationAudience(orgType string) CatalogueAudience {
 	return CatalogueAudience{Internal: orgType == OrganizationTypeInternal}
 }
 

@@ -25,7 +25,7 @@ func (s *AddressService) ResolveShortAddress(ctx context.Context, shortAddress, 
 		return nil, err
 	}
 	if !p.IsOperator() {
-		if err := s.db.entitle(ctx, nil, p.OrganizationID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productAddress}); err != nil {
+		if err := s.db.entitle(ctx, p.OrganizationID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productAddress}); err != nil {
 			return nil, err
 		}
 		if err := checkSpend(ctx, s.db.queries(ctx), p.OrganizationID, productAddress); err != nil {

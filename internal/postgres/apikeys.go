@@ -52,7 +52,7 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 		if err := organizationExists(ctx, q, orgID); err != nil {
 			return err
 		}
-		if err := s.db.entitle(ctx, q, orgID, core.Access{Act: core.ActIssueCredential, Environment: in.Environment}); err != nil {
+		if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActIssueCredential, Environment: in.Environment}); err != nil {
 			return err
 		}
 		created, err = insertAPIKey(ctx, q, p, orgID, in)
@@ -260,7 +260,7 @@ func (s *APIKeyService) checkRotatable(ctx context.Context, q *dbq.Queries, p *c
 		}
 		access.Business = &business.LifecycleStatus
 	}
-	return s.db.entitle(ctx, q, key.OrganizationID, access)
+	return s.db.entitle(ctx, key.OrganizationID, access)
 }
 
 func lockAPIKey(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.APIKey, error) {

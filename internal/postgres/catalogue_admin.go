@@ -386,17 +386,15 @@ func auditCatalogue(ctx context.Context, q *dbq.Queries, action, resourceType st
 }
 
 // checkOfferedTo refuses a product an organization may not take, exactly as if the product
-// did not exist: an internal_only product to an organization that is not internal. pointer
-// and code name the refused field of the request (the product or the plan it names).
-func checkOfferedTo(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product *core.Product, pointer, code, message string) error {
-	if product.Availability != core.ProductInternalOnly {
-		return nil
-	}
-	org, err := q.OrganizationGetByID(ctx, orgID)
+// did not exist: one outside the organization's audience (an internal_only product to an
+// organization that is not internal). pointer and code name the refused field of the request
+// (the product or the plan it names).
+func (d *DB) checkOfferedTo(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product *core.Product, pointer, code, message string) error {
+	typ, err := d.organizationTypes.of(ctx, q, orgID)
 	if err != nil {
 		return err
 	}
-	if org.OrganizationType != core.OrganizationTypeInternal {
+	if !core.OrganizationAudience(typ).SeesProduct(product.Availability) {
 		return core.Unprocessable(pointer, code, message)
 	}
 	return nil

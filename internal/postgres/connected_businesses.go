@@ -251,7 +251,7 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		if err := core.CheckKeyAuthority(p, "create", "sandbox", core.CredentialScopes[product]); err != nil {
 			return err
 		}
-		if err := s.db.entitle(ctx, q, row.OrganizationID, core.Access{
+		if err := s.db.entitle(ctx, row.OrganizationID, core.Access{
 			Act: core.ActIssueCredential, Environment: core.SandboxEnvironment, Business: &row.LifecycleStatus,
 		}); err != nil {
 			return err

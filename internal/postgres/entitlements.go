@@ -11,15 +11,14 @@ import (
 )
 
 // entitle asks core.Entitle whether organization org may do a now, reading its standing
-// (of a.Product, when a product operation asks) from the cache or the database. q is the
-// transaction the caller is in, nil when it is in none of its own: a caller holding a
-// transaction must read through it, never take a second connection while it holds locks. An
-// organization that does not exist is ENotFound.
+// (of a.Product, when a product operation asks) from the cache or the database: through the
+// transaction of ctx when there is one, for a caller holding a transaction must never take a
+// second connection while it holds locks. An organization that does not exist is ENotFound.
 //
 // Every product operation, every new credential and every new subscription asks before it
 // changes anything, so a refusal writes nothing and counts nothing against spend controls.
-func (d *DB) entitle(ctx context.Context, q *dbq.Queries, org uuid.UUID, a core.Access) error {
-	s, err := d.standing(ctx, q, org, a.Product)
+func (d *DB) entitle(ctx context.Context, org uuid.UUID, a core.Access) error {
+	s, err := d.standing(ctx, org, a.Product)
 	if err != nil {
 		return err
 	}
@@ -27,15 +26,12 @@ func (d *DB) entitle(ctx context.Context, q *dbq.Queries, org uuid.UUID, a core.
 }
 
 // standing returns the standing of org and product: cached beside the credentials when this
-// process caches them (NewCredentialCache), else read now, through q or the transaction of
-// ctx when there is one. What a transaction reads may hold changes of its own (onboarding
+// process caches them (NewCredentialCache), else read now, through the transaction of ctx
+// when there is one. What a transaction reads may hold changes of its own (onboarding
 // creates the organization it issues a key for), so it is not cached.
-func (d *DB) standing(ctx context.Context, q *dbq.Queries, org uuid.UUID, product string) (core.Standing, error) {
-	committed := q == nil && !inTx(ctx)
-	if q == nil {
-		q = d.queries(ctx)
-	}
-	load := func() (core.Standing, error) { return loadStanding(ctx, q, org, product) }
+func (d *DB) standing(ctx context.Context, org uuid.UUID, product string) (core.Standing, error) {
+	committed := !inTx(ctx)
+	load := func() (core.Standing, error) { return loadStanding(ctx, d.queries(ctx), org, product) }
 	c := d.standings.Load()
 	if c == nil {
 		return load()

@@ -35,7 +35,7 @@ func (c *CredentialCache) HearNothing() {
 
 // Entitle is DB.entitle for a caller outside any transaction.
 func (d *DB) Entitle(ctx context.Context, org uuid.UUID, a core.Access) error {
-	return d.entitle(ctx, nil, org, a)
+	return d.entitle(ctx, org, a)
 }
 
 // SummaryFromEvents makes s read every summary from growth_events, not the rollups.

@@ -75,14 +75,14 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
 			return notFoundAs(err, "Organization %s does not exist.", orgID)
 		}
-		if err := s.db.entitle(ctx, q, orgID, core.Access{Act: core.ActSubscribe}); err != nil {
+		if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActSubscribe}); err != nil {
 			return err
 		}
 		product, err := productNamed(ctx, q, in.ProductID)
 		if err != nil {
 			return err
 		}
-		if err := checkOfferedTo(ctx, q, orgID, product, "/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", in.ProductID)); err != nil {
+		if err := s.db.checkOfferedTo(ctx, q, orgID, product, "/product_id", "unknown_product", fmt.Sprintf("Product %s does not exist.", in.ProductID)); err != nil {
 			return err
 		}
 		if product.Availability == core.ProductDeprecated {
@@ -333,7 +333,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 			if err != nil {
 				return err
 			}
-			if err := checkOfferedTo(ctx, q, before.OrganizationID, productFromRow(product), "/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", *planID)); err != nil {
+			if err := s.db.checkOfferedTo(ctx, q, before.OrganizationID, productFromRow(product), "/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", *planID)); err != nil {
 				return err
 			}
 			if plan, err = selectablePlan(ctx, q, productFromRow(product), *planID); err != nil {

@@ -39,7 +39,7 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
-	if err := s.db.entitle(ctx, nil, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
+	if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
 		return nil, err
 	}
 	draft, err := einvoice.Prepare(in.Request)
