@@ -16,12 +16,12 @@ import (
 const billingInvoiceInsert = `-- name: BillingInvoiceInsert :one
 INSERT INTO billing_invoices (
     id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines,
-    subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at
+    subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, opens_selection
 ) VALUES (
     $1, $2, $2, $3, $4, $5, $6, $7, $8,
-    $9, $10, $11, $12, $13, $14, $15, $2, $16
+    $9, $10, $11, $12, $13, $14, $15, $2, $16, $17
 )
-RETURNING id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at
+RETURNING id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection
 `
 
 type BillingInvoiceInsertParams struct {
@@ -41,6 +41,7 @@ type BillingInvoiceInsertParams struct {
 	Status            string
 	TaxDocumentStatus string
 	DueAt             *time.Time
+	OpensSelection    bool
 }
 
 // created_at and updated_at are issued_at.
@@ -62,6 +63,7 @@ func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceIn
 		arg.Status,
 		arg.TaxDocumentStatus,
 		arg.DueAt,
+		arg.OpensSelection,
 	)
 	var i BillingInvoice
 	err := row.Scan(
@@ -84,6 +86,8 @@ func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceIn
 		&i.IssuedAt,
 		&i.DueAt,
 		&i.PaidAt,
+		&i.AmountPaid,
+		&i.OpensSelection,
 	)
 	return i, err
 }
