@@ -14,4 +14,4 @@ RETURNING *;
 -- invoices due for one subscription.
 UPDATE billing_invoices SET status = 'void', updated_at = now()
 WHERE organization_id = @organization_id AND subscription_id = @subscription_id AND status = 'issued'
-RETURNING id;
+RETURNING *;

@@ -95,7 +95,7 @@ func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceIn
 const billingInvoiceVoidOpen = `-- name: BillingInvoiceVoidOpen :many
 UPDATE billing_invoices SET status = 'void', updated_at = now()
 WHERE organization_id = $1 AND subscription_id = $2 AND status = 'issued'
-RETURNING id
+RETURNING id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection
 `
 
 type BillingInvoiceVoidOpenParams struct {
@@ -105,19 +105,41 @@ type BillingInvoiceVoidOpenParams struct {
 
 // Voids the unpaid invoices of a subscription, so selecting a plan again never leaves two
 // invoices due for one subscription.
-func (q *Queries) BillingInvoiceVoidOpen(ctx context.Context, arg BillingInvoiceVoidOpenParams) ([]uuid.UUID, error) {
+func (q *Queries) BillingInvoiceVoidOpen(ctx context.Context, arg BillingInvoiceVoidOpenParams) ([]BillingInvoice, error) {
 	rows, err := q.db.Query(ctx, billingInvoiceVoidOpen, arg.OrganizationID, arg.SubscriptionID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []uuid.UUID
+	var items []BillingInvoice
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
+		var i BillingInvoice
+		if err := rows.Scan(
+			&i.ID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.OrganizationID,
+			&i.SubscriptionID,
+			&i.PlanID,
+			&i.PeriodStart,
+			&i.PeriodEnd,
+			&i.Lines,
+			&i.Subtotal,
+			&i.Discount,
+			&i.Tax,
+			&i.Total,
+			&i.Currency,
+			&i.Status,
+			&i.TaxDocumentStatus,
+			&i.IssuedAt,
+			&i.DueAt,
+			&i.PaidAt,
+			&i.AmountPaid,
+			&i.OpensSelection,
+		); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
