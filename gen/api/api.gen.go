@@ -690,24 +690,6 @@ func (e OrganizationVerificationStatus) Valid() bool {
 	}
 }
 
-// Defines values for PaymentFailureCode.
-const (
-	CardDeclined      PaymentFailureCode = "card_declined"
-	InsufficientFunds PaymentFailureCode = "insufficient_funds"
-)
-
-// Valid indicates whether the value is a known member of the PaymentFailureCode enum.
-func (e PaymentFailureCode) Valid() bool {
-	switch e {
-	case CardDeclined:
-		return true
-	case InsufficientFunds:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PaymentMethodCode.
 const (
 	PaymentMethodCode1  PaymentMethodCode = "1"
@@ -3040,8 +3022,8 @@ type Payment struct {
 	CreatedAt time.Time `json:"created_at"`
 	Currency  string    `json:"currency"`
 
-	// FailureCode Why a failed payment failed; null when it succeeded.
-	FailureCode nullable.Nullable[PaymentFailureCode] `json:"failure_code"`
+	// FailureCode Why a failed payment failed: `card_declined` or `insufficient_funds` (clients must accept codes they do not know); null when it succeeded.
+	FailureCode nullable.Nullable[string] `json:"failure_code"`
 
 	// FailureMessage The reason in words; null when it succeeded.
 	FailureMessage nullable.Nullable[string] `json:"failure_message"`
@@ -3055,9 +3037,6 @@ type Payment struct {
 	// Status Outcome of a payment.
 	Status PaymentStatus `json:"status"`
 }
-
-// PaymentFailureCode Why a failed payment failed; null when it succeeded.
-type PaymentFailureCode string
 
 // PaymentCreateRequest Body of `createInvoicePayment`.
 type PaymentCreateRequest struct {

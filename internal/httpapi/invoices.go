@@ -133,7 +133,7 @@ func toAPIPayment(p *core.Payment) api.Payment {
 		Currency:       p.Currency,
 		PaymentMethod:  api.PaymentMethodToken(p.PaymentMethod),
 		Status:         api.PaymentStatus(p.Status),
-		FailureCode:    nullableFrom((*api.PaymentFailureCode)(p.FailureCode)),
+		FailureCode:    nullableFrom(p.FailureCode),
 		FailureMessage: nullableFrom(p.FailureMessage),
 	}
 }
