@@ -401,3 +401,25 @@ var (
 		return call(t, env, http.MethodPost, "/v1/invoices/"+f.invoice+"/payments", f.token, `{"amount":91885,"payment_method":"pm_sandbox_declined"}`, http.StatusCreated)
 	})
 )
+
+// Paying the first invoice of a charging plan selected awaiting payment makes the
+// organization live commercially: its onboarding completes in the payment's transaction.
+func TestInvoices_PayingTheSelectionCompletesTheOnboarding(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	o := newOnboarded(t, env, "pays")
+	sel := call(t, env, http.MethodPost, "/v1/subscriptions/"+o.subscription+"/select-plan", o.token,
+		fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
+	invoice := "/v1/invoices/" + sel["invoice"].(map[string]any)["id"].(string) + "/payments"
+	o.expect(t, env, "sandbox_ready", "plan_selected")
+
+	call(t, env, http.MethodPost, invoice, o.token, `{"amount":91885,"payment_method":"pm_sandbox_declined"}`, http.StatusCreated)
+	call(t, env, http.MethodPost, invoice, o.token, `{"amount":50000,"payment_method":"pm_sandbox_success"}`, http.StatusCreated)
+	o.expect(t, env, "sandbox_ready", "plan_selected")
+
+	call(t, env, http.MethodPost, invoice, o.token, `{"amount":41885,"payment_method":"pm_sandbox_success"}`, http.StatusCreated)
+	o.expect(t, env, "completed", "plan_selected", "subscription_active")
+	if n := o.audits(env, "onboarding.completed"); n != 1 {
+		t.Errorf("%d onboarding.completed audit events", n)
+	}
+}
