@@ -6041,10 +6041,10 @@ type ClientInterface interface {
 	// |---|---|---|
 	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 	//
 	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -7754,10 +7754,10 @@ func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrgan
 // |---|---|---|
 // | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 // | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 //
 // A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 // commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 // appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 // action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -13746,10 +13746,10 @@ type ClientWithResponsesInterface interface {
 	// |---|---|---|
 	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 	//
 	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -26641,10 +26641,10 @@ func (c *ClientWithResponses) UpdateOrganizationWithResponse(ctx context.Context
 // |---|---|---|
 // | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 // | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 //
 // A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 // commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 // appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 // action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
