@@ -423,3 +423,21 @@ func TestInvoices_PayingTheSelectionCompletesTheOnboarding(t *testing.T) {
 		t.Errorf("%d onboarding.completed audit events", n)
 	}
 }
+
+// Reading invoices does not pay them: each operation asks for its own scope.
+func TestInvoices_Scopes(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	f := newInvoice(t, env, planEinvoiceGrowthMonthly)
+	key := call(t, env, http.MethodPost, "/v1/api-keys", apitest.OperatorToken,
+		fmt.Sprintf(`{"organization_id":%q,"name":"reader","environment":"sandbox","scopes":["invoices:read"]}`, f.org), http.StatusCreated)["full_key"].(string)
+	call(t, env, http.MethodGet, "/v1/invoices/"+f.invoice, key, "", http.StatusOK)
+	assertProblem(t, "pay", f.pay(env, key, 91885, "pm_sandbox_success"), http.StatusForbidden, "insufficient_scope")
+	assertProblem(t, "void", env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/invoices/" + f.invoice + "/void", Token: key}),
+		http.StatusForbidden, "insufficient_scope")
+	assertProblem(t, "payments", env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/payments", Token: key}),
+		http.StatusForbidden, "insufficient_scope")
+	if status, paid, _ := f.stored(t, env); status != "issued" || paid != 0 {
+		t.Errorf("a refused request changed the invoice: %s %d", status, paid)
+	}
+}
