@@ -156,6 +156,33 @@ func (e AuditResourceType) Valid() bool {
 	}
 }
 
+// Defines values for BillingInvoiceLineComponentType.
+const (
+	Credit       BillingInvoiceLineComponentType = "credit"
+	Discount     BillingInvoiceLineComponentType = "discount"
+	RecurringFee BillingInvoiceLineComponentType = "recurring_fee"
+	SetupFee     BillingInvoiceLineComponentType = "setup_fee"
+	Trial        BillingInvoiceLineComponentType = "trial"
+)
+
+// Valid indicates whether the value is a known member of the BillingInvoiceLineComponentType enum.
+func (e BillingInvoiceLineComponentType) Valid() bool {
+	switch e {
+	case Credit:
+		return true
+	case Discount:
+		return true
+	case RecurringFee:
+		return true
+	case SetupFee:
+		return true
+	case Trial:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BillingInvoiceStatus.
 const (
 	BillingInvoiceStatusDraft         BillingInvoiceStatus = "draft"
@@ -684,6 +711,45 @@ func (e PaymentMethodCode) Valid() bool {
 	case PaymentMethodCode42:
 		return true
 	case PaymentMethodCode48:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentMethodToken.
+const (
+	PaymentMethodSandboxDeclined          PaymentMethodToken = "pm_sandbox_declined"
+	PaymentMethodSandboxInsufficientFunds PaymentMethodToken = "pm_sandbox_insufficient_funds"
+	PaymentMethodSandboxSuccess           PaymentMethodToken = "pm_sandbox_success"
+)
+
+// Valid indicates whether the value is a known member of the PaymentMethodToken enum.
+func (e PaymentMethodToken) Valid() bool {
+	switch e {
+	case PaymentMethodSandboxDeclined:
+		return true
+	case PaymentMethodSandboxInsufficientFunds:
+		return true
+	case PaymentMethodSandboxSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentStatus.
+const (
+	PaymentStatusFailed    PaymentStatus = "failed"
+	PaymentStatusSucceeded PaymentStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the PaymentStatus enum.
+func (e PaymentStatus) Valid() bool {
+	switch e {
+	case PaymentStatusFailed:
+		return true
+	case PaymentStatusSucceeded:
 		return true
 	default:
 		return false
@@ -1703,6 +1769,11 @@ const (
 	WebhookEventTypeBillingInvoiceIssued         WebhookEventType = "billing_invoice.issued"
 	WebhookEventTypeConnectedBusinessCreated     WebhookEventType = "connected_business.created"
 	WebhookEventTypeConnectedBusinessUpdated     WebhookEventType = "connected_business.updated"
+	WebhookEventTypeInvoiceIssued                WebhookEventType = "invoice.issued"
+	WebhookEventTypeInvoicePaid                  WebhookEventType = "invoice.paid"
+	WebhookEventTypeInvoicePaymentFailed         WebhookEventType = "invoice.payment_failed"
+	WebhookEventTypeInvoiceUncollectible         WebhookEventType = "invoice.uncollectible"
+	WebhookEventTypeInvoiceVoided                WebhookEventType = "invoice.voided"
 	WebhookEventTypeOrganizationUpdated          WebhookEventType = "organization.updated"
 	WebhookEventTypePlanDeprecated               WebhookEventType = "plan.deprecated"
 	WebhookEventTypePlanRetired                  WebhookEventType = "plan.retired"
@@ -1741,6 +1812,16 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeConnectedBusinessCreated:
 		return true
 	case WebhookEventTypeConnectedBusinessUpdated:
+		return true
+	case WebhookEventTypeInvoiceIssued:
+		return true
+	case WebhookEventTypeInvoicePaid:
+		return true
+	case WebhookEventTypeInvoicePaymentFailed:
+		return true
+	case WebhookEventTypeInvoiceUncollectible:
+		return true
+	case WebhookEventTypeInvoiceVoided:
 		return true
 	case WebhookEventTypeOrganizationUpdated:
 		return true
@@ -2031,6 +2112,53 @@ type BillingInvoice struct {
 	// Total subtotal - discount + tax, minor units.
 	Total     int64     `json:"total"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// BillingInvoiceLine One line of a billing invoice: a charge (positive `amount`) or a discount (negative), `quantity` × `unit_amount`, minor units of the invoice's currency.
+type BillingInvoiceLine struct {
+	// Amount quantity × unit_amount, minor units, tax-exclusive.
+	Amount int64 `json:"amount"`
+
+	// ComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), or a `discount` or `credit` price component.
+	ComponentType BillingInvoiceLineComponentType `json:"component_type"`
+
+	// Description What the line charges or takes off.
+	Description string `json:"description"`
+
+	// Period Dates covered by an invoice.
+	Period BillingPeriod `json:"period"`
+
+	// PriceId The plan's price component the line came from; null for the plan's own setup and recurring fee and for a trial.
+	PriceId nullable.Nullable[openapi_types.UUID] `json:"price_id"`
+
+	// Proration Whether the line charges or credits part of a period because of a mid-period change.
+	Proration bool  `json:"proration"`
+	Quantity  int64 `json:"quantity"`
+
+	// Tax The line's share of the invoice's VAT, minor units (see `listInvoiceLines`).
+	Tax int64 `json:"tax"`
+
+	// UnitAmount Minor units per unit, tax-exclusive.
+	UnitAmount int64 `json:"unit_amount"`
+}
+
+// BillingInvoiceLineComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), or a `discount` or `credit` price component.
+type BillingInvoiceLineComponentType string
+
+// BillingInvoiceLineList Every line of a billing invoice; `next_cursor` is always null.
+type BillingInvoiceLineList struct {
+	Items []BillingInvoiceLine `json:"items"`
+
+	// NextCursor Always null.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
+// BillingInvoiceList A page of billing invoices.
+type BillingInvoiceList struct {
+	Items []nullable.Nullable[BillingInvoice] `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
 // BillingInvoiceStatus Status of a billing invoice.
@@ -2887,8 +3015,54 @@ type OverageRuleInput struct {
 	UnitPrice MinorUnits `json:"unit_price"`
 }
 
+// Payment A payment of a billing invoice. A failed payment applied nothing and says why.
+type Payment struct {
+	// Amount Minor units.
+	Amount    int64     `json:"amount"`
+	CreatedAt time.Time `json:"created_at"`
+	Currency  string    `json:"currency"`
+
+	// FailureCode Why a failed payment failed: `card_declined` or `insufficient_funds` (clients must accept codes they do not know); null when it succeeded.
+	FailureCode nullable.Nullable[string] `json:"failure_code"`
+
+	// FailureMessage The reason in words; null when it succeeded.
+	FailureMessage nullable.Nullable[string] `json:"failure_message"`
+	Id             openapi_types.UUID        `json:"id"`
+	InvoiceId      openapi_types.UUID        `json:"invoice_id"`
+	OrganizationId openapi_types.UUID        `json:"organization_id"`
+
+	// PaymentMethod A sandbox payment method: a test token with a fixed outcome (`pm_sandbox_success` succeeds, `pm_sandbox_declined` and `pm_sandbox_insufficient_funds` fail).
+	PaymentMethod PaymentMethodToken `json:"payment_method"`
+
+	// Status Outcome of a payment.
+	Status PaymentStatus `json:"status"`
+}
+
+// PaymentCreateRequest Body of `createInvoicePayment`.
+type PaymentCreateRequest struct {
+	// Amount Minor units of the invoice's currency; at most what is still due.
+	Amount int64 `json:"amount"`
+
+	// PaymentMethod A sandbox payment method: a test token with a fixed outcome (`pm_sandbox_success` succeeds, `pm_sandbox_declined` and `pm_sandbox_insufficient_funds` fail).
+	PaymentMethod PaymentMethodToken `json:"payment_method"`
+}
+
+// PaymentList A page of payments.
+type PaymentList struct {
+	Items []Payment `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
 // PaymentMethodCode UNTDID 4461 payment means code: 1 not defined, 10 cash, 30 credit transfer, 42 payment to bank account, 48 bank card.
 type PaymentMethodCode string
+
+// PaymentMethodToken A sandbox payment method: a test token with a fixed outcome (`pm_sandbox_success` succeeds, `pm_sandbox_declined` and `pm_sandbox_insufficient_funds` fail).
+type PaymentMethodToken string
+
+// PaymentStatus Outcome of a payment.
+type PaymentStatus string
 
 // Plan A plan of a product (without prices). `trial_policy` is null when the plan has no trial.
 type Plan struct {
@@ -4126,7 +4300,12 @@ type WebhookEvent struct {
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
-	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
+	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
+	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
+	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4160,7 +4339,12 @@ type WebhookEventData struct {
 // | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
 // | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 // | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
-// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
+// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
+// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
+// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
+// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
+// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
 // | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 // | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4202,7 +4386,12 @@ type WebhookTestResult struct {
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
-	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice | `BillingInvoice` |
+	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
+	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
+	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4411,6 +4600,42 @@ type GetGrowthSummaryParams struct {
 	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
 }
 
+// ListInvoicesParams defines parameters for ListInvoices.
+type ListInvoicesParams struct {
+	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
+	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+
+	// SubscriptionId Only invoices of this subscription.
+	SubscriptionId *openapi_types.UUID `form:"subscription_id,omitempty" json:"subscription_id,omitempty"`
+
+	// Status Only invoices in this status.
+	Status *BillingInvoiceStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// MarkInvoiceUncollectibleParams defines parameters for MarkInvoiceUncollectible.
+type MarkInvoiceUncollectibleParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateInvoicePaymentParams defines parameters for CreateInvoicePayment.
+type CreateInvoicePaymentParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// VoidInvoiceParams defines parameters for VoidInvoice.
+type VoidInvoiceParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateOAuthTokenParams defines parameters for CreateOAuthToken.
 type CreateOAuthTokenParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
@@ -4427,6 +4652,21 @@ type CreateVerifiedLoginOnboardingParams struct {
 type CreateOrganizationParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPaymentsParams defines parameters for ListPayments.
+type ListPaymentsParams struct {
+	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
+	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+
+	// InvoiceId Only payments of this invoice.
+	InvoiceId *openapi_types.UUID `form:"invoice_id,omitempty" json:"invoice_id,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListPlansParams defines parameters for ListPlans.
@@ -4695,6 +4935,9 @@ type CreateConnectedBusinessCredentialJSONRequestBody = ConnectedBusinessCredent
 
 // CreateGrowthEventJSONRequestBody defines body for CreateGrowthEvent for application/json ContentType.
 type CreateGrowthEventJSONRequestBody = GrowthEventCreateRequest
+
+// CreateInvoicePaymentJSONRequestBody defines body for CreateInvoicePayment for application/json ContentType.
+type CreateInvoicePaymentJSONRequestBody = PaymentCreateRequest
 
 // CreateOAuthTokenJSONRequestBody defines body for CreateOAuthToken for application/json ContentType.
 type CreateOAuthTokenJSONRequestBody = OAuthTokenRequest
@@ -5522,6 +5765,115 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/growth/summary (the `GetGrowthSummary` operationId).
 	GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListInvoices List billing invoices
+	//
+	// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+	// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+	// may name any organization or none (every organization's invoices).
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+	ListInvoices(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInvoice Get a billing invoice
+	//
+	// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+	GetInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListInvoiceLines List the lines of a billing invoice
+	//
+	// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+	// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+	// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+	// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+	// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+	// Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+	ListInvoiceLines(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+	//
+	// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+	// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+	// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+	// replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+	//
+	// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+	MarkInvoiceUncollectible(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInvoicePaymentWithBody Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePaymentWithBody(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInvoicePayment Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePayment(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VoidInvoice Void a billing invoice
+	//
+	// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+	// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+	// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+	VoidInvoice(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateOAuthTokenWithBody Issue an access token (client credentials)
 	//
 	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -5689,10 +6041,10 @@ type ClientInterface interface {
 	// |---|---|---|
 	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 	//
 	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -5700,6 +6052,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
 	GetOrganizationOnboarding(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayments List payments
+	//
+	// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+	// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+	// organization or none (every organization's payments).
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+	ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayment Get a payment
+	//
+	// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+	GetPayment(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPlans List plans with prices
 	//
@@ -6936,6 +7308,185 @@ func (c *Client) GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryP
 	return c.Client.Do(req)
 }
 
+// ListInvoices List billing invoices
+//
+// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+// may name any organization or none (every organization's invoices).
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInvoicesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInvoice Get a billing invoice
+//
+// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+func (c *Client) GetInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInvoiceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInvoiceLines List the lines of a billing invoice
+//
+// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+// Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+func (c *Client) ListInvoiceLines(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInvoiceLinesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+//
+// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+// replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+//
+// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+func (c *Client) MarkInvoiceUncollectible(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkInvoiceUncollectibleRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInvoicePaymentWithBody Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *Client) CreateInvoicePaymentWithBody(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInvoicePaymentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInvoicePayment Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *Client) CreateInvoicePayment(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInvoicePaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VoidInvoice Void a billing invoice
+//
+// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+func (c *Client) VoidInvoice(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVoidInvoiceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateOAuthTokenWithBody Issue an access token (client credentials)
 //
 // OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -7203,10 +7754,10 @@ func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrgan
 // |---|---|---|
 // | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 // | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 //
 // A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 // commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 // appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 // action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -7215,6 +7766,46 @@ func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrgan
 // Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
 func (c *Client) GetOrganizationOnboarding(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrganizationOnboardingRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayments List payments
+//
+// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+// organization or none (every organization's payments).
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPaymentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayment Get a payment
+//
+// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+func (c *Client) GetPayment(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -9538,6 +10129,336 @@ func NewGetGrowthSummaryRequest(server string, params *GetGrowthSummaryParams) (
 	return req, nil
 }
 
+// NewListInvoicesRequest constructs an http.Request for the ListInvoices method
+func NewListInvoicesRequest(server string, params *ListInvoicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SubscriptionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscription_id", *params.SubscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetInvoiceRequest constructs an http.Request for the GetInvoice method
+func NewGetInvoiceRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListInvoiceLinesRequest constructs an http.Request for the ListInvoiceLines method
+func NewListInvoiceLinesRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/lines", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMarkInvoiceUncollectibleRequest constructs an http.Request for the MarkInvoiceUncollectible method
+func NewMarkInvoiceUncollectibleRequest(server string, id Id, params *MarkInvoiceUncollectibleParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/mark-uncollectible", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateInvoicePaymentRequest calls the generic CreateInvoicePayment builder with application/json body
+func NewCreateInvoicePaymentRequest(server string, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateInvoicePaymentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateInvoicePaymentRequestWithBody constructs an http.Request for the CreateInvoicePayment method, with any body, and a specified content type
+func NewCreateInvoicePaymentRequestWithBody(server string, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/payments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewVoidInvoiceRequest constructs an http.Request for the VoidInvoice method
+func NewVoidInvoiceRequest(server string, id Id, params *VoidInvoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/void", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateOAuthTokenRequest calls the generic CreateOAuthToken builder with application/json body
 func NewCreateOAuthTokenRequest(server string, params *CreateOAuthTokenParams, body CreateOAuthTokenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9812,6 +10733,130 @@ func NewGetOrganizationOnboardingRequest(server string, id Id) (*http.Request, e
 	}
 
 	operationPath := fmt.Sprintf("/v1/organizations/%s/onboarding", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPaymentsRequest constructs an http.Request for the ListPayments method
+func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.InvoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "invoice_id", *params.InvoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPaymentRequest constructs an http.Request for the GetPayment method
+func NewGetPaymentRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payments/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12413,6 +13458,125 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/growth/summary (the `GetGrowthSummary` operationId).
 	GetGrowthSummaryWithResponse(ctx context.Context, params *GetGrowthSummaryParams, reqEditors ...RequestEditorFn) (*GetGrowthSummaryResponse, error)
 
+	// ListInvoicesWithResponse List billing invoices
+	//
+	// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+	// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+	// may name any organization or none (every organization's invoices).
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+	ListInvoicesWithResponse(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*ListInvoicesResponse, error)
+
+	// GetInvoiceWithResponse Get a billing invoice
+	//
+	// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+	GetInvoiceWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetInvoiceResponse, error)
+
+	// ListInvoiceLinesWithResponse List the lines of a billing invoice
+	//
+	// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+	// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+	// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+	// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+	// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+	// Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+	ListInvoiceLinesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*ListInvoiceLinesResponse, error)
+
+	// MarkInvoiceUncollectibleWithResponse Mark a billing invoice uncollectible
+	//
+	// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+	// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+	// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+	// replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+	MarkInvoiceUncollectibleWithResponse(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*MarkInvoiceUncollectibleResponse, error)
+
+	// CreateInvoicePaymentWithBodyWithResponse Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePaymentWithBodyWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error)
+
+	// CreateInvoicePaymentWithResponse Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePaymentWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error)
+
+	// VoidInvoiceWithResponse Void a billing invoice
+	//
+	// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+	// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+	// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+	VoidInvoiceWithResponse(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*VoidInvoiceResponse, error)
+
 	// CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 	//
 	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -12582,10 +13746,10 @@ type ClientWithResponsesInterface interface {
 	// |---|---|---|
 	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 	//
 	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -12595,6 +13759,30 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
 	GetOrganizationOnboardingWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetOrganizationOnboardingResponse, error)
+
+	// ListPaymentsWithResponse List payments
+	//
+	// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+	// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+	// organization or none (every organization's payments).
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+	ListPaymentsWithResponse(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error)
+
+	// GetPaymentWithResponse Get a payment
+	//
+	// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+	GetPaymentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
 
 	// ListPlansWithResponse List plans with prices
 	//
@@ -15762,6 +16950,985 @@ func (r GetGrowthSummaryResponse) ContentType() string {
 	return ""
 }
 
+// ListInvoicesResponse200Headers the declared response headers of an HTTP 200 response for ListInvoices
+type ListInvoicesResponse200Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse400Headers the declared response headers of an HTTP 400 response for ListInvoices
+type ListInvoicesResponse400Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse401Headers the declared response headers of an HTTP 401 response for ListInvoices
+type ListInvoicesResponse401Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse403Headers the declared response headers of an HTTP 403 response for ListInvoices
+type ListInvoicesResponse403Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse429Headers the declared response headers of an HTTP 429 response for ListInvoices
+type ListInvoicesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListInvoicesResponse503Headers the declared response headers of an HTTP 503 response for ListInvoices
+type ListInvoicesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListInvoicesResponseDefaultHeaders the declared response headers of an HTTP default response for ListInvoices
+type ListInvoicesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListInvoicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoiceList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInvoicesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListInvoicesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInvoicesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListInvoicesResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInvoicesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInvoicesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListInvoicesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInvoicesResponse) GetJSON200() *BillingInvoiceList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInvoicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInvoicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInvoicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInvoicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetInvoice
+type GetInvoiceResponse200Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse400Headers the declared response headers of an HTTP 400 response for GetInvoice
+type GetInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse401Headers the declared response headers of an HTTP 401 response for GetInvoice
+type GetInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse403Headers the declared response headers of an HTTP 403 response for GetInvoice
+type GetInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse404Headers the declared response headers of an HTTP 404 response for GetInvoice
+type GetInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GetInvoice
+type GetInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetInvoiceResponse503Headers the declared response headers of an HTTP 503 response for GetInvoice
+type GetInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for GetInvoice
+type GetInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoice
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetInvoiceResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetInvoiceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInvoiceResponse) GetJSON200() *BillingInvoice {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListInvoiceLinesResponse200Headers the declared response headers of an HTTP 200 response for ListInvoiceLines
+type ListInvoiceLinesResponse200Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse400Headers the declared response headers of an HTTP 400 response for ListInvoiceLines
+type ListInvoiceLinesResponse400Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse401Headers the declared response headers of an HTTP 401 response for ListInvoiceLines
+type ListInvoiceLinesResponse401Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse403Headers the declared response headers of an HTTP 403 response for ListInvoiceLines
+type ListInvoiceLinesResponse403Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse404Headers the declared response headers of an HTTP 404 response for ListInvoiceLines
+type ListInvoiceLinesResponse404Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse429Headers the declared response headers of an HTTP 429 response for ListInvoiceLines
+type ListInvoiceLinesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListInvoiceLinesResponse503Headers the declared response headers of an HTTP 503 response for ListInvoiceLines
+type ListInvoiceLinesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListInvoiceLinesResponseDefaultHeaders the declared response headers of an HTTP default response for ListInvoiceLines
+type ListInvoiceLinesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListInvoiceLinesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoiceLineList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInvoiceLinesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListInvoiceLinesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInvoiceLinesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListInvoiceLinesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListInvoiceLinesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInvoiceLinesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInvoiceLinesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListInvoiceLinesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInvoiceLinesResponse) GetJSON200() *BillingInvoiceLineList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInvoiceLinesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInvoiceLinesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInvoiceLinesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInvoiceLinesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// MarkInvoiceUncollectibleResponse200Headers the declared response headers of an HTTP 200 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// MarkInvoiceUncollectibleResponse400Headers the declared response headers of an HTTP 400 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse400Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse401Headers the declared response headers of an HTTP 401 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse401Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse403Headers the declared response headers of an HTTP 403 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse403Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse404Headers the declared response headers of an HTTP 404 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse404Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse409Headers the declared response headers of an HTTP 409 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse409Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse422Headers the declared response headers of an HTTP 422 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse422Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse429Headers the declared response headers of an HTTP 429 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// MarkInvoiceUncollectibleResponse503Headers the declared response headers of an HTTP 503 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// MarkInvoiceUncollectibleResponseDefaultHeaders the declared response headers of an HTTP default response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type MarkInvoiceUncollectibleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoice
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MarkInvoiceUncollectibleResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MarkInvoiceUncollectibleResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MarkInvoiceUncollectibleResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *MarkInvoiceUncollectibleResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *MarkInvoiceUncollectibleResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MarkInvoiceUncollectibleResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *MarkInvoiceUncollectibleResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MarkInvoiceUncollectibleResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MarkInvoiceUncollectibleResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *MarkInvoiceUncollectibleResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MarkInvoiceUncollectibleResponse) GetJSON200() *BillingInvoice {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r MarkInvoiceUncollectibleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MarkInvoiceUncollectibleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MarkInvoiceUncollectibleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MarkInvoiceUncollectibleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateInvoicePaymentResponse201Headers the declared response headers of an HTTP 201 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// CreateInvoicePaymentResponse400Headers the declared response headers of an HTTP 400 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse400Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse401Headers the declared response headers of an HTTP 401 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse401Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse403Headers the declared response headers of an HTTP 403 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse403Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse404Headers the declared response headers of an HTTP 404 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse404Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse409Headers the declared response headers of an HTTP 409 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse409Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse422Headers the declared response headers of an HTTP 422 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse422Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse429Headers the declared response headers of an HTTP 429 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreateInvoicePaymentResponse503Headers the declared response headers of an HTTP 503 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreateInvoicePaymentResponseDefaultHeaders the declared response headers of an HTTP default response for CreateInvoicePayment
+type CreateInvoicePaymentResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreateInvoicePaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Payment
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateInvoicePaymentResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateInvoicePaymentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateInvoicePaymentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateInvoicePaymentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateInvoicePaymentResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateInvoicePaymentResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateInvoicePaymentResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateInvoicePaymentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateInvoicePaymentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateInvoicePaymentResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateInvoicePaymentResponse) GetJSON201() *Payment {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateInvoicePaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateInvoicePaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateInvoicePaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateInvoicePaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VoidInvoiceResponse200Headers the declared response headers of an HTTP 200 response for VoidInvoice
+type VoidInvoiceResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// VoidInvoiceResponse400Headers the declared response headers of an HTTP 400 response for VoidInvoice
+type VoidInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse401Headers the declared response headers of an HTTP 401 response for VoidInvoice
+type VoidInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse403Headers the declared response headers of an HTTP 403 response for VoidInvoice
+type VoidInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse404Headers the declared response headers of an HTTP 404 response for VoidInvoice
+type VoidInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse409Headers the declared response headers of an HTTP 409 response for VoidInvoice
+type VoidInvoiceResponse409Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse422Headers the declared response headers of an HTTP 422 response for VoidInvoice
+type VoidInvoiceResponse422Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse429Headers the declared response headers of an HTTP 429 response for VoidInvoice
+type VoidInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// VoidInvoiceResponse503Headers the declared response headers of an HTTP 503 response for VoidInvoice
+type VoidInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// VoidInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for VoidInvoice
+type VoidInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type VoidInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoice
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VoidInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VoidInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VoidInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VoidInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VoidInvoiceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VoidInvoiceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *VoidInvoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VoidInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VoidInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *VoidInvoiceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VoidInvoiceResponse) GetJSON200() *BillingInvoice {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r VoidInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VoidInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VoidInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VoidInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateOAuthTokenResponse200Headers the declared response headers of an HTTP 200 response for CreateOAuthToken
 type CreateOAuthTokenResponse200Headers struct {
 	IdempotentReplayed *string
@@ -16722,6 +18889,294 @@ func (r GetOrganizationOnboardingResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOrganizationOnboardingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPaymentsResponse200Headers the declared response headers of an HTTP 200 response for ListPayments
+type ListPaymentsResponse200Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse400Headers the declared response headers of an HTTP 400 response for ListPayments
+type ListPaymentsResponse400Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse401Headers the declared response headers of an HTTP 401 response for ListPayments
+type ListPaymentsResponse401Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse403Headers the declared response headers of an HTTP 403 response for ListPayments
+type ListPaymentsResponse403Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse429Headers the declared response headers of an HTTP 429 response for ListPayments
+type ListPaymentsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListPaymentsResponse503Headers the declared response headers of an HTTP 503 response for ListPayments
+type ListPaymentsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListPaymentsResponseDefaultHeaders the declared response headers of an HTTP default response for ListPayments
+type ListPaymentsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListPaymentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPaymentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPaymentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPaymentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPaymentsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPaymentsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPaymentsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListPaymentsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPaymentsResponse) GetJSON200() *PaymentList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPaymentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPaymentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPaymentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPaymentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentResponse200Headers the declared response headers of an HTTP 200 response for GetPayment
+type GetPaymentResponse200Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse400Headers the declared response headers of an HTTP 400 response for GetPayment
+type GetPaymentResponse400Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse401Headers the declared response headers of an HTTP 401 response for GetPayment
+type GetPaymentResponse401Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse403Headers the declared response headers of an HTTP 403 response for GetPayment
+type GetPaymentResponse403Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse404Headers the declared response headers of an HTTP 404 response for GetPayment
+type GetPaymentResponse404Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse429Headers the declared response headers of an HTTP 429 response for GetPayment
+type GetPaymentResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetPaymentResponse503Headers the declared response headers of an HTTP 503 response for GetPayment
+type GetPaymentResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetPaymentResponseDefaultHeaders the declared response headers of an HTTP default response for GetPayment
+type GetPaymentResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetPaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Payment
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPaymentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPaymentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPaymentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPaymentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetPaymentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentResponse) GetJSON200() *Payment {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23796,6 +26251,167 @@ func (c *ClientWithResponses) GetGrowthSummaryWithResponse(ctx context.Context, 
 	return ParseGetGrowthSummaryResponse(rsp)
 }
 
+// ListInvoicesWithResponse List billing invoices
+//
+// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+// may name any organization or none (every organization's invoices).
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+func (c *ClientWithResponses) ListInvoicesWithResponse(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*ListInvoicesResponse, error) {
+	rsp, err := c.ListInvoices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInvoicesResponse(rsp)
+}
+
+// GetInvoiceWithResponse Get a billing invoice
+//
+// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+func (c *ClientWithResponses) GetInvoiceWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetInvoiceResponse, error) {
+	rsp, err := c.GetInvoice(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInvoiceResponse(rsp)
+}
+
+// ListInvoiceLinesWithResponse List the lines of a billing invoice
+//
+// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+// Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+func (c *ClientWithResponses) ListInvoiceLinesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*ListInvoiceLinesResponse, error) {
+	rsp, err := c.ListInvoiceLines(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInvoiceLinesResponse(rsp)
+}
+
+// MarkInvoiceUncollectibleWithResponse Mark a billing invoice uncollectible
+//
+// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+// replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+func (c *ClientWithResponses) MarkInvoiceUncollectibleWithResponse(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*MarkInvoiceUncollectibleResponse, error) {
+	rsp, err := c.MarkInvoiceUncollectible(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarkInvoiceUncollectibleResponse(rsp)
+}
+
+// CreateInvoicePaymentWithBodyWithResponse Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *ClientWithResponses) CreateInvoicePaymentWithBodyWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error) {
+	rsp, err := c.CreateInvoicePaymentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInvoicePaymentResponse(rsp)
+}
+
+// CreateInvoicePaymentWithResponse Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *ClientWithResponses) CreateInvoicePaymentWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error) {
+	rsp, err := c.CreateInvoicePayment(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInvoicePaymentResponse(rsp)
+}
+
+// VoidInvoiceWithResponse Void a billing invoice
+//
+// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+func (c *ClientWithResponses) VoidInvoiceWithResponse(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*VoidInvoiceResponse, error) {
+	rsp, err := c.VoidInvoice(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVoidInvoiceResponse(rsp)
+}
+
 // CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 //
 // OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -24025,10 +26641,10 @@ func (c *ClientWithResponses) UpdateOrganizationWithResponse(ctx context.Context
 // |---|---|---|
 // | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 // | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 //
 // A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 // commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 // appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 // action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -24043,6 +26659,42 @@ func (c *ClientWithResponses) GetOrganizationOnboardingWithResponse(ctx context.
 		return nil, err
 	}
 	return ParseGetOrganizationOnboardingResponse(rsp)
+}
+
+// ListPaymentsWithResponse List payments
+//
+// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+// organization or none (every organization's payments).
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error) {
+	rsp, err := c.ListPayments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPaymentsResponse(rsp)
+}
+
+// GetPaymentWithResponse Get a payment
+//
+// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error) {
+	rsp, err := c.GetPayment(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentResponse(rsp)
 }
 
 // ListPlansWithResponse List plans with prices
@@ -28239,6 +30891,1270 @@ func ParseGetGrowthSummaryResponse(rsp *http.Response) (*GetGrowthSummaryRespons
 	return response, nil
 }
 
+// ParseListInvoicesResponse parses an HTTP response from a ListInvoicesWithResponse call
+func ParseListInvoicesResponse(rsp *http.Response) (*ListInvoicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInvoicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoiceList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInvoicesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListInvoicesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListInvoicesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListInvoicesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInvoicesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInvoicesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListInvoicesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetInvoiceResponse parses an HTTP response from a GetInvoiceWithResponse call
+func ParseGetInvoiceResponse(rsp *http.Response) (*GetInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetInvoiceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListInvoiceLinesResponse parses an HTTP response from a ListInvoiceLinesWithResponse call
+func ParseListInvoiceLinesResponse(rsp *http.Response) (*ListInvoiceLinesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInvoiceLinesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoiceLineList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInvoiceLinesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListInvoiceLinesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListInvoiceLinesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListInvoiceLinesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListInvoiceLinesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInvoiceLinesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInvoiceLinesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListInvoiceLinesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMarkInvoiceUncollectibleResponse parses an HTTP response from a MarkInvoiceUncollectibleWithResponse call
+func ParseMarkInvoiceUncollectibleResponse(rsp *http.Response) (*MarkInvoiceUncollectibleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MarkInvoiceUncollectibleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers MarkInvoiceUncollectibleResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MarkInvoiceUncollectibleResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers MarkInvoiceUncollectibleResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers MarkInvoiceUncollectibleResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers MarkInvoiceUncollectibleResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MarkInvoiceUncollectibleResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers MarkInvoiceUncollectibleResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers MarkInvoiceUncollectibleResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers MarkInvoiceUncollectibleResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers MarkInvoiceUncollectibleResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateInvoicePaymentResponse parses an HTTP response from a CreateInvoicePaymentWithResponse call
+func ParseCreateInvoicePaymentResponse(rsp *http.Response) (*CreateInvoicePaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateInvoicePaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Payment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateInvoicePaymentResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateInvoicePaymentResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateInvoicePaymentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateInvoicePaymentResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateInvoicePaymentResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateInvoicePaymentResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateInvoicePaymentResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateInvoicePaymentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateInvoicePaymentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreateInvoicePaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVoidInvoiceResponse parses an HTTP response from a VoidInvoiceWithResponse call
+func ParseVoidInvoiceResponse(rsp *http.Response) (*VoidInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VoidInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VoidInvoiceResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VoidInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VoidInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VoidInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VoidInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VoidInvoiceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers VoidInvoiceResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers VoidInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers VoidInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers VoidInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateOAuthTokenResponse parses an HTTP response from a CreateOAuthTokenWithResponse call
 func ParseCreateOAuthTokenResponse(rsp *http.Response) (*CreateOAuthTokenResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -29480,6 +33396,375 @@ func ParseGetOrganizationOnboardingResponse(rsp *http.Response) (*GetOrganizatio
 		response.Headers503 = &headers
 	case true:
 		var headers GetOrganizationOnboardingResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPaymentsResponse parses an HTTP response from a ListPaymentsWithResponse call
+func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPaymentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPaymentsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPaymentsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPaymentsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPaymentsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPaymentsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPaymentsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListPaymentsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentResponse parses an HTTP response from a GetPaymentWithResponse call
+func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Payment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPaymentResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPaymentResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPaymentResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPaymentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetPaymentResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38400,6 +42685,24 @@ type ServerInterface interface {
 	// GetGrowthSummary Get the growth summary
 	// (GET /v1/growth/summary)
 	GetGrowthSummary(w http.ResponseWriter, r *http.Request, params GetGrowthSummaryParams)
+	// ListInvoices List billing invoices
+	// (GET /v1/invoices)
+	ListInvoices(w http.ResponseWriter, r *http.Request, params ListInvoicesParams)
+	// GetInvoice Get a billing invoice
+	// (GET /v1/invoices/{id})
+	GetInvoice(w http.ResponseWriter, r *http.Request, id Id)
+	// ListInvoiceLines List the lines of a billing invoice
+	// (GET /v1/invoices/{id}/lines)
+	ListInvoiceLines(w http.ResponseWriter, r *http.Request, id Id)
+	// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+	// (POST /v1/invoices/{id}/mark-uncollectible)
+	MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request, id Id, params MarkInvoiceUncollectibleParams)
+	// CreateInvoicePayment Pay a billing invoice (sandbox)
+	// (POST /v1/invoices/{id}/payments)
+	CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams)
+	// VoidInvoice Void a billing invoice
+	// (POST /v1/invoices/{id}/void)
+	VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams)
 	// CreateOAuthToken Issue an access token (client credentials)
 	// (POST /v1/oauth/token)
 	CreateOAuthToken(w http.ResponseWriter, r *http.Request, params CreateOAuthTokenParams)
@@ -38418,6 +42721,12 @@ type ServerInterface interface {
 	// GetOrganizationOnboarding Get an organization's onboarding
 	// (GET /v1/organizations/{id}/onboarding)
 	GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request, id Id)
+	// ListPayments List payments
+	// (GET /v1/payments)
+	ListPayments(w http.ResponseWriter, r *http.Request, params ListPaymentsParams)
+	// GetPayment Get a payment
+	// (GET /v1/payments/{id})
+	GetPayment(w http.ResponseWriter, r *http.Request, id Id)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(w http.ResponseWriter, r *http.Request, params ListPlansParams)
@@ -38631,6 +42940,42 @@ func (_ Unimplemented) GetGrowthSummary(w http.ResponseWriter, r *http.Request, 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListInvoices List billing invoices
+// (GET /v1/invoices)
+func (_ Unimplemented) ListInvoices(w http.ResponseWriter, r *http.Request, params ListInvoicesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetInvoice Get a billing invoice
+// (GET /v1/invoices/{id})
+func (_ Unimplemented) GetInvoice(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListInvoiceLines List the lines of a billing invoice
+// (GET /v1/invoices/{id}/lines)
+func (_ Unimplemented) ListInvoiceLines(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+// (POST /v1/invoices/{id}/mark-uncollectible)
+func (_ Unimplemented) MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request, id Id, params MarkInvoiceUncollectibleParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateInvoicePayment Pay a billing invoice (sandbox)
+// (POST /v1/invoices/{id}/payments)
+func (_ Unimplemented) CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// VoidInvoice Void a billing invoice
+// (POST /v1/invoices/{id}/void)
+func (_ Unimplemented) VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateOAuthToken Issue an access token (client credentials)
 // (POST /v1/oauth/token)
 func (_ Unimplemented) CreateOAuthToken(w http.ResponseWriter, r *http.Request, params CreateOAuthTokenParams) {
@@ -38664,6 +43009,18 @@ func (_ Unimplemented) UpdateOrganization(w http.ResponseWriter, r *http.Request
 // GetOrganizationOnboarding Get an organization's onboarding
 // (GET /v1/organizations/{id}/onboarding)
 func (_ Unimplemented) GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListPayments List payments
+// (GET /v1/payments)
+func (_ Unimplemented) ListPayments(w http.ResponseWriter, r *http.Request, params ListPaymentsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPayment Get a payment
+// (GET /v1/payments/{id})
+func (_ Unimplemented) GetPayment(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -39602,6 +43959,293 @@ func (siw *ServerInterfaceWrapper) GetGrowthSummary(w http.ResponseWriter, r *ht
 	handler.ServeHTTP(w, r)
 }
 
+// ListInvoices operation middleware
+func (siw *ServerInterfaceWrapper) ListInvoices(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListInvoicesParams
+
+	// ------------- Optional query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "subscription_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "subscription_id", r.URL.Query(), &params.SubscriptionId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "subscription_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscription_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInvoices(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetInvoice operation middleware
+func (siw *ServerInterfaceWrapper) GetInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetInvoice(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListInvoiceLines operation middleware
+func (siw *ServerInterfaceWrapper) ListInvoiceLines(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInvoiceLines(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// MarkInvoiceUncollectible operation middleware
+func (siw *ServerInterfaceWrapper) MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params MarkInvoiceUncollectibleParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.MarkInvoiceUncollectible(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateInvoicePayment operation middleware
+func (siw *ServerInterfaceWrapper) CreateInvoicePayment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateInvoicePaymentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateInvoicePayment(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// VoidInvoice operation middleware
+func (siw *ServerInterfaceWrapper) VoidInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params VoidInvoiceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.VoidInvoice(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateOAuthToken operation middleware
 func (siw *ServerInterfaceWrapper) CreateOAuthToken(w http.ResponseWriter, r *http.Request) {
 
@@ -39794,6 +44438,104 @@ func (siw *ServerInterfaceWrapper) GetOrganizationOnboarding(w http.ResponseWrit
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOrganizationOnboarding(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPayments operation middleware
+func (siw *ServerInterfaceWrapper) ListPayments(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPaymentsParams
+
+	// ------------- Optional query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "invoice_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "invoice_id", r.URL.Query(), &params.InvoiceId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "invoice_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "invoice_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPayments(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPayment operation middleware
+func (siw *ServerInterfaceWrapper) GetPayment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPayment(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -41854,6 +46596,30 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/subscriptions/{id}/terminate", wrapper.TerminateSubscription)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/invoices", wrapper.ListInvoices)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/invoices/{id}", wrapper.GetInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/invoices/{id}/lines", wrapper.ListInvoiceLines)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/invoices/{id}/payments", wrapper.CreateInvoicePayment)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/invoices/{id}/void", wrapper.VoidInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/invoices/{id}/mark-uncollectible", wrapper.MarkInvoiceUncollectible)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/payments", wrapper.ListPayments)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/payments/{id}", wrapper.GetPayment)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/support-cases", wrapper.ListSupportCases)
@@ -44705,6 +49471,1091 @@ func (response GetGrowthSummarydefaultApplicationProblemPlusJSONResponse) VisitG
 	return err
 }
 
+type ListInvoicesRequestObject struct {
+	Params ListInvoicesParams
+}
+
+type ListInvoicesResponseObject interface {
+	VisitListInvoicesResponse(w http.ResponseWriter) error
+}
+
+type ListInvoices200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListInvoices200JSONResponse struct {
+	Body    BillingInvoiceList
+	Headers ListInvoices200ResponseHeaders
+}
+
+func (response ListInvoices200JSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices400ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices401ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices403ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices429ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices503ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoicesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListInvoicesdefaultApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoiceRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetInvoiceResponseObject interface {
+	VisitGetInvoiceResponse(w http.ResponseWriter) error
+}
+
+type GetInvoice200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetInvoice200JSONResponse struct {
+	Body    BillingInvoice
+	Headers GetInvoice200ResponseHeaders
+}
+
+func (response GetInvoice200JSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice400ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice401ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice403ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice404ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice429ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice503ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetInvoicedefaultApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLinesRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type ListInvoiceLinesResponseObject interface {
+	VisitListInvoiceLinesResponse(w http.ResponseWriter) error
+}
+
+type ListInvoiceLines200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListInvoiceLines200JSONResponse struct {
+	Body    BillingInvoiceLineList
+	Headers ListInvoiceLines200ResponseHeaders
+}
+
+func (response ListInvoiceLines200JSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines400ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines401ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines403ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines404ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines429ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines503ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLinesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListInvoiceLinesdefaultApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectibleRequestObject struct {
+	Id     Id `json:"id"`
+	Params MarkInvoiceUncollectibleParams
+}
+
+type MarkInvoiceUncollectibleResponseObject interface {
+	VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error
+}
+
+type MarkInvoiceUncollectible200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type MarkInvoiceUncollectible200JSONResponse struct {
+	Body    BillingInvoice
+	Headers MarkInvoiceUncollectible200ResponseHeaders
+}
+
+func (response MarkInvoiceUncollectible200JSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible400ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible401ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible403ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible404ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible409ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible422ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible429ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible503ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectibledefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response MarkInvoiceUncollectibledefaultApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePaymentRequestObject struct {
+	Id     Id `json:"id"`
+	Params CreateInvoicePaymentParams
+	Body   *CreateInvoicePaymentJSONRequestBody
+}
+
+type CreateInvoicePaymentResponseObject interface {
+	VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error
+}
+
+type CreateInvoicePayment201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type CreateInvoicePayment201JSONResponse struct {
+	Body    Payment
+	Headers CreateInvoicePayment201ResponseHeaders
+}
+
+func (response CreateInvoicePayment201JSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment400ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment401ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment403ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment404ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment409ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment422ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment429ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment503ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePaymentdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreateInvoicePaymentdefaultApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoiceRequestObject struct {
+	Id     Id `json:"id"`
+	Params VoidInvoiceParams
+}
+
+type VoidInvoiceResponseObject interface {
+	VisitVoidInvoiceResponse(w http.ResponseWriter) error
+}
+
+type VoidInvoice200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type VoidInvoice200JSONResponse struct {
+	Body    BillingInvoice
+	Headers VoidInvoice200ResponseHeaders
+}
+
+func (response VoidInvoice200JSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice400ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice401ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice403ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice404ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice409ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice422ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice429ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice503ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response VoidInvoicedefaultApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateOAuthTokenRequestObject struct {
 	Params       CreateOAuthTokenParams
 	JSONBody     *CreateOAuthTokenJSONRequestBody
@@ -45781,6 +51632,317 @@ type GetOrganizationOnboardingdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetOrganizationOnboardingdefaultApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPaymentsRequestObject struct {
+	Params ListPaymentsParams
+}
+
+type ListPaymentsResponseObject interface {
+	VisitListPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ListPayments200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListPayments200JSONResponse struct {
+	Body    PaymentList
+	Headers ListPayments200ResponseHeaders
+}
+
+func (response ListPayments200JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments400ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments401ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments403ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments429ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments503ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPaymentsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListPaymentsdefaultApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetPaymentResponseObject interface {
+	VisitGetPaymentResponse(w http.ResponseWriter) error
+}
+
+type GetPayment200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetPayment200JSONResponse struct {
+	Body    Payment
+	Headers GetPayment200ResponseHeaders
+}
+
+func (response GetPayment200JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment400ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment401ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment403ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment404ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment429ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment503ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetPaymentdefaultApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -53329,6 +59491,24 @@ type StrictServerInterface interface {
 	// GetGrowthSummary Get the growth summary
 	// (GET /v1/growth/summary)
 	GetGrowthSummary(ctx context.Context, request GetGrowthSummaryRequestObject) (GetGrowthSummaryResponseObject, error)
+	// ListInvoices List billing invoices
+	// (GET /v1/invoices)
+	ListInvoices(ctx context.Context, request ListInvoicesRequestObject) (ListInvoicesResponseObject, error)
+	// GetInvoice Get a billing invoice
+	// (GET /v1/invoices/{id})
+	GetInvoice(ctx context.Context, request GetInvoiceRequestObject) (GetInvoiceResponseObject, error)
+	// ListInvoiceLines List the lines of a billing invoice
+	// (GET /v1/invoices/{id}/lines)
+	ListInvoiceLines(ctx context.Context, request ListInvoiceLinesRequestObject) (ListInvoiceLinesResponseObject, error)
+	// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+	// (POST /v1/invoices/{id}/mark-uncollectible)
+	MarkInvoiceUncollectible(ctx context.Context, request MarkInvoiceUncollectibleRequestObject) (MarkInvoiceUncollectibleResponseObject, error)
+	// CreateInvoicePayment Pay a billing invoice (sandbox)
+	// (POST /v1/invoices/{id}/payments)
+	CreateInvoicePayment(ctx context.Context, request CreateInvoicePaymentRequestObject) (CreateInvoicePaymentResponseObject, error)
+	// VoidInvoice Void a billing invoice
+	// (POST /v1/invoices/{id}/void)
+	VoidInvoice(ctx context.Context, request VoidInvoiceRequestObject) (VoidInvoiceResponseObject, error)
 	// CreateOAuthToken Issue an access token (client credentials)
 	// (POST /v1/oauth/token)
 	CreateOAuthToken(ctx context.Context, request CreateOAuthTokenRequestObject) (CreateOAuthTokenResponseObject, error)
@@ -53347,6 +59527,12 @@ type StrictServerInterface interface {
 	// GetOrganizationOnboarding Get an organization's onboarding
 	// (GET /v1/organizations/{id}/onboarding)
 	GetOrganizationOnboarding(ctx context.Context, request GetOrganizationOnboardingRequestObject) (GetOrganizationOnboardingResponseObject, error)
+	// ListPayments List payments
+	// (GET /v1/payments)
+	ListPayments(ctx context.Context, request ListPaymentsRequestObject) (ListPaymentsResponseObject, error)
+	// GetPayment Get a payment
+	// (GET /v1/payments/{id})
+	GetPayment(ctx context.Context, request GetPaymentRequestObject) (GetPaymentResponseObject, error)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(ctx context.Context, request ListPlansRequestObject) (ListPlansResponseObject, error)
@@ -53930,6 +60116,172 @@ func (sh *strictHandler) GetGrowthSummary(w http.ResponseWriter, r *http.Request
 	}
 }
 
+// ListInvoices operation middleware
+func (sh *strictHandler) ListInvoices(w http.ResponseWriter, r *http.Request, params ListInvoicesParams) {
+	var request ListInvoicesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInvoices(ctx, request.(ListInvoicesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInvoices")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInvoicesResponseObject); ok {
+		if err := validResponse.VisitListInvoicesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetInvoice operation middleware
+func (sh *strictHandler) GetInvoice(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetInvoiceRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInvoice(ctx, request.(GetInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetInvoiceResponseObject); ok {
+		if err := validResponse.VisitGetInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListInvoiceLines operation middleware
+func (sh *strictHandler) ListInvoiceLines(w http.ResponseWriter, r *http.Request, id Id) {
+	var request ListInvoiceLinesRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInvoiceLines(ctx, request.(ListInvoiceLinesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInvoiceLines")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInvoiceLinesResponseObject); ok {
+		if err := validResponse.VisitListInvoiceLinesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// MarkInvoiceUncollectible operation middleware
+func (sh *strictHandler) MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request, id Id, params MarkInvoiceUncollectibleParams) {
+	var request MarkInvoiceUncollectibleRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.MarkInvoiceUncollectible(ctx, request.(MarkInvoiceUncollectibleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "MarkInvoiceUncollectible")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(MarkInvoiceUncollectibleResponseObject); ok {
+		if err := validResponse.VisitMarkInvoiceUncollectibleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateInvoicePayment operation middleware
+func (sh *strictHandler) CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams) {
+	var request CreateInvoicePaymentRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body CreateInvoicePaymentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateInvoicePayment(ctx, request.(CreateInvoicePaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateInvoicePayment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateInvoicePaymentResponseObject); ok {
+		if err := validResponse.VisitCreateInvoicePaymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// VoidInvoice operation middleware
+func (sh *strictHandler) VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams) {
+	var request VoidInvoiceRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.VoidInvoice(ctx, request.(VoidInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "VoidInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(VoidInvoiceResponseObject); ok {
+		if err := validResponse.VisitVoidInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateOAuthToken operation middleware
 func (sh *strictHandler) CreateOAuthToken(w http.ResponseWriter, r *http.Request, params CreateOAuthTokenParams) {
 	var request CreateOAuthTokenRequestObject
@@ -54122,6 +60474,58 @@ func (sh *strictHandler) GetOrganizationOnboarding(w http.ResponseWriter, r *htt
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOrganizationOnboardingResponseObject); ok {
 		if err := validResponse.VisitGetOrganizationOnboardingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPayments operation middleware
+func (sh *strictHandler) ListPayments(w http.ResponseWriter, r *http.Request, params ListPaymentsParams) {
+	var request ListPaymentsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPayments(ctx, request.(ListPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPayments")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPaymentsResponseObject); ok {
+		if err := validResponse.VisitListPaymentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPayment operation middleware
+func (sh *strictHandler) GetPayment(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetPaymentRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayment(ctx, request.(GetPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPaymentResponseObject); ok {
+		if err := validResponse.VisitGetPaymentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

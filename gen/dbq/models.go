@@ -68,6 +68,21 @@ type BillingInvoice struct {
 	IssuedAt          *time.Time
 	DueAt             *time.Time
 	PaidAt            *time.Time
+	AmountPaid        int64
+	OpensSelection    bool
+}
+
+type BillingPayment struct {
+	ID             uuid.UUID
+	CreatedAt      time.Time
+	OrganizationID uuid.UUID
+	InvoiceID      uuid.UUID
+	Amount         int64
+	Currency       string
+	PaymentMethod  string
+	Status         string
+	FailureCode    *string
+	FailureMessage *string
 }
 
 type CatalogueVersion struct {

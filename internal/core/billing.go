@@ -9,8 +9,11 @@ import (
 
 // Billing invoice statuses.
 const (
-	InvoiceIssued = "issued"
-	InvoiceVoid   = "void"
+	InvoiceIssued        = "issued"
+	InvoicePaid          = "paid"
+	InvoicePartiallyPaid = "partially_paid"
+	InvoiceVoid          = "void"
+	InvoiceUncollectible = "uncollectible"
 
 	TaxDocumentPending       = "pending"
 	TaxDocumentNotApplicable = "not_applicable"
@@ -41,13 +44,43 @@ type BillingInvoice struct {
 	IssuedAt          *time.Time    `json:"issued_at"`
 	DueAt             *time.Time    `json:"due_at"`
 	PaidAt            *time.Time    `json:"paid_at"`
+	// AmountPaid is what succeeded payments applied (internal: the invoice object of the
+	// specification does not show it); OpensSelection marks the first invoice of a plan
+	// selection, whose payment activates the selection.
+	AmountPaid     int64 `json:"amount_paid"`
+	OpensSelection bool  `json:"opens_selection"`
 }
 
-// InvoiceLine is one amount of an invoice: a charge (positive) or a discount (negative).
+// InvoiceLine is one amount of an invoice: a charge (positive) or a discount (negative),
+// Quantity × UnitAmount, for the days PeriodStart to PeriodEnd (inclusive, UTC midnight).
+// ComponentType names the part of the plan it came from (setup_fee, recurring_fee, trial,
+// discount, credit) and PriceID the price component, when it is one (the plan's own fees
+// and the trial are not). Tax is the line's share of the invoice's VAT (AllocateTax).
 type InvoiceLine struct {
-	ComponentType string `json:"component_type"`
-	Description   string `json:"description"`
-	Amount        int64  `json:"amount"`
+	ComponentType string     `json:"component_type"`
+	PriceID       *uuid.UUID `json:"price_id"`
+	Description   string     `json:"description"`
+	PeriodStart   time.Time  `json:"period_start"`
+	PeriodEnd     time.Time  `json:"period_end"`
+	Quantity      int64      `json:"quantity"`
+	UnitAmount    int64      `json:"unit_amount"`
+	Amount        int64      `json:"amount"`
+	Tax           int64      `json:"tax"`
+	Proration     bool       `json:"proration"`
+}
+
+// AllocateTax sets the Tax of every line so that the lines' taxes add up exactly to the VAT
+// of their net sum at percent, rounded half-up as the invoice's tax is: the tax of a line
+// is the VAT of the running net amount through it less that through the line before. Lines
+// must list charges before the discounts, which never exceed them, so every running amount
+// is >= 0; a discount line's tax is negative or zero (the VAT it takes off).
+func AllocateTax(lines []InvoiceLine, percent int64) {
+	var running int64
+	for i := range lines {
+		before := PercentHalfUp(running, percent)
+		running += lines[i].Amount
+		lines[i].Tax = PercentHalfUp(running, percent) - before
+	}
 }
 
 // VATPercent is the VAT rate charged on invoices in currency: 15 % for SAR (Saudi VAT);
@@ -83,22 +116,25 @@ func PercentHalfUp(amount, percent int64) int64 {
 // rounded half-up, and the invoice is due PaymentTerms after issue.
 func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 	start := dateOf(now)
+	end := start
 	var lines []InvoiceLine
+	line := func(componentType string, priceID *uuid.UUID, description string, amount int64) {
+		lines = append(lines, InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
+			PeriodStart: start, PeriodEnd: end, Quantity: 1, UnitAmount: amount, Amount: amount})
+	}
 	charge := func(componentType, description string, amount *int64) {
 		if amount != nil && *amount > 0 {
-			lines = append(lines, InvoiceLine{ComponentType: componentType, Description: description, Amount: *amount})
+			line(componentType, nil, description, *amount)
 		}
 	}
-	var end time.Time
 	if t := plan.TrialPolicy; t != nil && t.TrialDays > 0 {
 		if !t.RequiresPaymentMethod {
 			return nil
 		}
 		end = start.AddDate(0, 0, t.TrialDays-1)
 		charge(PriceSetupFee, "Setup fee", plan.SetupFee)
-		lines = append(lines, InvoiceLine{ComponentType: "trial", Description: fmt.Sprintf("%d-day trial of %s", t.TrialDays, plan.Name), Amount: 0})
+		line("trial", nil, fmt.Sprintf("%d-day trial of %s", t.TrialDays, plan.Name), 0)
 	} else {
-		end = start
 		if renews := plan.NextRenewal(now, now); renews != nil {
 			end = dateOf(*renews).AddDate(0, 0, -1)
 		}
@@ -115,6 +151,7 @@ func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 		Currency:          plan.Currency,
 		Status:            InvoiceIssued,
 		TaxDocumentStatus: TaxDocumentPending,
+		OpensSelection:    true,
 	}
 	for _, l := range lines {
 		inv.Subtotal += l.Amount
@@ -126,14 +163,15 @@ func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 		d := min(abs(*p.Amount), inv.Subtotal-inv.Discount)
 		if d > 0 {
 			inv.Discount += d
-			lines = append(lines, InvoiceLine{ComponentType: p.ComponentType, Description: "Discount", Amount: -d})
+			line(p.ComponentType, &p.ID, "Discount", -d)
 		}
 	}
-	inv.Lines = lines
 	percent := VATPercent(plan.Currency)
 	if percent == 0 {
 		inv.TaxDocumentStatus = TaxDocumentNotApplicable
 	}
+	AllocateTax(lines, percent)
+	inv.Lines = lines
 	inv.Tax = PercentHalfUp(inv.Subtotal-inv.Discount, percent)
 	inv.Total = inv.Subtotal - inv.Discount + inv.Tax
 	due := now.Add(PaymentTerms)

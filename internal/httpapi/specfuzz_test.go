@@ -150,12 +150,35 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		"updateSupportCase": supportCase(), "createSupportCaseMessage": messages, "listSupportCaseMessages": messages,
 		"getOrganizationOnboarding": onboarded.JSON(t)["organization"].(map[string]any)["id"].(string),
 	}
+	seedInvoiceFixtures(t, env, fx)
 	seedCatalogueFixtures(t, env, fx)
 	// The incident operations work on the catalogue fixture's product, which no subscription
 	// uses: an open incident there degrades nothing the other families' requests rely on.
 	fx.ids["incident_id"] = post("/v1/products/"+fx.ids["products"]+"/incidents", apitest.OperatorToken, `{"summary":"Seeded by the fuzzing test."}`)
 	waitForJobs(t, env)
 	return fx
+}
+
+// seedInvoiceFixtures gives the billing family an invoice to read and list, a payment (a
+// declined one, so the invoice stays payable), and each operation that moves an invoice an
+// invoice of its own: a paid invoice takes no further payment and cannot be voided. Each
+// invoice is the first of a selection on its own organization's subscription, because
+// selecting a plan again voids the open invoice of the selection before.
+func seedInvoiceFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
+	t.Helper()
+	invoice := func() string {
+		org := createOrganization(t, env, minimalOrganization)["id"].(string)
+		sub := call(t, env, http.MethodPost, "/v1/subscriptions", apitest.OperatorToken, subscriptionBody(org, productEinvoice, planEinvoiceSandbox), http.StatusCreated)
+		sel := call(t, env, http.MethodPost, "/v1/subscriptions/"+sub["id"].(string)+"/select-plan", apitest.OperatorToken,
+			fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
+		return sel["invoice"].(map[string]any)["id"].(string)
+	}
+	fx.ids["invoices"] = invoice()
+	fx.ids["payments"] = call(t, env, http.MethodPost, "/v1/invoices/"+fx.ids["invoices"]+"/payments", apitest.OperatorToken,
+		`{"amount":91885,"payment_method":"pm_sandbox_declined"}`, http.StatusCreated)["id"].(string)
+	for _, op := range []string{"createInvoicePayment", "voidInvoice", "markInvoiceUncollectible"} {
+		fx.byOperation[op] = invoice()
+	}
 }
 
 // waitForJobs waits until background work started by earlier requests is done, so a row
