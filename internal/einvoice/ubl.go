@@ -198,7 +198,7 @@ func (b *builder) seller(inv *etree.Element, s Seller) {
 func (b *builder) postalAddress(party *etree.Element, a Address, field, xpath string) {
 	pa := el(party, "cac:PostalAddress")
 	for _, f := range []struct {
-		v               *string
+		v              *string
 		tag, fieldName string
 	}{
 		{a.StreetName, "cbc:StreetName", "street_name"},
