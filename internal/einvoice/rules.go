@@ -283,9 +283,9 @@ func validateReference(is *issues, req Request, kind Kind) {
 		}
 		return
 	}
-	if req.BillingReference == nil {
+	if req.BillingReference == nil || req.BillingReference.Number == "" {
 		is.add("SBX-REF-01", SeverityError, "/billing_reference",
-			"A credit or debit note refers to the invoice it corrects (billing_reference, BT-25).")
+			"A credit or debit note refers to the invoice it corrects (billing_reference: its invoice_id, or its number, BT-25).")
 	}
 	if req.NoteReason == nil || strings.TrimSpace(*req.NoteReason) == "" {
 		// KSA file BR-KSA-17 (error).

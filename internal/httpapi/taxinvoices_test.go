@@ -316,7 +316,7 @@ func TestGenerateSimplifiedInvoice(t *testing.T) {
 			"FractionPrice":  {"line_items": `[{"line_id":"1","name_en":"x","quantity":1,"unit_code":"PCE","unit_price":1.5,"tax_category":"S","tax_rate":15}]`},
 			"BadUnit":        {"line_items": `[{"line_id":"1","name_en":"x","quantity":1,"unit_code":"ZZZ","unit_price":1,"tax_category":"S","tax_rate":15}]`},
 			"BadMode":        {"tax_calculation_mode": `"guess"`},
-			"BadType":        {"requested_invoice_type": `"standard_tax_invoice"`},
+			"BadType":        {"requested_invoice_type": `"receipt"`},
 			"BadPayment":     {"supply.payment_method": `"99"`},
 			"BadDate":        {"supply.supply_date": `"01/03/2025"`},
 			"UnknownField":   {"discount": `1`},
