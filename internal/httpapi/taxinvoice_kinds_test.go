@@ -375,3 +375,34 @@ func TestIdempotentStandardInvoiceRetry(t *testing.T) {
 		t.Errorf("usage units = %d, want 1", n)
 	}
 }
+
+// TestTaxDocumentKindsShareTheSpendControl: every kind counts one einvoice operation against
+// the organization's control, and at its hard limit every kind is refused, storing nothing.
+func TestTaxDocumentKindsShareTheSpendControl(t *testing.T) {
+	t.Parallel()
+	f := newSpendFixture(t)
+	if r := f.put("einvoice", map[string]any{"hard_operation_limit": 3}); r.Status != http.StatusOK {
+		t.Fatalf("put: %d %s", r.Status, r.Body)
+	}
+	standard := generateAt(t, f.env, standardInvoicePath, f.token, standardBody(t, f.orgID, einvoice.TypeStandard, nil))
+	generateAt(t, f.env, standardInvoicePath, f.token, standardBody(t, f.orgID, einvoice.TypeStandardDebitNote,
+		noteChanges(einvoice.TypeStandardDebitNote, standard.Invoice.ID)))
+	generateAt(t, f.env, invoicePath, f.token, invoiceBody(t, f.orgID, nil))
+	if st := f.status(t, "einvoice"); st["current_operations"] != 3.0 || st["hard_limit_reached"] != true {
+		t.Errorf("after three documents: %v", st)
+	}
+	for _, req := range []apitest.Request{
+		{Method: http.MethodPost, Path: standardInvoicePath, Token: f.token, Body: standardBody(t, f.orgID, einvoice.TypeStandardCreditNote,
+			noteChanges(einvoice.TypeStandardCreditNote, standard.Invoice.ID))},
+		{Method: http.MethodPost, Path: invoicePath, Token: f.token, Body: invoiceBody(t, f.orgID, nil)},
+	} {
+		assertProblem(t, req.Path, f.env.Do(req), http.StatusTooManyRequests, "spend_limit_reached")
+	}
+	if n := f.env.Count("SELECT count(*) FROM tax_invoices WHERE organization_id = $1", f.orgID); n != 3 {
+		t.Errorf("%d documents stored, want 3", n)
+	}
+	// The archive stays readable at the limit.
+	if r := f.env.Do(apitest.Request{Method: http.MethodGet, Path: archivePath + "?organization_id=" + f.orgID, Token: f.token}); r.Status != http.StatusOK {
+		t.Errorf("archive at the limit: %d", r.Status)
+	}
+}
