@@ -406,3 +406,58 @@ func TestTaxDocumentKindsShareTheSpendControl(t *testing.T) {
 		t.Errorf("archive at the limit: %d", r.Status)
 	}
 }
+
+// TestTaxArchiveConnectedBusiness: a connected business's credential (scope invoice:generate
+// only) reads its own documents one by one but not the archive, downloads no other seller's
+// XML, and its notes may correct only its own invoices; the platform organization lists every
+// document of the organization.
+func TestTaxArchiveConnectedBusiness(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	p := newPlatform(t, env)
+	_, key1 := einvoiceCredential(t, p, "b-1")
+	_, key2 := einvoiceCredential(t, p, "b-2")
+	platformDoc := generateAt(t, env, invoicePath, p.token, invoiceBody(t, p.orgID, nil))
+	b1Doc := generateAt(t, env, invoicePath, key1, invoiceBody(t, p.orgID, nil))
+	b2Doc := generateAt(t, env, standardInvoicePath, key2, standardBody(t, p.orgID, einvoice.TypeStandard, nil))
+	listed := func() int {
+		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: archivePath + "?organization_id=" + p.orgID, Token: p.token})
+		if resp.Status != http.StatusOK {
+			t.Fatalf("list: %d %s", resp.Status, resp.Body)
+		}
+		return len(resp.JSON(t)["items"].([]any))
+	}
+	if n := listed(); n != 3 {
+		t.Errorf("the platform lists %d, want its own and both businesses'", n)
+	}
+	assertProblem(t, "business archive", env.Do(apitest.Request{Method: http.MethodGet, Path: archivePath + "?organization_id=" + p.orgID, Token: key1}),
+		http.StatusForbidden, "insufficient_scope")
+	if r := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/taxauth/invoices/" + b1Doc.Invoice.ID + "/xml", Token: key1}); r.Status != http.StatusOK ||
+		string(r.Body) != b1Doc.XML.Content {
+		t.Errorf("business 1 downloads its own: %d", r.Status)
+	}
+	for _, id := range []string{platformDoc.Invoice.ID, b2Doc.Invoice.ID} {
+		if r := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/taxauth/invoices/" + id + "/xml", Token: key1}); r.Status != http.StatusNotFound {
+			t.Errorf("business 1 downloads %s: %d", id, r.Status)
+		}
+	}
+	// A note of business 1 correcting business 2's invoice: unknown to business 1. The
+	// platform correcting business 2's invoice: another seller's.
+	unknown := env.Do(apitest.Request{Method: http.MethodPost, Path: standardInvoicePath, Token: key1,
+		Body: standardBody(t, p.orgID, einvoice.TypeStandardCreditNote, noteChanges(einvoice.TypeStandardCreditNote, b2Doc.Invoice.ID))})
+	other := env.Do(apitest.Request{Method: http.MethodPost, Path: standardInvoicePath, Token: p.token,
+		Body: standardBody(t, p.orgID, einvoice.TypeStandardCreditNote, noteChanges(einvoice.TypeStandardCreditNote, b2Doc.Invoice.ID))})
+	_, unknownErrs := problemErrors(t, unknown)
+	_, otherErrs := problemErrors(t, other)
+	if unknown.Status != http.StatusUnprocessableEntity || len(unknownErrs) != 1 ||
+		unknownErrs[0]["message"] != "Tax invoice "+b2Doc.Invoice.ID+" does not exist." {
+		t.Errorf("business 1 corrects business 2's invoice: %d %s", unknown.Status, unknown.Body)
+	}
+	if other.Status != http.StatusUnprocessableEntity || len(otherErrs) != 1 ||
+		otherErrs[0]["message"] != "Tax invoice "+b2Doc.Invoice.ID+" was issued by another seller." {
+		t.Errorf("the platform corrects business 2's invoice: %d %s", other.Status, other.Body)
+	}
+	if n := listed(); n != 3 {
+		t.Errorf("a refused note was stored: %d documents", n)
+	}
+}

@@ -53,6 +53,14 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if business != nil {
 		sellerID = *business
 	}
+	if in.Original != nil && !kind.Note() {
+		// A tax invoice corrects nothing: the reference is only warned about (SBX-REF-02),
+		// neither resolved nor recorded.
+		if in.Request.BillingReference == nil {
+			in.Request.BillingReference = &einvoice.BillingReference{Number: in.Original.String()}
+		}
+		in.Original = nil
+	}
 	if in.Original != nil {
 		if in.Request.BillingReference != nil {
 			return nil, unprocessablef("/billing_reference", "Name the original invoice either by invoice_id or by number and issue_date, not both.")
