@@ -352,30 +352,6 @@ func TestTaxDocumentRefusals(t *testing.T) {
 	}
 }
 
-// TestIdempotentStandardInvoiceRetry: a retry of the standard operation returns the same
-// document and counts once.
-func TestIdempotentStandardInvoiceRetry(t *testing.T) {
-	t.Parallel()
-	env := apitest.New(t)
-	org := createOrganization(t, env, minimalOrganization)["id"].(string)
-	token := "dev:org:" + org
-	body := standardBody(t, org, einvoice.TypeStandard, nil)
-	first := postWithKey(env, token, standardInvoicePath, "std-2025-03-01-0001", body)
-	again := postWithKey(env, token, standardInvoicePath, "std-2025-03-01-0001", body)
-	if first.Status != http.StatusCreated || again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("statuses %d %d, replayed %q", first.Status, again.Status, again.Header.Get("Idempotent-Replayed"))
-	}
-	if a, b := decodeInvoice(t, first), decodeInvoice(t, again); a.Invoice.ID != b.Invoice.ID || a.XML.Content != b.XML.Content {
-		t.Errorf("a retry produced another document: %s vs %s", a.Invoice.ID, b.Invoice.ID)
-	}
-	if n := env.Count("SELECT count(*) FROM tax_invoices"); n != 1 {
-		t.Errorf("tax invoices = %d, want 1", n)
-	}
-	if n := env.Count("SELECT count(*) FROM usage_events"); n != 1 {
-		t.Errorf("usage units = %d, want 1", n)
-	}
-}
-
 // TestTaxDocumentKindsShareTheSpendControl: every kind counts one einvoice operation against
 // the organization's control, and at its hard limit every kind is refused, storing nothing.
 func TestTaxDocumentKindsShareTheSpendControl(t *testing.T) {

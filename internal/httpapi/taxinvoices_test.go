@@ -116,11 +116,7 @@ func decodeInvoice(t testing.TB, resp *apitest.Response) invoiceResult {
 
 func generateInvoice(t testing.TB, env *apitest.Env, token, body string) invoiceResult {
 	t.Helper()
-	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: invoicePath, Token: token, Body: body})
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("generate: status %d: %s", resp.Status, resp.Body)
-	}
-	return decodeInvoice(t, resp)
+	return generateAt(t, env, invoicePath, token, body)
 }
 
 func TestGenerateSimplifiedInvoice(t *testing.T) {
