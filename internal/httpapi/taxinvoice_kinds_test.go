@@ -242,13 +242,19 @@ func TestTaxDocumentKinds(t *testing.T) {
 	})
 }
 
-// TestTaxArchiveScopes: the archive needs invoice:archive or invoices:read, the XML
+// TestTaxArchiveScopes: the organization and the operator generate standard documents, another
+// organization cannot; the archive needs invoice:archive or invoices:read, the XML
 // invoice:generate or invoice:archive; a key without them is refused.
 func TestTaxArchiveScopes(t *testing.T) {
 	t.Parallel()
 	f := newKeyFixture(t)
 	token := "dev:org:" + f.orgID
 	doc := generateAt(t, f.env, standardInvoicePath, token, standardBody(t, f.orgID, einvoice.TypeStandard, nil)).Invoice.ID
+	// Who may generate: the organization itself and the operator, not another organization.
+	generateAt(t, f.env, standardInvoicePath, apitest.OperatorToken, standardBody(t, f.orgID, einvoice.TypeStandard, nil))
+	stranger := "dev:org:" + createOrganization(t, f.env, minimalOrganization)["id"].(string)
+	assertProblem(t, "another organization generates", f.env.Do(apitest.Request{Method: http.MethodPost, Path: standardInvoicePath, Token: stranger,
+		Body: standardBody(t, f.orgID, einvoice.TypeStandard, nil)}), http.StatusForbidden, "forbidden")
 	list := archivePath + "?organization_id=" + f.orgID
 	xml := "/v1/taxauth/invoices/" + doc + "/xml"
 	for _, c := range []struct {
