@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +43,14 @@ func invoiceBody(t testing.TB, orgID string, changes map[string]string) string {
 	if err := json.Unmarshal([]byte(body), &m); err != nil {
 		t.Fatal(err)
 	}
-	for path, raw := range changes {
+	// In path order, so a whole object is replaced before a change inside it.
+	paths := make([]string, 0, len(changes))
+	for path := range changes {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		raw := changes[path]
 		parts := strings.Split(path, ".")
 		parent := m
 		for _, p := range parts[:len(parts)-1] {
