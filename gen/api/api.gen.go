@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -1022,13 +1023,28 @@ func (e RegulatoryClassification) Valid() bool {
 
 // Defines values for RequestedInvoiceType.
 const (
+	RequestedInvoiceTypeSimplifiedCreditNote RequestedInvoiceType = "simplified_credit_note"
+	RequestedInvoiceTypeSimplifiedDebitNote  RequestedInvoiceType = "simplified_debit_note"
 	RequestedInvoiceTypeSimplifiedTaxInvoice RequestedInvoiceType = "simplified_tax_invoice"
+	RequestedInvoiceTypeStandardCreditNote   RequestedInvoiceType = "standard_credit_note"
+	RequestedInvoiceTypeStandardDebitNote    RequestedInvoiceType = "standard_debit_note"
+	RequestedInvoiceTypeStandardTaxInvoice   RequestedInvoiceType = "standard_tax_invoice"
 )
 
 // Valid indicates whether the value is a known member of the RequestedInvoiceType enum.
 func (e RequestedInvoiceType) Valid() bool {
 	switch e {
+	case RequestedInvoiceTypeSimplifiedCreditNote:
+		return true
+	case RequestedInvoiceTypeSimplifiedDebitNote:
+		return true
 	case RequestedInvoiceTypeSimplifiedTaxInvoice:
+		return true
+	case RequestedInvoiceTypeStandardCreditNote:
+		return true
+	case RequestedInvoiceTypeStandardDebitNote:
+		return true
+	case RequestedInvoiceTypeStandardTaxInvoice:
 		return true
 	default:
 		return false
@@ -2528,7 +2544,7 @@ type InternalValidation struct {
 	Valid bool `json:"valid"`
 }
 
-// InvoiceAddress A postal address of the seller. Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
+// InvoiceAddress A postal address of the seller or, as `buyer.postal_address`, of the buyer (BG-8; a standard document needs one with street, city and country, SBX-STD-03; a Saudi one is complete by BR-KSA-63). Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
 type InvoiceAddress struct {
 	// AdditionalNumber Additional number (plot identification).
 	AdditionalNumber     nullable.Nullable[string] `json:"additional_number,omitempty"`
@@ -2564,27 +2580,44 @@ type InvoiceAllowanceCharge struct {
 	ReasonCode *string `json:"reason_code,omitempty"`
 }
 
+// InvoiceBillingReference The invoice a credit or debit note corrects (BG-3): either `invoice_id`, an invoice this service generated for the same seller (its number and issue date are written), or the `number` (BT-25) and optionally the `issue_date` (BT-26) of an invoice issued elsewhere. Giving `invoice_id` with `number` or `issue_date` is 422.
+//
+// Example: {"invoice_id":"0193b5eb-93a4-7ed1-9cea-6f708192a3b4"}
+type InvoiceBillingReference struct {
+	// InvoiceId Id of the original invoice (`invoice.id` of its generation result).
+	InvoiceId *openapi_types.UUID `json:"invoice_id,omitempty"`
+
+	// IssueDate Issue date of that original invoice.
+	IssueDate *openapi_types.Date `json:"issue_date,omitempty"`
+
+	// Number Number (cbc:ID) of an original invoice issued elsewhere.
+	Number *string `json:"number,omitempty"`
+}
+
 // InvoiceBuyer The buyer (optional on a simplified invoice).
 type InvoiceBuyer struct {
 	// AdditionalIdentifiers Additional identifiers; default none.
 	AdditionalIdentifiers *[]BuyerAdditionalIdentifier `json:"additional_identifiers,omitempty"`
 
-	// Address Free-text address.
+	// Address Free-text address (written as the street); `postal_address` replaces it when given.
 	Address nullable.Nullable[string] `json:"address,omitempty"`
 
 	// BuyerType Kind of buyer.
 	BuyerType              BuyerType                 `json:"buyer_type"`
 	CommercialRegistration nullable.Nullable[string] `json:"commercial_registration,omitempty"`
 	LegalName              nullable.Nullable[string] `json:"legal_name,omitempty"`
-	VatNumber              nullable.Nullable[string] `json:"vat_number,omitempty"`
+
+	// PostalAddress A postal address of the seller or, as `buyer.postal_address`, of the buyer (BG-8; a standard document needs one with street, city and country, SBX-STD-03; a Saudi one is complete by BR-KSA-63). Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
+	PostalAddress nullable.Nullable[InvoiceAddress] `json:"postal_address,omitempty"`
+	VatNumber     nullable.Nullable[string]         `json:"vat_number,omitempty"`
 }
 
 // InvoiceClassification Which invoice type was generated.
 type InvoiceClassification struct {
-	// RequestedType The requested invoice type: a simplified (B2C) tax invoice (UBL InvoiceTypeCode 388, name `0200000`).
+	// RequestedType The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
 	RequestedType RequestedInvoiceType `json:"requested_type"`
 
-	// SelectedType The type generated: `simplified_tax_invoice`.
+	// SelectedType The kind generated: the requested one.
 	SelectedType string `json:"selected_type"`
 }
 
@@ -2596,7 +2629,7 @@ type InvoiceIdentity struct {
 	// InvoiceHash SHA-256 (base64) of the canonical XML without UBLExtensions, Signature and QR reference.
 	InvoiceHash string `json:"invoice_hash"`
 
-	// InvoiceType `simplified_tax_invoice`.
+	// InvoiceType The document kind, a `RequestedInvoiceType` value: `simplified_tax_invoice`, `simplified_credit_note`, `simplified_debit_note`, `standard_tax_invoice`, `standard_credit_note` or `standard_debit_note`.
 	InvoiceType string             `json:"invoice_type"`
 	IssueDate   openapi_types.Date `json:"issue_date"`
 
@@ -2609,10 +2642,10 @@ type InvoiceIdentity struct {
 	// Pih Previous invoice hash (base64); the first invoice uses the hash of "0".
 	Pih string `json:"pih"`
 
-	// TypeCode UBL InvoiceTypeCode: `388`.
+	// TypeCode UBL InvoiceTypeCode: `388` tax invoice, `381` credit note, `383` debit note.
 	TypeCode string `json:"type_code"`
 
-	// TypeName InvoiceTypeCode name attribute: `0200000`.
+	// TypeName InvoiceTypeCode name attribute: `0200000` simplified, `0100000` standard.
 	TypeName string `json:"type_name"`
 
 	// Uuid Invoice UUID (cbc:UUID).
@@ -2679,7 +2712,7 @@ type InvoiceSeller struct {
 	// AdditionalIdentifiers Additional identifiers; default none.
 	AdditionalIdentifiers *[]SellerAdditionalIdentifier `json:"additional_identifiers,omitempty"`
 
-	// Address A postal address of the seller. Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
+	// Address A postal address of the seller or, as `buyer.postal_address`, of the buyer (BG-8; a standard document needs one with street, city and country, SBX-STD-03; a Saudi one is complete by BR-KSA-63). Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
 	Address nullable.Nullable[InvoiceAddress] `json:"address,omitempty"`
 
 	// Branch Branch name or code.
@@ -3576,7 +3609,7 @@ type RequestLogList struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
-// RequestedInvoiceType The requested invoice type: a simplified (B2C) tax invoice (UBL InvoiceTypeCode 388, name `0200000`).
+// RequestedInvoiceType The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
 type RequestedInvoiceType string
 
 // ResolvedAddress An address; every unknown field is null and listed in `missing_fields`.
@@ -3661,6 +3694,11 @@ type ShortAddressStatus string
 
 // SimplifiedInvoiceRequest Body of `generateSimplifiedInvoice`. Required: `organization_id`, `tax_calculation_mode`, `requested_invoice_type`, `seller` (with `legal_name`, `vat_number`) and at least one line. Structural problems are 400; business-rule errors are 422 (the invoice is not issued), warnings come back as `validation.internal_validation.issues`.
 type SimplifiedInvoiceRequest struct {
+	// BillingReference The invoice a credit or debit note corrects (BG-3): either `invoice_id`, an invoice this service generated for the same seller (its number and issue date are written), or the `number` (BT-25) and optionally the `issue_date` (BT-26) of an invoice issued elsewhere. Giving `invoice_id` with `number` or `issue_date` is 422.
+	//
+	// Example: {"invoice_id":"0193b5eb-93a4-7ed1-9cea-6f708192a3b4"}
+	BillingReference nullable.Nullable[InvoiceBillingReference] `json:"billing_reference,omitempty"`
+
 	// Buyer The buyer (optional on a simplified invoice).
 	Buyer *InvoiceBuyer `json:"buyer,omitempty"`
 
@@ -3668,11 +3706,14 @@ type SimplifiedInvoiceRequest struct {
 	EgsUnitId nullable.Nullable[string] `json:"egs_unit_id,omitempty"`
 	LineItems []InvoiceLineItem         `json:"line_items"`
 
+	// NoteReason Why a credit or debit note is issued (KSA-10, written as `cac:PaymentMeans/cbc:InstructionNote`); required on a note (BR-KSA-17), ignored on a tax invoice (SBX-REF-02).
+	NoteReason nullable.Nullable[string] `json:"note_reason,omitempty"`
+
 	// Notes Free-text notes keyed by the caller (e.g. `en`, `ar`), written as invoice notes.
 	Notes          *map[string]string `json:"notes,omitempty"`
 	OrganizationId string             `json:"organization_id"`
 
-	// RequestedInvoiceType The requested invoice type: a simplified (B2C) tax invoice (UBL InvoiceTypeCode 388, name `0200000`).
+	// RequestedInvoiceType The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
 	RequestedInvoiceType RequestedInvoiceType `json:"requested_invoice_type"`
 
 	// Seller The seller. `address` may be null or absent; a missing or incomplete address is a validation issue (BR-KSA-09), not a 400.
@@ -4073,6 +4114,53 @@ type TaxInvoiceEventData struct {
 	Uuid           openapi_types.UUID `json:"uuid"`
 }
 
+// TaxInvoiceSummary A tax document in the archive (`listTaxInvoices`); `getTaxInvoice` reads the whole result.
+type TaxInvoiceSummary struct {
+	// BillingReferenceNumber The number of the invoice a credit or debit note corrects; null on a tax invoice.
+	BillingReferenceNumber nullable.Nullable[string] `json:"billing_reference_number"`
+
+	// ConnectedBusinessId The connected business that is the seller; null for the organization's own documents.
+	ConnectedBusinessId nullable.Nullable[openapi_types.UUID] `json:"connected_business_id"`
+	CreatedAt           time.Time                             `json:"created_at"`
+
+	// Currency `SAR`.
+	Currency    string             `json:"currency"`
+	EgsUnitId   string             `json:"egs_unit_id"`
+	Icv         int64              `json:"icv"`
+	Id          openapi_types.UUID `json:"id"`
+	InvoiceHash string             `json:"invoice_hash"`
+	IssueDate   openapi_types.Date `json:"issue_date"`
+
+	// IssueTime Issue time (UTC) `HH:MM:SS`.
+	IssueTime string `json:"issue_time"`
+
+	// Kind The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
+	Kind           RequestedInvoiceType `json:"kind"`
+	Number         string               `json:"number"`
+	OrganizationId openapi_types.UUID   `json:"organization_id"`
+
+	// PayableAmount Amount payable in minor units (halalas).
+	PayableAmount int64 `json:"payable_amount"`
+
+	// Status `GENERATED`.
+	Status string `json:"status"`
+
+	// TypeCode UBL InvoiceTypeCode: `388`, `381` or `383`.
+	TypeCode string `json:"type_code"`
+
+	// TypeName InvoiceTypeCode name: `0200000` simplified, `0100000` standard.
+	TypeName string             `json:"type_name"`
+	Uuid     openapi_types.UUID `json:"uuid"`
+}
+
+// TaxInvoiceSummaryList A page of the archive.
+type TaxInvoiceSummaryList struct {
+	Items []TaxInvoiceSummary `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
 // TaxTreatment Whether a price includes tax.
 type TaxTreatment string
 
@@ -4315,7 +4403,7 @@ type WebhookEvent struct {
 	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
-	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4354,7 +4442,7 @@ type WebhookEventData struct {
 // | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 // | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 // | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
-// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 // | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 // | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 // | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4401,7 +4489,7 @@ type WebhookTestResult struct {
 	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
-	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4855,8 +4943,41 @@ type CreateSupportCaseMessageParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListTaxInvoicesParams defines parameters for ListTaxInvoices.
+type ListTaxInvoicesParams struct {
+	// OrganizationId The organization (an organization principal must pass its own id).
+	OrganizationId OrganizationIdRequired `form:"organization_id" json:"organization_id"`
+
+	// Kind Only documents of this kind.
+	Kind *RequestedInvoiceType `form:"kind,omitempty" json:"kind,omitempty"`
+
+	// IssuedFrom Only documents issued on or after this UTC date.
+	IssuedFrom *openapi_types.Date `form:"issued_from,omitempty" json:"issued_from,omitempty"`
+
+	// IssuedTo Only documents issued on or before this UTC date.
+	IssuedTo *openapi_types.Date `form:"issued_to,omitempty" json:"issued_to,omitempty"`
+
+	// IcvFrom Only documents with a counter value of at least this.
+	IcvFrom *int64 `form:"icv_from,omitempty" json:"icv_from,omitempty"`
+
+	// IcvTo Only documents with a counter value of at most this.
+	IcvTo *int64 `form:"icv_to,omitempty" json:"icv_to,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // GenerateSimplifiedInvoiceParams defines parameters for GenerateSimplifiedInvoice.
 type GenerateSimplifiedInvoiceParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GenerateStandardInvoiceParams defines parameters for GenerateStandardInvoice.
+type GenerateStandardInvoiceParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -5007,6 +5128,9 @@ type CreateSupportCaseMessageJSONRequestBody = SupportCaseMessageCreateRequest
 
 // GenerateSimplifiedInvoiceJSONRequestBody defines body for GenerateSimplifiedInvoice for application/json ContentType.
 type GenerateSimplifiedInvoiceJSONRequestBody = SimplifiedInvoiceRequest
+
+// GenerateStandardInvoiceJSONRequestBody defines body for GenerateStandardInvoice for application/json ContentType.
+type GenerateStandardInvoiceJSONRequestBody = SimplifiedInvoiceRequest
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreateRequest
@@ -6828,9 +6952,16 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
 	CreateSupportCaseMessage(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoices List tax documents (archive)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+	//
+	// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+	ListTaxInvoices(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -6843,9 +6974,9 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoiceWithBody(ctx context.Context, params *GenerateSimplifiedInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+	// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -6858,12 +6989,41 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoice(ctx context.Context, params *GenerateSimplifiedInvoiceParams, body GenerateSimplifiedInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GenerateStandardInvoiceWithBody Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoiceWithBody(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoice(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetTaxInvoice Get a tax invoice
 	//
 	// Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 	GetTaxInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTaxInvoiceXml Download a tax document's XML
+	//
+	// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+	//
+	// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+	GetTaxInvoiceXml(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsage Get usage
 	//
@@ -9071,9 +9231,26 @@ func (c *Client) CreateSupportCaseMessage(ctx context.Context, id Id, params *Cr
 	return c.Client.Do(req)
 }
 
-// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice (sandbox)
+// ListTaxInvoices List tax documents (archive)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+//
+// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+func (c *Client) ListTaxInvoices(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTaxInvoicesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice, credit note or debit note (sandbox)
+//
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -9096,9 +9273,9 @@ func (c *Client) GenerateSimplifiedInvoiceWithBody(ctx context.Context, params *
 	return c.Client.Do(req)
 }
 
-// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -9121,6 +9298,48 @@ func (c *Client) GenerateSimplifiedInvoice(ctx context.Context, params *Generate
 	return c.Client.Do(req)
 }
 
+// GenerateStandardInvoiceWithBody Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *Client) GenerateStandardInvoiceWithBody(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateStandardInvoiceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *Client) GenerateStandardInvoice(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateStandardInvoiceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetTaxInvoice Get a tax invoice
 //
 // Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
@@ -9128,6 +9347,23 @@ func (c *Client) GenerateSimplifiedInvoice(ctx context.Context, params *Generate
 // Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 func (c *Client) GetTaxInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTaxInvoiceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTaxInvoiceXml Download a tax document's XML
+//
+// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+//
+// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+func (c *Client) GetTaxInvoiceXml(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTaxInvoiceXmlRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -12780,6 +13016,140 @@ func NewCreateSupportCaseMessageRequestWithBody(server string, id Id, params *Cr
 	return req, nil
 }
 
+// NewListTaxInvoicesRequest constructs an http.Request for the ListTaxInvoices method
+func NewListTaxInvoicesRequest(server string, params *ListTaxInvoicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Kind != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IssuedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "issued_from", *params.IssuedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IssuedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "issued_to", *params.IssuedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IcvFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "icv_from", *params.IcvFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IcvTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "icv_to", *params.IcvTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGenerateSimplifiedInvoiceRequest calls the generic GenerateSimplifiedInvoice builder with application/json body
 func NewGenerateSimplifiedInvoiceRequest(server string, params *GenerateSimplifiedInvoiceParams, body GenerateSimplifiedInvoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -12835,6 +13205,61 @@ func NewGenerateSimplifiedInvoiceRequestWithBody(server string, params *Generate
 	return req, nil
 }
 
+// NewGenerateStandardInvoiceRequest calls the generic GenerateStandardInvoice builder with application/json body
+func NewGenerateStandardInvoiceRequest(server string, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGenerateStandardInvoiceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewGenerateStandardInvoiceRequestWithBody constructs an http.Request for the GenerateStandardInvoice method, with any body, and a specified content type
+func NewGenerateStandardInvoiceRequestWithBody(server string, params *GenerateStandardInvoiceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices/generate/standard")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetTaxInvoiceRequest constructs an http.Request for the GetTaxInvoice method
 func NewGetTaxInvoiceRequest(server string, id Id) (*http.Request, error) {
 	var err error
@@ -12852,6 +13277,40 @@ func NewGetTaxInvoiceRequest(server string, id Id) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/taxauth/invoices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTaxInvoiceXmlRequest constructs an http.Request for the GetTaxInvoiceXml method
+func NewGetTaxInvoiceXmlRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices/%s/xml", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -14571,9 +15030,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
 	CreateSupportCaseMessageWithResponse(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSupportCaseMessageResponse, error)
 
-	// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoicesWithResponse List tax documents (archive)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+	ListTaxInvoicesWithResponse(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*ListTaxInvoicesResponse, error)
+
+	// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -14586,9 +15054,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoiceWithBodyWithResponse(ctx context.Context, params *GenerateSimplifiedInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateSimplifiedInvoiceResponse, error)
 
-	// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice (sandbox)
+	// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -14601,6 +15069,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoiceWithResponse(ctx context.Context, params *GenerateSimplifiedInvoiceParams, body GenerateSimplifiedInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*GenerateSimplifiedInvoiceResponse, error)
 
+	// GenerateStandardInvoiceWithBodyWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoiceWithBodyWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error)
+
+	// GenerateStandardInvoiceWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoiceWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error)
+
 	// GetTaxInvoiceWithResponse Get a tax invoice
 	//
 	// Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
@@ -14609,6 +15099,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 	GetTaxInvoiceWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceResponse, error)
+
+	// GetTaxInvoiceXmlWithResponse Download a tax document's XML
+	//
+	// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+	GetTaxInvoiceXmlWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceXmlResponse, error)
 
 	// GetUsageWithResponse Get usage
 	//
@@ -24644,6 +25143,157 @@ func (r CreateSupportCaseMessageResponse) ContentType() string {
 	return ""
 }
 
+// ListTaxInvoicesResponse200Headers the declared response headers of an HTTP 200 response for ListTaxInvoices
+type ListTaxInvoicesResponse200Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse400Headers the declared response headers of an HTTP 400 response for ListTaxInvoices
+type ListTaxInvoicesResponse400Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse401Headers the declared response headers of an HTTP 401 response for ListTaxInvoices
+type ListTaxInvoicesResponse401Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse403Headers the declared response headers of an HTTP 403 response for ListTaxInvoices
+type ListTaxInvoicesResponse403Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse404Headers the declared response headers of an HTTP 404 response for ListTaxInvoices
+type ListTaxInvoicesResponse404Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse429Headers the declared response headers of an HTTP 429 response for ListTaxInvoices
+type ListTaxInvoicesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListTaxInvoicesResponse503Headers the declared response headers of an HTTP 503 response for ListTaxInvoices
+type ListTaxInvoicesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListTaxInvoicesResponseDefaultHeaders the declared response headers of an HTTP default response for ListTaxInvoices
+type ListTaxInvoicesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListTaxInvoicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaxInvoiceSummaryList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTaxInvoicesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListTaxInvoicesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTaxInvoicesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListTaxInvoicesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListTaxInvoicesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTaxInvoicesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTaxInvoicesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListTaxInvoicesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTaxInvoicesResponse) GetJSON200() *TaxInvoiceSummaryList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTaxInvoicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTaxInvoicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTaxInvoicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTaxInvoicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GenerateSimplifiedInvoiceResponse201Headers the declared response headers of an HTTP 201 response for GenerateSimplifiedInvoice
 type GenerateSimplifiedInvoiceResponse201Headers struct {
 	IdempotentReplayed *string
@@ -24824,6 +25474,186 @@ func (r GenerateSimplifiedInvoiceResponse) ContentType() string {
 	return ""
 }
 
+// GenerateStandardInvoiceResponse201Headers the declared response headers of an HTTP 201 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// GenerateStandardInvoiceResponse400Headers the declared response headers of an HTTP 400 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse401Headers the declared response headers of an HTTP 401 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse403Headers the declared response headers of an HTTP 403 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse404Headers the declared response headers of an HTTP 404 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse409Headers the declared response headers of an HTTP 409 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse409Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse422Headers the declared response headers of an HTTP 422 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse422Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GenerateStandardInvoiceResponse503Headers the declared response headers of an HTTP 503 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GenerateStandardInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GenerateStandardInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SimplifiedInvoiceResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ProductOperationForbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *GenerateStandardInvoiceResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GenerateStandardInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GenerateStandardInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GenerateStandardInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GenerateStandardInvoiceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GenerateStandardInvoiceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GenerateStandardInvoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GenerateStandardInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GenerateStandardInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GenerateStandardInvoiceResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r GenerateStandardInvoiceResponse) GetJSON201() *SimplifiedInvoiceResult {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON403() *ProductOperationForbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GenerateStandardInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GenerateStandardInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GenerateStandardInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GenerateStandardInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetTaxInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetTaxInvoice
 type GetTaxInvoiceResponse200Headers struct {
 	RequestId string
@@ -24969,6 +25799,157 @@ func (r GetTaxInvoiceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetTaxInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTaxInvoiceXmlResponse200Headers the declared response headers of an HTTP 200 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse200Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse400Headers the declared response headers of an HTTP 400 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse400Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse401Headers the declared response headers of an HTTP 401 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse401Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse403Headers the declared response headers of an HTTP 403 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse403Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse404Headers the declared response headers of an HTTP 404 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse404Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse429Headers the declared response headers of an HTTP 429 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetTaxInvoiceXmlResponse503Headers the declared response headers of an HTTP 503 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetTaxInvoiceXmlResponseDefaultHeaders the declared response headers of an HTTP default response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetTaxInvoiceXmlResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *string
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTaxInvoiceXmlResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetTaxInvoiceXmlResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTaxInvoiceXmlResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTaxInvoiceXmlResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTaxInvoiceXmlResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTaxInvoiceXmlResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTaxInvoiceXmlResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetTaxInvoiceXmlResponseDefaultHeaders
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetTaxInvoiceXmlResponse) GetXML200() *string {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTaxInvoiceXmlResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTaxInvoiceXmlResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTaxInvoiceXmlResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTaxInvoiceXmlResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27784,9 +28765,24 @@ func (c *ClientWithResponses) CreateSupportCaseMessageWithResponse(ctx context.C
 	return ParseCreateSupportCaseMessageResponse(rsp)
 }
 
-// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
+// ListTaxInvoicesWithResponse List tax documents (archive)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+func (c *ClientWithResponses) ListTaxInvoicesWithResponse(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*ListTaxInvoicesResponse, error) {
+	rsp, err := c.ListTaxInvoices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTaxInvoicesResponse(rsp)
+}
+
+// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
+//
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -27805,9 +28801,9 @@ func (c *ClientWithResponses) GenerateSimplifiedInvoiceWithBodyWithResponse(ctx 
 	return ParseGenerateSimplifiedInvoiceResponse(rsp)
 }
 
-// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice (sandbox)
+// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -27826,6 +28822,40 @@ func (c *ClientWithResponses) GenerateSimplifiedInvoiceWithResponse(ctx context.
 	return ParseGenerateSimplifiedInvoiceResponse(rsp)
 }
 
+// GenerateStandardInvoiceWithBodyWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *ClientWithResponses) GenerateStandardInvoiceWithBodyWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error) {
+	rsp, err := c.GenerateStandardInvoiceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateStandardInvoiceResponse(rsp)
+}
+
+// GenerateStandardInvoiceWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *ClientWithResponses) GenerateStandardInvoiceWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error) {
+	rsp, err := c.GenerateStandardInvoice(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateStandardInvoiceResponse(rsp)
+}
+
 // GetTaxInvoiceWithResponse Get a tax invoice
 //
 // Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
@@ -27839,6 +28869,21 @@ func (c *ClientWithResponses) GetTaxInvoiceWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseGetTaxInvoiceResponse(rsp)
+}
+
+// GetTaxInvoiceXmlWithResponse Download a tax document's XML
+//
+// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+func (c *ClientWithResponses) GetTaxInvoiceXmlWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceXmlResponse, error) {
+	rsp, err := c.GetTaxInvoiceXml(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTaxInvoiceXmlResponse(rsp)
 }
 
 // GetUsageWithResponse Get usage
@@ -40820,6 +41865,199 @@ func ParseCreateSupportCaseMessageResponse(rsp *http.Response) (*CreateSupportCa
 	return response, nil
 }
 
+// ParseListTaxInvoicesResponse parses an HTTP response from a ListTaxInvoicesWithResponse call
+func ParseListTaxInvoicesResponse(rsp *http.Response) (*ListTaxInvoicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTaxInvoicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaxInvoiceSummaryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTaxInvoicesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListTaxInvoicesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListTaxInvoicesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListTaxInvoicesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListTaxInvoicesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListTaxInvoicesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTaxInvoicesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListTaxInvoicesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGenerateSimplifiedInvoiceResponse parses an HTTP response from a GenerateSimplifiedInvoiceWithResponse call
 func ParseGenerateSimplifiedInvoiceResponse(rsp *http.Response) (*GenerateSimplifiedInvoiceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41054,6 +42292,240 @@ func ParseGenerateSimplifiedInvoiceResponse(rsp *http.Response) (*GenerateSimpli
 	return response, nil
 }
 
+// ParseGenerateStandardInvoiceResponse parses an HTTP response from a GenerateStandardInvoiceWithResponse call
+func ParseGenerateStandardInvoiceResponse(rsp *http.Response) (*GenerateStandardInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GenerateStandardInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SimplifiedInvoiceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ProductOperationForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers GenerateStandardInvoiceResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers GenerateStandardInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GenerateStandardInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GenerateStandardInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GenerateStandardInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers GenerateStandardInvoiceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers GenerateStandardInvoiceResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GenerateStandardInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GenerateStandardInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GenerateStandardInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetTaxInvoiceResponse parses an HTTP response from a GetTaxInvoiceWithResponse call
 func ParseGetTaxInvoiceResponse(rsp *http.Response) (*GetTaxInvoiceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41234,6 +42706,199 @@ func ParseGetTaxInvoiceResponse(rsp *http.Response) (*GetTaxInvoiceResponse, err
 		response.Headers503 = &headers
 	case true:
 		var headers GetTaxInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTaxInvoiceXmlResponse parses an HTTP response from a GetTaxInvoiceXmlWithResponse call
+func ParseGetTaxInvoiceXmlResponse(rsp *http.Response) (*GetTaxInvoiceXmlResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTaxInvoiceXmlResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest string
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTaxInvoiceXmlResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetTaxInvoiceXmlResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTaxInvoiceXmlResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTaxInvoiceXmlResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTaxInvoiceXmlResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTaxInvoiceXmlResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTaxInvoiceXmlResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetTaxInvoiceXmlResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42826,12 +44491,21 @@ type ServerInterface interface {
 	// CreateSupportCaseMessage Add a message to a support case
 	// (POST /v1/support-cases/{id}/messages)
 	CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request, id Id, params CreateSupportCaseMessageParams)
-	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoices List tax documents (archive)
+	// (GET /v1/taxauth/invoices)
+	ListTaxInvoices(w http.ResponseWriter, r *http.Request, params ListTaxInvoicesParams)
+	// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 	// (POST /v1/taxauth/invoices/generate/simplified)
 	GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request, params GenerateSimplifiedInvoiceParams)
+	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+	// (POST /v1/taxauth/invoices/generate/standard)
+	GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams)
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id)
+	// GetTaxInvoiceXml Download a tax document's XML
+	// (GET /v1/taxauth/invoices/{id}/xml)
+	GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id)
 	// GetUsage Get usage
 	// (GET /v1/usage)
 	GetUsage(w http.ResponseWriter, r *http.Request, params GetUsageParams)
@@ -43222,15 +44896,33 @@ func (_ Unimplemented) CreateSupportCaseMessage(w http.ResponseWriter, r *http.R
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+// ListTaxInvoices List tax documents (archive)
+// (GET /v1/taxauth/invoices)
+func (_ Unimplemented) ListTaxInvoices(w http.ResponseWriter, r *http.Request, params ListTaxInvoicesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 // (POST /v1/taxauth/invoices/generate/simplified)
 func (_ Unimplemented) GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request, params GenerateSimplifiedInvoiceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+// (POST /v1/taxauth/invoices/generate/standard)
+func (_ Unimplemented) GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // GetTaxInvoice Get a tax invoice
 // (GET /v1/taxauth/invoices/{id})
 func (_ Unimplemented) GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetTaxInvoiceXml Download a tax document's XML
+// (GET /v1/taxauth/invoices/{id}/xml)
+func (_ Unimplemented) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -46034,6 +47726,130 @@ func (siw *ServerInterfaceWrapper) CreateSupportCaseMessage(w http.ResponseWrite
 	handler.ServeHTTP(w, r)
 }
 
+// ListTaxInvoices operation middleware
+func (siw *ServerInterfaceWrapper) ListTaxInvoices(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListTaxInvoicesParams
+
+	// ------------- Required query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "issued_from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "issued_from", r.URL.Query(), &params.IssuedFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "issued_from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "issued_from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "issued_to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "issued_to", r.URL.Query(), &params.IssuedTo, runtime.BindQueryParameterOptions{Type: "string", Format: "date"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "issued_to"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "issued_to", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "icv_from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "icv_from", r.URL.Query(), &params.IcvFrom, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "icv_from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "icv_from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "icv_to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "icv_to", r.URL.Query(), &params.IcvTo, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "icv_to"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "icv_to", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTaxInvoices(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GenerateSimplifiedInvoice operation middleware
 func (siw *ServerInterfaceWrapper) GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request) {
 
@@ -46075,6 +47891,47 @@ func (siw *ServerInterfaceWrapper) GenerateSimplifiedInvoice(w http.ResponseWrit
 	handler.ServeHTTP(w, r)
 }
 
+// GenerateStandardInvoice operation middleware
+func (siw *ServerInterfaceWrapper) GenerateStandardInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GenerateStandardInvoiceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GenerateStandardInvoice(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetTaxInvoice operation middleware
 func (siw *ServerInterfaceWrapper) GetTaxInvoice(w http.ResponseWriter, r *http.Request) {
 
@@ -46092,6 +47949,32 @@ func (siw *ServerInterfaceWrapper) GetTaxInvoice(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetTaxInvoice(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetTaxInvoiceXml operation middleware
+func (siw *ServerInterfaceWrapper) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTaxInvoiceXml(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -46673,7 +48556,16 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/taxauth/invoices/generate/simplified", wrapper.GenerateSimplifiedInvoice)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/taxauth/invoices/generate/standard", wrapper.GenerateStandardInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/taxauth/invoices", wrapper.ListTaxInvoices)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/taxauth/invoices/{id}", wrapper.GetTaxInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/taxauth/invoices/{id}/xml", wrapper.GetTaxInvoiceXml)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/address/resolve-short", wrapper.ResolveShortAddress)
@@ -58026,6 +59918,170 @@ func (response CreateSupportCaseMessagedefaultApplicationProblemPlusJSONResponse
 	return err
 }
 
+type ListTaxInvoicesRequestObject struct {
+	Params ListTaxInvoicesParams
+}
+
+type ListTaxInvoicesResponseObject interface {
+	VisitListTaxInvoicesResponse(w http.ResponseWriter) error
+}
+
+type ListTaxInvoices200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListTaxInvoices200JSONResponse struct {
+	Body    TaxInvoiceSummaryList
+	Headers ListTaxInvoices200ResponseHeaders
+}
+
+func (response ListTaxInvoices200JSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices400ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices401ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices403ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices404ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices429ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices503ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoicesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListTaxInvoicesdefaultApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GenerateSimplifiedInvoiceRequestObject struct {
 	Params GenerateSimplifiedInvoiceParams
 	Body   *GenerateSimplifiedInvoiceJSONRequestBody
@@ -58229,6 +60285,209 @@ func (response GenerateSimplifiedInvoicedefaultApplicationProblemPlusJSONRespons
 	return err
 }
 
+type GenerateStandardInvoiceRequestObject struct {
+	Params GenerateStandardInvoiceParams
+	Body   *GenerateStandardInvoiceJSONRequestBody
+}
+
+type GenerateStandardInvoiceResponseObject interface {
+	VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error
+}
+
+type GenerateStandardInvoice201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type GenerateStandardInvoice201JSONResponse struct {
+	Body    SimplifiedInvoiceResult
+	Headers GenerateStandardInvoice201ResponseHeaders
+}
+
+func (response GenerateStandardInvoice201JSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice400ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice401ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice403ApplicationProblemPlusJSONResponse struct {
+	ProductOperationForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice403ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice404ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice409ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice422ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice429ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice503ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GenerateStandardInvoicedefaultApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetTaxInvoiceRequestObject struct {
 	Id Id `json:"id"`
 }
@@ -58381,6 +60640,174 @@ type GetTaxInvoicedefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetTaxInvoicedefaultApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXmlRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetTaxInvoiceXmlResponseObject interface {
+	VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error
+}
+
+type GetTaxInvoiceXml200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetTaxInvoiceXml200ApplicationxmlResponse struct {
+	Body          io.Reader
+	Headers       GetTaxInvoiceXml200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetTaxInvoiceXml200ApplicationxmlResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/xml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetTaxInvoiceXml400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml400ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml401ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml403ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml404ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml429ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml503ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXmldefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetTaxInvoiceXmldefaultApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -59632,12 +62059,21 @@ type StrictServerInterface interface {
 	// CreateSupportCaseMessage Add a message to a support case
 	// (POST /v1/support-cases/{id}/messages)
 	CreateSupportCaseMessage(ctx context.Context, request CreateSupportCaseMessageRequestObject) (CreateSupportCaseMessageResponseObject, error)
-	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoices List tax documents (archive)
+	// (GET /v1/taxauth/invoices)
+	ListTaxInvoices(ctx context.Context, request ListTaxInvoicesRequestObject) (ListTaxInvoicesResponseObject, error)
+	// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 	// (POST /v1/taxauth/invoices/generate/simplified)
 	GenerateSimplifiedInvoice(ctx context.Context, request GenerateSimplifiedInvoiceRequestObject) (GenerateSimplifiedInvoiceResponseObject, error)
+	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+	// (POST /v1/taxauth/invoices/generate/standard)
+	GenerateStandardInvoice(ctx context.Context, request GenerateStandardInvoiceRequestObject) (GenerateStandardInvoiceResponseObject, error)
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(ctx context.Context, request GetTaxInvoiceRequestObject) (GetTaxInvoiceResponseObject, error)
+	// GetTaxInvoiceXml Download a tax document's XML
+	// (GET /v1/taxauth/invoices/{id}/xml)
+	GetTaxInvoiceXml(ctx context.Context, request GetTaxInvoiceXmlRequestObject) (GetTaxInvoiceXmlResponseObject, error)
 	// GetUsage Get usage
 	// (GET /v1/usage)
 	GetUsage(ctx context.Context, request GetUsageRequestObject) (GetUsageResponseObject, error)
@@ -61536,6 +63972,32 @@ func (sh *strictHandler) CreateSupportCaseMessage(w http.ResponseWriter, r *http
 	}
 }
 
+// ListTaxInvoices operation middleware
+func (sh *strictHandler) ListTaxInvoices(w http.ResponseWriter, r *http.Request, params ListTaxInvoicesParams) {
+	var request ListTaxInvoicesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTaxInvoices(ctx, request.(ListTaxInvoicesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTaxInvoices")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTaxInvoicesResponseObject); ok {
+		if err := validResponse.VisitListTaxInvoicesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GenerateSimplifiedInvoice operation middleware
 func (sh *strictHandler) GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request, params GenerateSimplifiedInvoiceParams) {
 	var request GenerateSimplifiedInvoiceRequestObject
@@ -61569,6 +64031,39 @@ func (sh *strictHandler) GenerateSimplifiedInvoice(w http.ResponseWriter, r *htt
 	}
 }
 
+// GenerateStandardInvoice operation middleware
+func (sh *strictHandler) GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams) {
+	var request GenerateStandardInvoiceRequestObject
+
+	request.Params = params
+
+	var body GenerateStandardInvoiceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GenerateStandardInvoice(ctx, request.(GenerateStandardInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GenerateStandardInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GenerateStandardInvoiceResponseObject); ok {
+		if err := validResponse.VisitGenerateStandardInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetTaxInvoice operation middleware
 func (sh *strictHandler) GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id) {
 	var request GetTaxInvoiceRequestObject
@@ -61588,6 +64083,32 @@ func (sh *strictHandler) GetTaxInvoice(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetTaxInvoiceResponseObject); ok {
 		if err := validResponse.VisitGetTaxInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetTaxInvoiceXml operation middleware
+func (sh *strictHandler) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetTaxInvoiceXmlRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTaxInvoiceXml(ctx, request.(GetTaxInvoiceXmlRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTaxInvoiceXml")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTaxInvoiceXmlResponseObject); ok {
+		if err := validResponse.VisitGetTaxInvoiceXmlResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -399,26 +399,28 @@ type SupportCaseMessage struct {
 }
 
 type TaxInvoice struct {
-	ID                  uuid.UUID
-	OrganizationID      uuid.UUID
-	EgsUnitID           string
-	Icv                 int64
-	Number              string
-	Uuid                uuid.UUID
-	Pih                 string
-	InvoiceHash         string
-	Status              string
-	InvoiceType         string
-	RequestedType       string
-	Valid               bool
-	PayableAmount       int64
-	IssuedAt            time.Time
-	CreatedAt           time.Time
-	Request             []byte
-	Result              []byte
-	Xml                 string
-	RequestID           *string
-	ConnectedBusinessID *uuid.UUID
+	ID                        uuid.UUID
+	OrganizationID            uuid.UUID
+	EgsUnitID                 string
+	Icv                       int64
+	Number                    string
+	Uuid                      uuid.UUID
+	Pih                       string
+	InvoiceHash               string
+	Status                    string
+	InvoiceType               string
+	RequestedType             string
+	Valid                     bool
+	PayableAmount             int64
+	IssuedAt                  time.Time
+	CreatedAt                 time.Time
+	Request                   []byte
+	Result                    []byte
+	Xml                       string
+	RequestID                 *string
+	ConnectedBusinessID       *uuid.UUID
+	BillingReferenceInvoiceID *uuid.UUID
+	BillingReferenceNumber    *string
 }
 
 type UsageCounter struct {

@@ -37,6 +37,9 @@ var implemented = map[string]int{
 
 	"generateSimplifiedInvoice": http.StatusNotFound, // the example's organization does not exist
 	"getTaxInvoice":             http.StatusNotFound,
+	"generateStandardInvoice":   http.StatusNotFound,  // the example's organization does not exist
+	"listTaxInvoices":           http.StatusForbidden, // the example organization_id is not an id
+	"getTaxInvoiceXml":          http.StatusNotFound,
 	"resolveShortAddress":       http.StatusOK,
 
 	"putSpendControl":   http.StatusUnprocessableEntity, // the example's organization does not exist

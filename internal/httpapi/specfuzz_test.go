@@ -90,6 +90,7 @@ func TestSpecDrivenFuzzing(t *testing.T) {
 type fuzzFixtures struct {
 	org, platform, business, subscription, supportCase, apiKey, invoice string
 	price                                                               string            // a price of the draft plan ids["plans"]
+	standardInvoice                                                     string            // the original a note's billing_reference.invoice_id names
 	ids                                                                 map[string]string // first path segment (or parameter name) -> id
 	// byOperation gives operations their own resource where another operation's valid
 	// requests would leave the shared one in a state that refuses theirs (a case that
@@ -132,6 +133,13 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		t.Fatalf("seed invoice: %d %s", r.Status, r.Body)
 	}
 	fx.invoice = r.JSON(t)["invoice"].(map[string]any)["id"].(string)
+	// generateStandardInvoice's example is a credit note of a standard invoice.
+	r = env.Do(apitest.Request{Method: http.MethodPost, Path: standardInvoicePath, Token: apitest.OrgToken(uuid.MustParse(fx.org)),
+		Body: standardBody(t, fx.org, "standard_tax_invoice", nil)})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("seed standard invoice: %d %s", r.Status, r.Body)
+	}
+	fx.standardInvoice = r.JSON(t)["invoice"].(map[string]any)["id"].(string)
 	// The organization operations get an organization of their own: updateOrganization's
 	// valid requests walk its statuses (to archived), which must not change what the other
 	// families' requests for fx.org may do.
@@ -336,6 +344,8 @@ func (f *opFuzzer) withFixtures(v any, s *openapi3.Schema) any {
 			m[name] = fuzzProduct
 		case name == "plan_id" && ps.Format == "uuid":
 			m[name] = fuzzPlan
+		case name == "invoice_id" && ps.Format == "uuid":
+			m[name] = f.fx.standardInvoice
 		case ps.Type.Is("object"):
 			m[name] = f.withFixtures(cur, ps)
 		}
