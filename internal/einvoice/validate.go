@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/beevik/etree"
@@ -41,6 +42,8 @@ type Result struct {
 	Code     string `json:"code"`
 	Category string `json:"category"`
 	Message  string `json:"message"`
+	// Path is the JSON pointer of a request's finding; empty for a document's.
+	Path string `json:"path,omitempty"`
 }
 
 // Report is the outcome of validating one document.
@@ -61,6 +64,45 @@ func (r Report) Verdict() string {
 	}
 	return verdict
 }
+
+// MaxResults bounds the results a report lists.
+const MaxResults = 500
+
+// Bounded returns the report with at most max results: past that, the first max-1 and one
+// result saying how many more there were (the verdict is that of the whole report).
+func (r Report) Bounded(max int) Report {
+	if len(r.Results) <= max {
+		return r
+	}
+	verdict := r.Verdict()
+	kept := append([]Result{}, r.Results[:max-1]...)
+	typ := map[string]string{VerdictError: ResultError, VerdictWarning: ResultWarning, VerdictPass: ResultInfo}[verdict]
+	kept = append(kept, Result{Type: typ, Code: "SBX-MORE-01", Category: kept[len(kept)-1].Category,
+		Message: fmt.Sprintf("%d more results were not listed (the verdict %s counts them all).", len(r.Results)-len(kept), verdict)})
+	return Report{Results: kept}
+}
+
+// ValidateRequest checks an invoice request as generation would (Prepare), issuing nothing:
+// each issue becomes a business-rules result with its path; an amount out of range is an
+// error result.
+func ValidateRequest(req Request) Report {
+	d, err := Prepare(req)
+	if err != nil {
+		return Report{Results: []Result{{Type: ResultError, Code: "SBX-AMOUNT-01", Category: CategoryRules, Path: "/line_items",
+			Message: fmt.Sprintf("An amount of the invoice exceeds %s SAR.", FormatAmount(MaxAmount))}}}
+	}
+	results := make([]Result, len(d.Issues))
+	for i, is := range d.Issues {
+		results[i] = Result{Type: is.Severity, Code: is.Code, Category: CategoryRules, Message: is.Message, Path: is.Path}
+	}
+	return Report{Results: results}
+}
+
+var shared = sync.OnceValues(NewValidator)
+
+// SharedValidator is the process's validator: the schema is compiled by the first call and
+// never again.
+func SharedValidator() (*Validator, error) { return shared() }
 
 // report collects results.
 type report struct{ results []Result }

@@ -37,6 +37,7 @@ var implemented = map[string]int{
 
 	"generateSimplifiedInvoice": http.StatusNotFound, // the example's organization does not exist
 	"getTaxInvoice":             http.StatusNotFound,
+	"validateTaxInvoice":        http.StatusNotFound, // the example's organization does not exist
 	"resolveShortAddress":       http.StatusOK,
 
 	"putSpendControl":   http.StatusUnprocessableEntity, // the example's organization does not exist
