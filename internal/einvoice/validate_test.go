@@ -6,29 +6,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/provider/coreapi/internal/einvoice"
 )
 
-var (
-	validatorOnce sync.Once
-	validator     *einvoice.Validator
-)
-
-// testValidator compiles the schema once for all tests of the package.
+// testValidator is the process's validator: the schema is compiled once for all tests.
 func testValidator(t testing.TB) *einvoice.Validator {
 	t.Helper()
-	validatorOnce.Do(func() {
-		v, err := einvoice.NewValidator()
-		if err != nil {
-			panic(err)
-		}
-		validator = v
-	})
-	return validator
+	v, err := einvoice.SharedValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // codes lists the codes of results of type typ.
@@ -52,14 +44,14 @@ func TestValidateXML_GeneratedInvoiceHasNoError(t *testing.T) {
 		t.Fatalf("a generated invoice has errors: %v\n%+v", errs, rep.Results)
 	}
 	for _, want := range []string{"SBX-XSD-00", "SBX-HASH-00", "SBX-SIG-00", "SBX-CERT-00", "SBX-QR-00"} {
-		if !contains(codes(rep, einvoice.ResultInfo), want) {
+		if !slices.Contains(codes(rep, einvoice.ResultInfo), want) {
 			t.Errorf("no %s info: %+v", want, rep.Results)
 		}
 	}
 	// Without the organization's certificate the same document is checked with the one it
 	// embeds, with a warning.
 	rep, _ = testValidator(t).ValidateXML([]byte(inv.XML), nil)
-	if !contains(codes(rep, einvoice.ResultWarning), "SBX-CERT-02") || len(codes(rep, einvoice.ResultError)) > 0 {
+	if !slices.Contains(codes(rep, einvoice.ResultWarning), "SBX-CERT-02") || len(codes(rep, einvoice.ResultError)) > 0 {
 		t.Fatalf("another organization's sandbox certificate: %+v", rep.Results)
 	}
 }
@@ -111,7 +103,7 @@ func TestValidateXML_TamperedCopies(t *testing.T) {
 				t.Fatalf("verdict %s: %+v", rep.Verdict(), rep.Results)
 			}
 			for _, want := range tc.wantCode {
-				if !contains(codes(rep, einvoice.ResultError), want) {
+				if !slices.Contains(codes(rep, einvoice.ResultError), want) {
 					t.Errorf("no %s error: %+v", want, rep.Results)
 				}
 			}
@@ -147,18 +139,9 @@ func TestValidateXML_RefusesWhatIsNoDocument(t *testing.T) {
 
 func TestValidateXML_OtherDocumentIsSchemaError(t *testing.T) {
 	rep, err := testValidator(t).ValidateXML([]byte(`<Order xmlns="urn:x"/>`), nil)
-	if err != nil || !contains(codes(rep, einvoice.ResultError), "SBX-XSD-01") {
+	if err != nil || !slices.Contains(codes(rep, einvoice.ResultError), "SBX-XSD-01") {
 		t.Fatalf("%v %+v", err, rep.Results)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestSDKSamples feeds the ZATCA SDK's sample documents (ZATCA_SDK_DIR, the SDK's root;

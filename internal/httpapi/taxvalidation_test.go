@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,15 +70,6 @@ func signatureValue(doc string) string {
 	return doc[i : i+strings.Index(doc[i:], "<")]
 }
 
-func hasCode(codes []string, code string) bool {
-	for _, c := range codes {
-		if c == code {
-			return true
-		}
-	}
-	return false
-}
-
 // TestValidateTaxInvoiceXML: a generated invoice fed back passes; tampered copies fail naming
 // the broken rule, hash, QR or signature; nothing is stored or counted.
 func TestValidateTaxInvoiceXML(t *testing.T) {
@@ -93,7 +85,7 @@ func TestValidateTaxInvoiceXML(t *testing.T) {
 		t.Fatalf("a generated invoice: %+v", v)
 	}
 	for _, code := range []string{"SBX-XSD-00", "SBX-HASH-00", "SBX-SIG-00", "SBX-CERT-00", "SBX-QR-00"} {
-		if !hasCode(v.codesOf("info"), code) {
+		if !slices.Contains(v.codesOf("info"), code) {
 			t.Errorf("no %s: %+v", code, v.Results)
 		}
 	}
@@ -122,7 +114,7 @@ func TestValidateTaxInvoiceXML(t *testing.T) {
 				t.Fatalf("a tampered copy passes: %+v", v)
 			}
 			for _, code := range tc.errors {
-				if !hasCode(v.codesOf("error"), code) {
+				if !slices.Contains(v.codesOf("error"), code) {
 					t.Errorf("no %s error: %+v", code, v.Results)
 				}
 			}
@@ -137,12 +129,12 @@ func TestValidateTaxInvoiceXML(t *testing.T) {
 
 	// The operator may validate documents: checked with the certificate they embed.
 	op := validateXML(t, env, apitest.OperatorToken, doc)
-	if len(op.codesOf("error")) > 0 || !hasCode(op.codesOf("warning"), "SBX-CERT-02") {
+	if len(op.codesOf("error")) > 0 || !slices.Contains(op.codesOf("warning"), "SBX-CERT-02") {
 		t.Errorf("the operator's validation: %+v", op)
 	}
 	// Another organization: the document is not stamped with its certificate.
 	other := createOrganization(t, env, minimalOrganization)["id"].(string)
-	if v := validateXML(t, env, "dev:org:"+other, doc); !hasCode(v.codesOf("warning"), "SBX-CERT-02") {
+	if v := validateXML(t, env, "dev:org:"+other, doc); !slices.Contains(v.codesOf("warning"), "SBX-CERT-02") {
 		t.Errorf("another organization's validation: %+v", v)
 	}
 }
@@ -161,7 +153,7 @@ func TestValidateTaxInvoiceJSON(t *testing.T) {
 	}
 	bad := invoiceBody(t, org, map[string]string{"seller.vat_number": `"123"`})
 	v = decodeValidation(t, env.Do(apitest.Request{Method: http.MethodPost, Path: validatePath, Token: token, Body: bad}))
-	if v.Valid || v.Status != "ERROR" || !hasCode(v.codesOf("error"), "BR-KSA-40") {
+	if v.Valid || v.Status != "ERROR" || !slices.Contains(v.codesOf("error"), "BR-KSA-40") {
 		t.Errorf("an invalid VAT number: %+v", v)
 	}
 	for table, want := range map[string]int{"tax_invoices": 0, "usage_events": 0, "einvoice_counters": 0, "einvoice_sandbox_keys": 0} {
@@ -217,7 +209,7 @@ func TestValidateTaxInvoiceRefusesBadXML(t *testing.T) {
 		http.StatusBadRequest, "validation_failed")
 	// A well-formed document of another kind is a result, not a request error.
 	v := validateXML(t, env, token, `<Order xmlns="urn:oasis:names:specification:ubl:schema:xsd:Order-2"/>`)
-	if v.Valid || !hasCode(v.codesOf("error"), "SBX-XSD-01") {
+	if v.Valid || !slices.Contains(v.codesOf("error"), "SBX-XSD-01") {
 		t.Errorf("another document: %+v", v)
 	}
 }
