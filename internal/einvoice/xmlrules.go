@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/beevik/etree"
@@ -47,8 +48,8 @@ func readInvoice(root *etree.Element) xmlInvoice {
 		qr:               additionalReference(root, "QR"),
 		sellerName:       text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"),
 		sellerVAT:        text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID"),
-		buyerName:        root.FindElement("cac:AccountingCustomerParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"),
-		buyerVAT:         root.FindElement("cac:AccountingCustomerParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID"),
+		buyerName:        find(root, "cac:AccountingCustomerParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"),
+		buyerVAT:         find(root, "cac:AccountingCustomerParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID"),
 		lines:            root.SelectElements("cac:InvoiceLine"),
 	}
 	if tc := root.SelectElement("cbc:InvoiceTypeCode"); tc != nil {
@@ -59,10 +60,23 @@ func readInvoice(root *etree.Element) xmlInvoice {
 
 // text is the trimmed text of the element at path below e, "" when there is none.
 func text(e *etree.Element, path string) string {
-	if c := e.FindElement(path); c != nil {
+	if c := find(e, path); c != nil {
 		return strings.TrimSpace(c.Text())
 	}
 	return ""
+}
+
+// compiledPaths caches the paths the rules use: a few dozen fixed strings, each compiled
+// once per process instead of once per lookup.
+var compiledPaths sync.Map // string -> etree.Path
+
+// find is e.FindElement(path) with the path compiled once.
+func find(e *etree.Element, path string) *etree.Element {
+	p, ok := compiledPaths.Load(path)
+	if !ok {
+		p, _ = compiledPaths.LoadOrStore(path, etree.MustCompilePath(path))
+	}
+	return e.FindElementPath(p.(etree.Path))
 }
 
 // additionalReference is the cac:AdditionalDocumentReference whose cbc:ID is id.

@@ -30,7 +30,7 @@ func checkHash(r *report, tree *etree.Document, inv xmlInvoice) stamp {
 		r.add(ResultError, CategoryHash, "SBX-HASH-02", "The invoice hash cannot be computed: the document does not canonicalize (%s).", err)
 		return stamp{}
 	}
-	s := stamp{digest: digest, hash: hash, signature: inv.root.FindElement("ext:UBLExtensions//ds:Signature")}
+	s := stamp{digest: digest, hash: hash, signature: find(inv.root, "ext:UBLExtensions//ds:Signature")}
 	if s.signature == nil {
 		if inv.simplified() {
 			r.add(ResultWarning, CategorySignature, "BR-KSA-60", "A simplified invoice or note must carry a cryptographic stamp (KSA-15); the document has none.")
@@ -66,7 +66,7 @@ func checkStamp(r *report, inv xmlInvoice, s stamp, sandboxCertificate []byte) {
 }
 
 func checkStampStructure(r *report, inv xmlInvoice) {
-	info := inv.root.FindElement("ext:UBLExtensions//sac:SignatureInformation")
+	info := find(inv.root, "ext:UBLExtensions//sac:SignatureInformation")
 	if info == nil || text(info, "cbc:ID") != "urn:oasis:names:specification:ubl:signature:1" {
 		r.add(ResultError, CategorySignature, "BR-KSA-28", "The stamp's signature information must have the ID \"urn:oasis:names:specification:ubl:signature:1\".")
 	}
