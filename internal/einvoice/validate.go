@@ -68,14 +68,15 @@ func (r Report) Verdict() string {
 // MaxResults bounds the results a report lists.
 const MaxResults = 500
 
-// Bounded returns the report with at most max results: past that, the first max-1 and one
-// result saying how many more there were (the verdict is that of the whole report).
-func (r Report) Bounded(max int) Report {
-	if len(r.Results) <= max {
+// Bounded returns the report with at most limit results: past that, the first limit-1 and
+// one result saying how many more there were, of the type that keeps the whole report's
+// verdict.
+func (r Report) Bounded(limit int) Report {
+	if len(r.Results) <= limit {
 		return r
 	}
 	verdict := r.Verdict()
-	kept := append([]Result{}, r.Results[:max-1]...)
+	kept := append([]Result{}, r.Results[:limit-1]...)
 	typ := map[string]string{VerdictError: ResultError, VerdictWarning: ResultWarning, VerdictPass: ResultInfo}[verdict]
 	kept = append(kept, Result{Type: typ, Code: "SBX-MORE-01", Category: kept[len(kept)-1].Category,
 		Message: fmt.Sprintf("%d more results were not listed (the verdict %s counts them all).", len(r.Results)-len(kept), verdict)})

@@ -90,6 +90,9 @@ func TestValidateXML_TamperedCopies(t *testing.T) {
 			j := strings.Index(x, "</ds:SignatureValue>")
 			return x[:i] + otherSig + x[j:]
 		}, []string{"SBX-SIG-02", "SBX-QR-17"}},
+		{"a standard rate of 5.5 %", func(x string) string {
+			return strings.ReplaceAll(x, "<cbc:Percent>15.00</cbc:Percent>", "<cbc:Percent>5.50</cbc:Percent>")
+		}, []string{"BR-KSA-84", "SBX-HASH-01"}},
 		{"an unknown element", func(x string) string {
 			return strings.Replace(x, "<cbc:ProfileID>", "<cbc:Bogus>1</cbc:Bogus><cbc:ProfileID>", 1)
 		}, []string{"SBX-XSD-01", "SBX-HASH-01"}},
@@ -242,4 +245,22 @@ func FuzzValidateXML(f *testing.F) {
 			t.Fatalf("verdict %q", rep.Verdict())
 		}
 	})
+}
+
+func TestReportBounded(t *testing.T) {
+	var rep einvoice.Report
+	for i := range 10 {
+		typ := einvoice.ResultInfo
+		if i == 7 {
+			typ = einvoice.ResultError
+		}
+		rep.Results = append(rep.Results, einvoice.Result{Type: typ, Code: fmt.Sprint(i), Category: einvoice.CategoryRules})
+	}
+	b := rep.Bounded(5)
+	if len(b.Results) != 5 || b.Verdict() != einvoice.VerdictError || !strings.Contains(b.Results[4].Message, "6 more results") {
+		t.Fatalf("bounded: %+v", b.Results)
+	}
+	if len(rep.Bounded(10).Results) != 10 {
+		t.Fatal("a report within the bound changed")
+	}
 }

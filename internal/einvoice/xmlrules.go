@@ -295,13 +295,13 @@ func checkLineCategory(r *report, id string, l *etree.Element) {
 }
 
 // checkStandardRate applies BR-KSA-84 as the KSA file reads it: a category S rate whose
-// integer part is 15 or 5.
+// integer part is 15, or exactly 5.
 func checkStandardRate(r *report, where, percent string) {
 	if percent == "" {
 		return
 	}
-	whole := new(big.Int).Quo(decimal(percent).Num(), decimal(percent).Denom())
-	if w := whole.Int64(); whole.IsInt64() && (w == 15 || w == 5) {
+	rate := decimal(percent)
+	if floor := new(big.Int).Div(rate.Num(), rate.Denom()); floor.Cmp(big.NewInt(15)) == 0 || rate.Cmp(big.NewRat(5, 1)) == 0 {
 		return
 	}
 	r.add(ResultError, CategoryRules, "BR-KSA-84", "%s: a VAT rate of category S must be 15 or 5 %%, not %s.", where, percent)
