@@ -66,6 +66,14 @@ check-schematron: ## Run the official ZATCA/EN 16931 rule files (ZATCA_RULES_DIR
 	@test -n "$(ZATCA_RULES_DIR)" || { echo "set ZATCA_RULES_DIR to the ZATCA SDK's Data/Rules/schematrons (docs/einvoice-rules.md)"; exit 1; }
 	ZATCA_RULES_DIR="$(ZATCA_RULES_DIR)" $(GO) test -count=1 -v -run '^TestOfficialRules$$' ./internal/einvoice/
 
+# The ZATCA SDK's sample documents (Data/Samples) are not in this repository either: point
+# ZATCA_SDK_DIR at the root of a copy of the SDK.
+ZATCA_SDK_DIR ?=
+.PHONY: check-sdk-samples
+check-sdk-samples: ## Validate the ZATCA SDK's sample documents (ZATCA_SDK_DIR) and compare with the SDK's verdicts (docs/einvoice-rules.md).
+	@test -n "$(ZATCA_SDK_DIR)" || { echo "set ZATCA_SDK_DIR to the root of a copy of the ZATCA SDK (docs/einvoice-rules.md)"; exit 1; }
+	ZATCA_SDK_DIR="$(ZATCA_SDK_DIR)" $(GO) test -count=1 -v -run '^TestSDKSamples$$' ./internal/einvoice/
+
 .PHONY: check-breaking
 check-breaking: ## Refuse changes to openapi.yaml that break the frozen v1.0.0 baseline (oasdiff), except the security fixes listed in openapi/baseline/breaking-ignore.txt.
 	$(GO) tool oasdiff breaking --fail-on ERR --err-ignore openapi/baseline/breaking-ignore.txt openapi/baseline/v1.0.0.yaml openapi/openapi.yaml
@@ -93,6 +101,7 @@ test-reliability: ## Faults, crashes, three processes, slow clients and secrets 
 	$(GO) test -run '^$$' -fuzz '^FuzzJSONCheck$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidSyntax$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck/
 	$(GO) test -run '^$$' -fuzz '^FuzzInvoice$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidateXML$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
 
 
 # Release binaries for the load benchmark: the API and the floor it is compared with.

@@ -1585,6 +1585,126 @@ func (e TaxDocumentStatus) Valid() bool {
 	}
 }
 
+// Defines values for TaxInvoiceValidationFindingCategory.
+const (
+	BusinessRules TaxInvoiceValidationFindingCategory = "business_rules"
+	Certificate   TaxInvoiceValidationFindingCategory = "certificate"
+	Hash          TaxInvoiceValidationFindingCategory = "hash"
+	Qr            TaxInvoiceValidationFindingCategory = "qr"
+	Schema        TaxInvoiceValidationFindingCategory = "schema"
+	Signature     TaxInvoiceValidationFindingCategory = "signature"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceValidationFindingCategory enum.
+func (e TaxInvoiceValidationFindingCategory) Valid() bool {
+	switch e {
+	case BusinessRules:
+		return true
+	case Certificate:
+		return true
+	case Hash:
+		return true
+	case Qr:
+		return true
+	case Schema:
+		return true
+	case Signature:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceValidationFindingType.
+const (
+	TaxInvoiceValidationFindingTypeError   TaxInvoiceValidationFindingType = "error"
+	TaxInvoiceValidationFindingTypeInfo    TaxInvoiceValidationFindingType = "info"
+	TaxInvoiceValidationFindingTypeWarning TaxInvoiceValidationFindingType = "warning"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceValidationFindingType enum.
+func (e TaxInvoiceValidationFindingType) Valid() bool {
+	switch e {
+	case TaxInvoiceValidationFindingTypeError:
+		return true
+	case TaxInvoiceValidationFindingTypeInfo:
+		return true
+	case TaxInvoiceValidationFindingTypeWarning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceValidationResultInput.
+const (
+	Json TaxInvoiceValidationResultInput = "json"
+	Xml  TaxInvoiceValidationResultInput = "xml"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceValidationResultInput enum.
+func (e TaxInvoiceValidationResultInput) Valid() bool {
+	switch e {
+	case Json:
+		return true
+	case Xml:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceValidationResultReportedToAuthority.
+const (
+	False TaxInvoiceValidationResultReportedToAuthority = false
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceValidationResultReportedToAuthority enum.
+func (e TaxInvoiceValidationResultReportedToAuthority) Valid() bool {
+	switch e {
+	case False:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceValidationResultSandbox.
+const (
+	True TaxInvoiceValidationResultSandbox = true
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceValidationResultSandbox enum.
+func (e TaxInvoiceValidationResultSandbox) Valid() bool {
+	switch e {
+	case True:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceValidationResultStatus.
+const (
+	ERROR   TaxInvoiceValidationResultStatus = "ERROR"
+	PASS    TaxInvoiceValidationResultStatus = "PASS"
+	WARNING TaxInvoiceValidationResultStatus = "WARNING"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceValidationResultStatus enum.
+func (e TaxInvoiceValidationResultStatus) Valid() bool {
+	switch e {
+	case ERROR:
+		return true
+	case PASS:
+		return true
+	case WARNING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TaxTreatment.
 const (
 	TaxTreatmentTaxExclusive TaxTreatment = "tax_exclusive"
@@ -4161,6 +4281,60 @@ type TaxInvoiceSummaryList struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
+// TaxInvoiceValidationFinding One finding of a validation.
+type TaxInvoiceValidationFinding struct {
+	// Category What was checked.
+	Category TaxInvoiceValidationFindingCategory `json:"category"`
+
+	// Code Official rule id where one exists (e.g. `BR-KSA-40`, `BR-CO-15`), else this sandbox's `SBX-…` code.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+
+	// Path JSON pointer into a JSON request; null for an XML document (messages name the element or line).
+	Path nullable.Nullable[string]       `json:"path"`
+	Type TaxInvoiceValidationFindingType `json:"type"`
+}
+
+// TaxInvoiceValidationFindingCategory What was checked.
+type TaxInvoiceValidationFindingCategory string
+
+// TaxInvoiceValidationFindingType defines model for TaxInvoiceValidationFinding.Type.
+type TaxInvoiceValidationFindingType string
+
+// TaxInvoiceValidationResult What the validation found (sandbox): the results and the overall verdict. Synthetic: nothing was reported to or cleared by the tax authority.
+type TaxInvoiceValidationResult struct {
+	// Input What was validated: an invoice request (`json`) or a UBL document (`xml`).
+	Input TaxInvoiceValidationResultInput `json:"input"`
+
+	// Notice The sandbox statement.
+	Notice string `json:"notice"`
+
+	// ReportedToAuthority Always false.
+	ReportedToAuthority TaxInvoiceValidationResultReportedToAuthority `json:"reported_to_authority"`
+	Results             []TaxInvoiceValidationFinding                 `json:"results"`
+
+	// Sandbox Always true.
+	Sandbox TaxInvoiceValidationResultSandbox `json:"sandbox"`
+
+	// Status `ERROR` when a result is an error, `WARNING` when one is a warning, else `PASS` (the authority's validator's words).
+	Status TaxInvoiceValidationResultStatus `json:"status"`
+
+	// Valid True when no result is an `error`.
+	Valid bool `json:"valid"`
+}
+
+// TaxInvoiceValidationResultInput What was validated: an invoice request (`json`) or a UBL document (`xml`).
+type TaxInvoiceValidationResultInput string
+
+// TaxInvoiceValidationResultReportedToAuthority Always false.
+type TaxInvoiceValidationResultReportedToAuthority bool
+
+// TaxInvoiceValidationResultSandbox Always true.
+type TaxInvoiceValidationResultSandbox bool
+
+// TaxInvoiceValidationResultStatus `ERROR` when a result is an error, `WARNING` when one is a warning, else `PASS` (the authority's validator's words).
+type TaxInvoiceValidationResultStatus string
+
 // TaxTreatment Whether a price includes tax.
 type TaxTreatment string
 
@@ -4982,6 +5156,12 @@ type GenerateStandardInvoiceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ValidateTaxInvoiceParams defines parameters for ValidateTaxInvoice.
+type ValidateTaxInvoiceParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // GetUsageParams defines parameters for GetUsage.
 type GetUsageParams struct {
 	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
@@ -5131,6 +5311,9 @@ type GenerateSimplifiedInvoiceJSONRequestBody = SimplifiedInvoiceRequest
 
 // GenerateStandardInvoiceJSONRequestBody defines body for GenerateStandardInvoice for application/json ContentType.
 type GenerateStandardInvoiceJSONRequestBody = SimplifiedInvoiceRequest
+
+// ValidateTaxInvoiceJSONRequestBody defines body for ValidateTaxInvoice for application/json ContentType.
+type ValidateTaxInvoiceJSONRequestBody = SimplifiedInvoiceRequest
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreateRequest
@@ -7010,6 +7193,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
 	GenerateStandardInvoice(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ValidateTaxInvoiceWithBody Validate a tax invoice without generating it (sandbox)
+	//
+	// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+	//
+	// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+	//
+	// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+	//
+	// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+	ValidateTaxInvoiceWithBody(ctx context.Context, params *ValidateTaxInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ValidateTaxInvoice Validate a tax invoice without generating it (sandbox)
+	//
+	// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+	//
+	// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+	//
+	// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+	//
+	// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+	ValidateTaxInvoice(ctx context.Context, params *ValidateTaxInvoiceParams, body ValidateTaxInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTaxInvoice Get a tax invoice
 	//
@@ -9330,6 +9543,56 @@ func (c *Client) GenerateStandardInvoiceWithBody(ctx context.Context, params *Ge
 // Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
 func (c *Client) GenerateStandardInvoice(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGenerateStandardInvoiceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ValidateTaxInvoiceWithBody Validate a tax invoice without generating it (sandbox)
+//
+// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+//
+// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+//
+// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+//
+// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+func (c *Client) ValidateTaxInvoiceWithBody(ctx context.Context, params *ValidateTaxInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewValidateTaxInvoiceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ValidateTaxInvoice Validate a tax invoice without generating it (sandbox)
+//
+// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+//
+// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+//
+// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+//
+// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+func (c *Client) ValidateTaxInvoice(ctx context.Context, params *ValidateTaxInvoiceParams, body ValidateTaxInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewValidateTaxInvoiceRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13260,6 +13523,61 @@ func NewGenerateStandardInvoiceRequestWithBody(server string, params *GenerateSt
 	return req, nil
 }
 
+// NewValidateTaxInvoiceRequest calls the generic ValidateTaxInvoice builder with application/json body
+func NewValidateTaxInvoiceRequest(server string, params *ValidateTaxInvoiceParams, body ValidateTaxInvoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewValidateTaxInvoiceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewValidateTaxInvoiceRequestWithBody constructs an http.Request for the ValidateTaxInvoice method, with any body, and a specified content type
+func NewValidateTaxInvoiceRequestWithBody(server string, params *ValidateTaxInvoiceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices/validate")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetTaxInvoiceRequest constructs an http.Request for the GetTaxInvoice method
 func NewGetTaxInvoiceRequest(server string, id Id) (*http.Request, error) {
 	var err error
@@ -15090,6 +15408,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
 	GenerateStandardInvoiceWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error)
+
+	// ValidateTaxInvoiceWithBodyWithResponse Validate a tax invoice without generating it (sandbox)
+	//
+	// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+	//
+	// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+	//
+	// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+	//
+	// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+	ValidateTaxInvoiceWithBodyWithResponse(ctx context.Context, params *ValidateTaxInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ValidateTaxInvoiceResponse, error)
+
+	// ValidateTaxInvoiceWithResponse Validate a tax invoice without generating it (sandbox)
+	//
+	// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+	//
+	// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+	//
+	// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+	//
+	// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+	ValidateTaxInvoiceWithResponse(ctx context.Context, params *ValidateTaxInvoiceParams, body ValidateTaxInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*ValidateTaxInvoiceResponse, error)
 
 	// GetTaxInvoiceWithResponse Get a tax invoice
 	//
@@ -25654,6 +26002,172 @@ func (r GenerateStandardInvoiceResponse) ContentType() string {
 	return ""
 }
 
+// ValidateTaxInvoiceResponse200Headers the declared response headers of an HTTP 200 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// ValidateTaxInvoiceResponse400Headers the declared response headers of an HTTP 400 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// ValidateTaxInvoiceResponse401Headers the declared response headers of an HTTP 401 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// ValidateTaxInvoiceResponse403Headers the declared response headers of an HTTP 403 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// ValidateTaxInvoiceResponse404Headers the declared response headers of an HTTP 404 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// ValidateTaxInvoiceResponse409Headers the declared response headers of an HTTP 409 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse409Headers struct {
+	RequestId string
+}
+
+// ValidateTaxInvoiceResponse429Headers the declared response headers of an HTTP 429 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ValidateTaxInvoiceResponse503Headers the declared response headers of an HTTP 503 response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ValidateTaxInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for ValidateTaxInvoice
+type ValidateTaxInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ValidateTaxInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaxInvoiceValidationResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ProductOperationForbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ValidateTaxInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ValidateTaxInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ValidateTaxInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ValidateTaxInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ValidateTaxInvoiceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ValidateTaxInvoiceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ValidateTaxInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ValidateTaxInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ValidateTaxInvoiceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ValidateTaxInvoiceResponse) GetJSON200() *TaxInvoiceValidationResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSON403() *ProductOperationForbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ValidateTaxInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ValidateTaxInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ValidateTaxInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ValidateTaxInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ValidateTaxInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetTaxInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetTaxInvoice
 type GetTaxInvoiceResponse200Headers struct {
 	RequestId string
@@ -28854,6 +29368,48 @@ func (c *ClientWithResponses) GenerateStandardInvoiceWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseGenerateStandardInvoiceResponse(rsp)
+}
+
+// ValidateTaxInvoiceWithBodyWithResponse Validate a tax invoice without generating it (sandbox)
+//
+// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+//
+// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+//
+// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+//
+// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+func (c *ClientWithResponses) ValidateTaxInvoiceWithBodyWithResponse(ctx context.Context, params *ValidateTaxInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ValidateTaxInvoiceResponse, error) {
+	rsp, err := c.ValidateTaxInvoiceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseValidateTaxInvoiceResponse(rsp)
+}
+
+// ValidateTaxInvoiceWithResponse Validate a tax invoice without generating it (sandbox)
+//
+// Validates either an invoice request (`application/json`, the body of `generateSimplifiedInvoice`) or a UBL 2.1 invoice document the caller made (`application/xml`: a tax or simplified invoice, credit note or debit note, InvoiceTypeCode 388, 381 or 383 with name `01…` or `02…`, read from the document itself) and answers what the tax authority's validator would, as results of type `info`, `warning` or `error` with an overall `status` (`PASS`, `WARNING` or `ERROR`, like the authority's validator) and `valid` (no `error`). A document that fails is a result, not a request error: the answer is 200 whatever the verdict. Synthetic sandbox: nothing is issued, stored, reported to or cleared by the tax authority; every answer says so (`sandbox`, `notice`).
+//
+// A JSON request is checked as generation would check it (the same rules, codes and severities as `generateSimplifiedInvoice`, paths in `path`); nothing is issued, no counter value is used. An amount beyond 10^15 minor units is an `error` result (`SBX-AMOUNT-01`).
+//
+// An XML document is checked for: the UBL 2.1 Invoice schema (category `schema`, `SBX-XSD-…`, validated in process against the vendored OASIS schemas); the KSA and EN 16931 business rules this sandbox implements over the document (category `business_rules`, with the ids and severities of the official rule files, e.g. `BR-KSA-40`, `BR-CO-15`, `BR-KSA-17`); the invoice hash recomputed the authority's way (C14N 1.1 without the stamp, SHA-256) against the signature's digest (category `hash`, `SBX-HASH-…`); the QR payload decoded (TLV) and compared tag by tag with the document: seller name, VAT number, timestamp, total, VAT total, hash, signature, public key and, on simplified documents, the certificate signature (category `qr`, `SBX-QR-…`); the stamp's ECDSA signature of the invoice hash (category `signature`, `SBX-SIG-…`, and the structural rules BR-KSA-28, 29, 30, 60); and its certificate (category `certificate`). A document stamped with the calling organization's sandbox certificate is checked against it (`SBX-CERT-00`); any other is checked with the certificate it embeds, with a warning that its chain to the authority's certification authority is not verified (`SBX-CERT-02` another sandbox certificate, `SBX-CERT-03` any other: that check needs the authority's real certificates). A body that is not a readable XML document — not well-formed, declaring a DTD or entities (refused: no entity is expanded and nothing is fetched), or nested deeper than 64 elements — is 400 `validation_failed` (`errors[0].code` `xml`); a body over 1 MiB is 413. At most 500 results are listed; the last then says how many more there were.
+//
+// Who may call it: an organization's credential (its own `organization_id` in a JSON request; XML documents are compared with its own sandbox certificate) and the operator (any existing organization in a JSON request; XML documents are checked with the certificate they embed). Obeys the entitlement rules of the `einvoice` product for the organization (see "Entitlements"; 403 as for `generateSimplifiedInvoice`); the operator's XML validation names no organization and is not gated. Validation is not usage: it is not counted and spend controls do not apply. Not audited (it changes nothing) and emits no event. The `Idempotency-Key` replays the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/invoices/validate (the `ValidateTaxInvoice` operationId).
+func (c *ClientWithResponses) ValidateTaxInvoiceWithResponse(ctx context.Context, params *ValidateTaxInvoiceParams, body ValidateTaxInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*ValidateTaxInvoiceResponse, error) {
+	rsp, err := c.ValidateTaxInvoice(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseValidateTaxInvoiceResponse(rsp)
 }
 
 // GetTaxInvoiceWithResponse Get a tax invoice
@@ -42526,6 +43082,223 @@ func ParseGenerateStandardInvoiceResponse(rsp *http.Response) (*GenerateStandard
 	return response, nil
 }
 
+// ParseValidateTaxInvoiceResponse parses an HTTP response from a ValidateTaxInvoiceWithResponse call
+func ParseValidateTaxInvoiceResponse(rsp *http.Response) (*ValidateTaxInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ValidateTaxInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaxInvoiceValidationResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ProductOperationForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ValidateTaxInvoiceResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ValidateTaxInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ValidateTaxInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ValidateTaxInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ValidateTaxInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ValidateTaxInvoiceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ValidateTaxInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ValidateTaxInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ValidateTaxInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetTaxInvoiceResponse parses an HTTP response from a GetTaxInvoiceWithResponse call
 func ParseGetTaxInvoiceResponse(rsp *http.Response) (*GetTaxInvoiceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -44500,6 +45273,9 @@ type ServerInterface interface {
 	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
 	// (POST /v1/taxauth/invoices/generate/standard)
 	GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams)
+	// ValidateTaxInvoice Validate a tax invoice without generating it (sandbox)
+	// (POST /v1/taxauth/invoices/validate)
+	ValidateTaxInvoice(w http.ResponseWriter, r *http.Request, params ValidateTaxInvoiceParams)
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id)
@@ -44911,6 +45687,12 @@ func (_ Unimplemented) GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.
 // GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
 // (POST /v1/taxauth/invoices/generate/standard)
 func (_ Unimplemented) GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ValidateTaxInvoice Validate a tax invoice without generating it (sandbox)
+// (POST /v1/taxauth/invoices/validate)
+func (_ Unimplemented) ValidateTaxInvoice(w http.ResponseWriter, r *http.Request, params ValidateTaxInvoiceParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -47932,6 +48714,47 @@ func (siw *ServerInterfaceWrapper) GenerateStandardInvoice(w http.ResponseWriter
 	handler.ServeHTTP(w, r)
 }
 
+// ValidateTaxInvoice operation middleware
+func (siw *ServerInterfaceWrapper) ValidateTaxInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ValidateTaxInvoiceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ValidateTaxInvoice(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetTaxInvoice operation middleware
 func (siw *ServerInterfaceWrapper) GetTaxInvoice(w http.ResponseWriter, r *http.Request) {
 
@@ -48557,6 +49380,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/taxauth/invoices/generate/standard", wrapper.GenerateStandardInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/taxauth/invoices/validate", wrapper.ValidateTaxInvoice)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/taxauth/invoices", wrapper.ListTaxInvoices)
@@ -60488,6 +61314,193 @@ func (response GenerateStandardInvoicedefaultApplicationProblemPlusJSONResponse)
 	return err
 }
 
+type ValidateTaxInvoiceRequestObject struct {
+	Params   ValidateTaxInvoiceParams
+	JSONBody *ValidateTaxInvoiceJSONRequestBody
+	Body     io.Reader
+}
+
+type ValidateTaxInvoiceResponseObject interface {
+	VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error
+}
+
+type ValidateTaxInvoice200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type ValidateTaxInvoice200JSONResponse struct {
+	Body    TaxInvoiceValidationResult
+	Headers ValidateTaxInvoice200ResponseHeaders
+}
+
+func (response ValidateTaxInvoice200JSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ValidateTaxInvoice400ApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ValidateTaxInvoice401ApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoice403ApplicationProblemPlusJSONResponse struct {
+	ProductOperationForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ValidateTaxInvoice403ApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ValidateTaxInvoice404ApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ValidateTaxInvoice409ApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ValidateTaxInvoice429ApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ValidateTaxInvoice503ApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ValidateTaxInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ValidateTaxInvoicedefaultApplicationProblemPlusJSONResponse) VisitValidateTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetTaxInvoiceRequestObject struct {
 	Id Id `json:"id"`
 }
@@ -62068,6 +63081,9 @@ type StrictServerInterface interface {
 	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
 	// (POST /v1/taxauth/invoices/generate/standard)
 	GenerateStandardInvoice(ctx context.Context, request GenerateStandardInvoiceRequestObject) (GenerateStandardInvoiceResponseObject, error)
+	// ValidateTaxInvoice Validate a tax invoice without generating it (sandbox)
+	// (POST /v1/taxauth/invoices/validate)
+	ValidateTaxInvoice(ctx context.Context, request ValidateTaxInvoiceRequestObject) (ValidateTaxInvoiceResponseObject, error)
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(ctx context.Context, request GetTaxInvoiceRequestObject) (GetTaxInvoiceResponseObject, error)
@@ -64057,6 +65073,45 @@ func (sh *strictHandler) GenerateStandardInvoice(w http.ResponseWriter, r *http.
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GenerateStandardInvoiceResponseObject); ok {
 		if err := validResponse.VisitGenerateStandardInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ValidateTaxInvoice operation middleware
+func (sh *strictHandler) ValidateTaxInvoice(w http.ResponseWriter, r *http.Request, params ValidateTaxInvoiceParams) {
+	var request ValidateTaxInvoiceRequestObject
+
+	request.Params = params
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+
+		var body ValidateTaxInvoiceJSONRequestBody
+		if err := runtime.BindJSONBody(r, &body); err != nil {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+		request.JSONBody = &body
+
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/xml") {
+		request.Body = r.Body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ValidateTaxInvoice(ctx, request.(ValidateTaxInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ValidateTaxInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ValidateTaxInvoiceResponseObject); ok {
+		if err := validResponse.VisitValidateTaxInvoiceResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

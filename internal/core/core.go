@@ -17,6 +17,8 @@ type Services struct {
 	Audit         AuditService
 	Onboarding    OnboardingService
 	TaxInvoices   TaxInvoiceService
+	// TaxValidation validates tax invoices without generating them.
+	TaxValidation TaxInvoiceValidationService
 	Addresses     AddressService
 	Catalogue     CatalogueService
 	Subscriptions SubscriptionService

@@ -178,6 +178,15 @@ func decimalString(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64
 
 // roundHalfUp rounds r to an integer, halves away from zero.
 func roundHalfUp(r *big.Rat) (int64, error) {
+	n := halfUp(r)
+	if !n.IsInt64() || abs(n.Int64()) > MaxAmount {
+		return 0, ErrAmountOutOfRange
+	}
+	return n.Int64(), nil
+}
+
+// halfUp is r rounded to an integer, halves away from zero.
+func halfUp(r *big.Rat) *big.Int {
 	num := new(big.Int).Abs(r.Num())
 	den := r.Denom()
 	// floor((2|num| + den) / 2den) is |r| rounded half-up.
@@ -187,10 +196,7 @@ func roundHalfUp(r *big.Rat) (int64, error) {
 	if r.Sign() < 0 {
 		n.Neg(n)
 	}
-	if !n.IsInt64() || abs(n.Int64()) > MaxAmount {
-		return 0, ErrAmountOutOfRange
-	}
-	return n.Int64(), nil
+	return n
 }
 
 func add(a, b int64) (int64, error) {

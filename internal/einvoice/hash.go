@@ -20,11 +20,15 @@ var FirstPIH = func() string {
 // without ext:UBLExtensions, cac:Signature and the QR additional document reference, and its
 // base64 form. doc is not changed.
 func InvoiceHash(doc *etree.Document) ([]byte, string, error) {
-	root := doc.Root().Copy()
-	for _, child := range root.ChildElements() {
-		if isStampElement(child) {
-			root.RemoveChild(child)
+	// A shallow copy of the root without the stamp's children: the canonicalizer copies
+	// what it reads, so the children are shared, not duplicated.
+	orig := doc.Root()
+	root := &etree.Element{Space: orig.Space, Tag: orig.Tag, Attr: orig.Attr}
+	for _, tok := range orig.Child {
+		if e, ok := tok.(*etree.Element); ok && isStampElement(e) {
+			continue
 		}
+		root.Child = append(root.Child, tok)
 	}
 	canonical, err := dsig.MakeC14N11Canonicalizer().Canonicalize(root)
 	if err != nil {

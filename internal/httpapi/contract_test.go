@@ -40,6 +40,7 @@ var implemented = map[string]int{
 	"generateStandardInvoice":   http.StatusNotFound,  // the example's organization does not exist
 	"listTaxInvoices":           http.StatusForbidden, // the example organization_id is not an id
 	"getTaxInvoiceXml":          http.StatusNotFound,
+	"validateTaxInvoice":        http.StatusNotFound, // the example's organization does not exist
 	"resolveShortAddress":       http.StatusOK,
 
 	"putSpendControl":   http.StatusUnprocessableEntity, // the example's organization does not exist

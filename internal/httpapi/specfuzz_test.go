@@ -235,6 +235,7 @@ type request struct {
 	path, query, header map[string]string
 	body                any
 	rawBody             string // sent instead of body when set
+	contentType         string // of rawBody; application/json when empty
 }
 
 func (f *opFuzzer) params() openapi3.Parameters {
@@ -490,6 +491,7 @@ func (f *opFuzzer) send(kind string, req request) *apitest.Response {
 	switch {
 	case req.rawBody != "":
 		r.Body = req.rawBody
+		r.ContentType = req.contentType
 	case req.body != nil:
 		b, err := json.Marshal(req.body)
 		if err != nil {
@@ -596,6 +598,49 @@ func (f *opFuzzer) run() {
 		f.oversizedBody(base)
 	}
 	f.hostileQuery(base)
+	f.xmlBodies(base)
+}
+
+// xmlBodies sends an operation that also takes application/xml its example document (valid:
+// never 400 nor 5xx) and hostile ones: not well-formed, a DTD with entities to expand or to
+// fetch, a NUL, bytes that are not UTF-8, deep nesting (400, nothing changes), and a
+// document over 1 MiB (413).
+func (f *opFuzzer) xmlBodies(base request) {
+	if f.op.RequestBody == nil || f.op.RequestBody.Value.Content.Get("application/xml") == nil {
+		return
+	}
+	withXML := func(doc string) request {
+		r := clone(base)
+		r.rawBody, r.contentType = doc, "application/xml"
+		return r
+	}
+	example := fmt.Sprint(f.op.RequestBody.Value.Content.Get("application/xml").Example)
+	f.valid("the XML example", withXML(example))
+	for what, doc := range map[string]string{
+		"not well-formed":      "<Invoice><a></Invoice>",
+		"billion laughs":       `<!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]><Invoice>&b;</Invoice>`,
+		"external entity":      `<!DOCTYPE l [<!ENTITY x SYSTEM "file:///etc/passwd">]><Invoice>&x;</Invoice>`,
+		"external DTD":         `<!DOCTYPE Invoice SYSTEM "http://127.0.0.1:9/x.dtd"><Invoice/>`,
+		"a NUL":                "<Invoice>\x00</Invoice>",
+		"invalid UTF-8":        "<Invoice>\xff\xfe</Invoice>",
+		"deep nesting":         strings.Repeat("<a>", 5000) + strings.Repeat("</a>", 5000),
+		"two root elements":    "<Invoice/><Invoice/>",
+		"JSON sent as XML":     mustJSON(base.body),
+		"an undefined entity":  "<Invoice>&nope;</Invoice>",
+		"processing only":      `<?xml version="1.0"?>`,
+		"a comment only":       "<!-- nothing -->",
+		"unterminated CDATA":   "<Invoice><![CDATA[x</Invoice>",
+		"attribute without =":  "<Invoice a></Invoice>",
+		"mismatched namespace": "<x:Invoice></y:Invoice>",
+	} {
+		f.invalid("XML body: "+what, withXML(doc))
+	}
+	before := f.counts()
+	assertProblem(f.t, "XML body over 1 MiB", f.send("oversized", withXML("<Invoice>"+strings.Repeat("a", 1<<20)+"</Invoice>")),
+		http.StatusRequestEntityTooLarge, "payload_too_large")
+	if !mapsEqual(before, f.counts()) {
+		f.t.Error("an XML body over 1 MiB changed rows")
+	}
 }
 
 // invalidParameters breaks each parameter's schema once per constraint.

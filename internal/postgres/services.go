@@ -20,6 +20,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Spend:         NewSpendService(d),
 		Audit:         NewAuditService(d),
 		TaxInvoices:   NewTaxInvoiceService(d, box),
+		TaxValidation: NewTaxInvoiceValidationService(d),
 		Addresses:     NewAddressService(d),
 		Catalogue:     NewCatalogueService(d),
 		Subscriptions: NewSubscriptionService(d),

@@ -1,0 +1,93 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/einvoice"
+)
+
+// TaxInvoiceValidationService implements core.TaxInvoiceValidationService.
+type TaxInvoiceValidationService struct {
+	db        *DB
+	validator func() (*einvoice.Validator, error)
+}
+
+var _ core.TaxInvoiceValidationService = (*TaxInvoiceValidationService)(nil)
+
+// NewTaxInvoiceValidationService returns the validation service over d. It compiles the UBL
+// 2.1 schema now, once per process (einvoice.SharedValidator), so the first request does not
+// pay for it; a schema that does not compile is reported by every validation.
+func NewTaxInvoiceValidationService(d *DB) *TaxInvoiceValidationService {
+	_, _ = einvoice.SharedValidator()
+	return &TaxInvoiceValidationService{db: d, validator: einvoice.SharedValidator}
+}
+
+// ValidateTaxInvoiceRequest implements core.TaxInvoiceValidationService.
+func (s *TaxInvoiceValidationService) ValidateTaxInvoiceRequest(ctx context.Context, orgID uuid.UUID, req einvoice.Request) (*core.TaxInvoiceValidation, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
+		return nil, err
+	}
+	if err := s.entitle(ctx, p, orgID); err != nil {
+		return nil, err
+	}
+	return &core.TaxInvoiceValidation{Input: core.ValidationInputJSON, Report: einvoice.ValidateRequest(req).Bounded(einvoice.MaxResults)}, nil
+}
+
+// ValidateTaxInvoiceXML implements core.TaxInvoiceValidationService.
+func (s *TaxInvoiceValidationService) ValidateTaxInvoiceXML(ctx context.Context, doc []byte) (*core.TaxInvoiceValidation, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var certificate []byte
+	if !p.IsOperator() {
+		if err := s.entitle(ctx, p, p.OrganizationID); err != nil {
+			return nil, err
+		}
+		if certificate, err = s.sandboxCertificate(ctx, p.OrganizationID); err != nil {
+			return nil, err
+		}
+	}
+	v, err := s.validator()
+	if err != nil {
+		return nil, err
+	}
+	report, err := v.ValidateXML(doc, certificate)
+	if errors.Is(err, einvoice.ErrNotXML) {
+		return nil, &core.Error{Code: core.EValidation, Message: "The body is not a readable XML document.", Fields: []core.FieldError{{
+			Location: "body", Pointer: "", Code: "xml", Message: strings.TrimPrefix(err.Error(), einvoice.ErrNotXML.Error()+": "),
+		}}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &core.TaxInvoiceValidation{Input: core.ValidationInputXML, Report: report.Bounded(einvoice.MaxResults)}, nil
+}
+
+// entitle applies the einvoice product's entitlement rules to the organization, as
+// generation does.
+func (s *TaxInvoiceValidationService) entitle(ctx context.Context, p *core.Principal, orgID uuid.UUID) error {
+	return s.db.entitle(ctx, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice})
+}
+
+// sandboxCertificate is the organization's sandbox stamping certificate, nil when it has
+// none yet (it has generated nothing): validation never creates one.
+func (s *TaxInvoiceValidationService) sandboxCertificate(ctx context.Context, orgID uuid.UUID) ([]byte, error) {
+	row, err := s.db.queries(ctx).EinvoiceSandboxKeyGet(ctx, orgID)
+	if core.ErrorCode(translate(err)) == core.ENotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	return row.Certificate, nil
+}
