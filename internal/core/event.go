@@ -39,6 +39,9 @@ const (
 	EventPlanDeprecated               EventType = "plan.deprecated"
 	EventPlanRetired                  EventType = "plan.retired"
 	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
+	EventWebhookEndpointUpdated       EventType = "webhook_endpoint.updated"
+	EventWebhookEndpointSecretRotated EventType = "webhook_endpoint.secret_rotated"
+	EventWebhookEndpointDisabled      EventType = "webhook_endpoint.disabled"
 	EventOrganizationUpdated          EventType = "organization.updated"
 )
 
@@ -57,6 +60,7 @@ func EventTypes() []EventType {
 		EventTaxInvoiceGenerated, EventProductUpdated, EventPlanDeprecated, EventPlanRetired,
 		EventWebhookEndpointTest,
 		EventOrganizationUpdated,
+		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
 	}
 }
 
