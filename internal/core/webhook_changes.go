@@ -8,12 +8,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// Secret rotation's grace period: how long the replaced secret keeps signing deliveries beside
-// the new one.
-const (
-	DefaultWebhookSecretGrace = 24 * time.Hour
-	MaxWebhookSecretGrace     = 7 * 24 * time.Hour
-)
+// DefaultWebhookSecretGrace is how long, unless the rotation says otherwise, a replaced secret
+// keeps signing deliveries beside the new one.
+const DefaultWebhookSecretGrace = 24 * time.Hour
 
 // WebhookEndpointUpdate is a partial update of an endpoint; unset fields stay as they are.
 type WebhookEndpointUpdate struct {
