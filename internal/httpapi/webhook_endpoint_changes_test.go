@@ -236,7 +236,8 @@ func TestUpdateWebhookEndpoint(t *testing.T) {
 func TestUpdateWebhookEndpoint_RefusesPrivateTargetsInProduction(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
-	org, token := newOrganization(t, env)
+	org, _ := newOrganization(t, env)
+	token := scopedToken(t, env, org, "webhooks:read", "webhooks:write") // production mode takes no development token
 	prod := env.Sibling(func(c *httpapi.Config) { c.Development = false })
 	resp := prod.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/webhook-endpoints", Token: token,
 		Body: endpointBody(org, "https://93.184.216.34/hooks", "api_key.created")})
