@@ -67,20 +67,7 @@ func TestWebhookDeliveryThreeProcesses(t *testing.T) {
 	}
 	db := c.pool(t)
 	want := count(t, db, "SELECT count(*) FROM subscriptions WHERE organization_id = $1", org)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		n := len(deliveries)
-		mu.Unlock()
-		if n >= want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events delivered after 60 s", n, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second) // a duplicate would arrive meanwhile
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, want)
 	mu.Lock()
 	defer mu.Unlock()
 	for id, n := range deliveries {
@@ -184,20 +171,7 @@ func TestWebhookDeliveryThreeProcessesRotation(t *testing.T) {
 	}
 	wg.Wait()
 
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		n := len(deliveries)
-		mu.Unlock()
-		if n >= events {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events delivered after 60 s", n, events)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second) // a duplicate would arrive meanwhile
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, events)
 	mu.Lock()
 	defer mu.Unlock()
 	oldKey, newKey := secretKey(t, oldSecret), secretKey(t, newSecret)
@@ -232,4 +206,24 @@ func TestWebhookDeliveryThreeProcessesRotation(t *testing.T) {
 		}
 	}
 	t.Logf("rotation figures: %d events over 3 processes, each delivered once; %d signed with both secrets, all with the old one", events, bothSigned)
+}
+
+// awaitDeliveries waits up to a minute until delivered (read under mu) reaches want, then two
+// seconds more, in which a duplicate would arrive.
+func awaitDeliveries(t *testing.T, mu *sync.Mutex, delivered func() int, want int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := delivered()
+		mu.Unlock()
+		if n >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events delivered after 60 s", n, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
 }
