@@ -111,9 +111,10 @@ func signedWith(key []byte, h http.Header, body []byte) bool {
 }
 
 // TestWebhookDeliveryThreeProcessesRotation: three processes deliver test events sent through
-// all three while the endpoint's secret is rotated (with a grace period) halfway: every event
-// is delivered once, every delivery carries the old secret's signature (the grace period
-// lasts), and every event sent after the rotation answered carries the new one's too.
+// all three before, during and after a rotation of the endpoint's secret with a grace period:
+// every event is delivered once, every delivery carries the old secret's signature (the grace
+// period lasts), those delivered before the rotation it alone, and every event sent after the
+// rotation answered the new one's too.
 func TestWebhookDeliveryThreeProcessesRotation(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
@@ -142,36 +143,39 @@ func TestWebhookDeliveryThreeProcessesRotation(t *testing.T) {
 	}
 	endpoint, oldSecret := r.json()["id"].(string), r.json()["secret"].(string)
 
-	// Events are sent through all three processes, concurrently with the rotation.
-	const events = 60
-	sent := make([]string, events)
+	// A third of the events is delivered before the rotation, a third is sent while it is
+	// made, and a third after it answered; all through the three processes.
+	const third = 20
+	sent := make([]string, 3*third)
 	var wg sync.WaitGroup
-	send := func(i int) {
-		defer wg.Done()
-		r := call(nil, http.MethodPost, procs[i%3].url("/v1/webhook-endpoints/"+endpoint+"/test"), orgToken(org), "", nil)
-		if r.status != http.StatusAccepted {
-			t.Errorf("send test %d: %d %s", i, r.status, r.body)
-			return
+	sendEvents := func(from int) {
+		for i := from; i < from+third; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := call(nil, http.MethodPost, procs[i%3].url("/v1/webhook-endpoints/"+endpoint+"/test"), orgToken(org), "", nil)
+				if r.status != http.StatusAccepted {
+					t.Errorf("send test %d: %d %s", i, r.status, r.body)
+					return
+				}
+				sent[i] = r.json()["event_id"].(string)
+			}()
 		}
-		sent[i] = r.json()["event_id"].(string)
 	}
-	for i := range events / 2 {
-		wg.Add(1)
-		go send(i)
-	}
+	sendEvents(0)
+	wg.Wait()
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, third)
+	sendEvents(third)
 	r = call(nil, http.MethodPost, procs[2].url("/v1/webhook-endpoints/"+endpoint+"/rotate-secret"), orgToken(org), `{"grace_period_seconds":3600}`, nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("rotate: %d %s", r.status, r.body)
 	}
 	newSecret := r.json()["secret"].(string)
 	wg.Wait()
-	for i := events / 2; i < events; i++ {
-		wg.Add(1)
-		go send(i)
-	}
+	sendEvents(2 * third)
 	wg.Wait()
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, len(sent))
 
-	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, events)
 	mu.Lock()
 	defer mu.Unlock()
 	oldKey, newKey := secretKey(t, oldSecret), secretKey(t, newSecret)
@@ -187,15 +191,18 @@ func TestWebhookDeliveryThreeProcessesRotation(t *testing.T) {
 			t.Errorf("event %d: the old secret does not verify %q during its grace period", i, h.Get("webhook-signature"))
 		}
 		withNew := signedWith(newKey, h, bodies[id])
-		if i >= events/2 && !withNew {
+		switch {
+		case i < third && withNew:
+			t.Errorf("event %d, delivered before the rotation, carries the new secret's signature", i)
+		case i >= 2*third && !withNew:
 			t.Errorf("event %d, sent after the rotation: the new secret does not verify %q", i, h.Get("webhook-signature"))
 		}
 		if withNew {
 			bothSigned++
 		}
 	}
-	if len(deliveries) != events {
-		t.Errorf("%d events delivered, %d sent", len(deliveries), events)
+	if len(deliveries) != len(sent) {
+		t.Errorf("%d events delivered, %d sent", len(deliveries), len(sent))
 	}
 	db := c.pool(t)
 	for _, col := range scanColumns(t, db) {
@@ -205,7 +212,7 @@ func TestWebhookDeliveryThreeProcessesRotation(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("rotation figures: %d events over 3 processes, each delivered once; %d signed with both secrets, all with the old one", events, bothSigned)
+	t.Logf("rotation figures: %d events over 3 processes, each delivered once; %d signed with both secrets, all with the old one", len(sent), bothSigned)
 }
 
 // awaitDeliveries waits up to a minute until delivered (read under mu) reaches want, then two
