@@ -58,6 +58,14 @@ examples/typescript/node_modules: examples/typescript/package.json examples/type
 check-ts: examples/typescript/node_modules ## Generate TypeScript types from the contract (openapi-typescript) and type-check an openapi-fetch program.
 	cd examples/typescript && npm run --silent check
 
+examples/webhook-receiver/node_modules: examples/webhook-receiver/package.json examples/webhook-receiver/package-lock.json
+	cd examples/webhook-receiver && npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: check-webhooks
+check-webhooks: examples/webhook-receiver/node_modules ## Verify real webhook deliveries, secret rotation included, with the official standardwebhooks npm package (part of `make test` when node is installed).
+	$(GO) test -count=1 -v -run '^TestWebhookDelivery_StandardWebhooksLibrary$$' ./internal/httpapi/
+
 # The official ZATCA SDK rule files (Data/Rules/schematrons) are not in this repository: point
 # ZATCA_RULES_DIR at a copy. ZATCA_RULES_OUT keeps the invoices and SVRL reports.
 ZATCA_RULES_DIR ?=

@@ -11,8 +11,10 @@ WHERE organization_id = @organization_id AND id = @id AND status = 'pending'
 RETURNING *;
 
 -- name: WebhookDeliveryGetForSend :one
--- What one attempt sends: the event and the endpoint's address, secret and status.
-SELECT sqlc.embed(webhook_events), webhook_endpoints.url, webhook_endpoints.secret, webhook_endpoints.status AS endpoint_status
+-- What one attempt sends: the event and the endpoint's address, secret and status, and the
+-- secret it replaced while that one's grace period lasts (NULL otherwise).
+SELECT sqlc.embed(webhook_events), webhook_endpoints.url, webhook_endpoints.secret, webhook_endpoints.status AS endpoint_status,
+       (CASE WHEN webhook_endpoints.previous_secret_expires_at > now() THEN webhook_endpoints.previous_secret END)::bytea AS previous_secret
 FROM webhook_deliveries
 JOIN webhook_events ON webhook_events.id = webhook_deliveries.event_id
 JOIN webhook_endpoints ON webhook_endpoints.id = webhook_deliveries.endpoint_id

@@ -41,10 +41,10 @@ WHERE organization_id = @organization_id AND id = @id;
 
 -- name: WebhookEndpointDisable :one
 -- Disables the endpoint after delivery @delivery_id failed its last attempt, when no attempt to
--- the endpoint has succeeded since that delivery's first attempt began; returns no row
--- otherwise (or when it is disabled already).
+-- the endpoint has succeeded, and it was not enabled again, since that delivery's first attempt
+-- began; returns no row otherwise (or when it is disabled already).
 UPDATE webhook_endpoints e SET status = 'disabled', disabled_reason = @disabled_reason, updated_at = now()
 WHERE e.organization_id = @organization_id AND e.id = @id AND e.status = 'enabled'
-  AND (e.last_success_at IS NULL
-       OR e.last_success_at < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = @delivery_id::uuid))
+  AND (greatest(e.last_success_at, e.enabled_at) IS NULL
+       OR greatest(e.last_success_at, e.enabled_at) < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = @delivery_id::uuid))
 RETURNING *;

@@ -1931,7 +1931,10 @@ const (
 	WebhookEventTypeSupportCaseOpened            WebhookEventType = "support_case.opened"
 	WebhookEventTypeSupportCaseUpdated           WebhookEventType = "support_case.updated"
 	WebhookEventTypeTaxInvoiceGenerated          WebhookEventType = "tax_invoice.generated"
+	WebhookEventTypeWebhookEndpointDisabled      WebhookEventType = "webhook_endpoint.disabled"
+	WebhookEventTypeWebhookEndpointSecretRotated WebhookEventType = "webhook_endpoint.secret_rotated"
 	WebhookEventTypeWebhookEndpointTest          WebhookEventType = "webhook_endpoint.test"
+	WebhookEventTypeWebhookEndpointUpdated       WebhookEventType = "webhook_endpoint.updated"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEventType enum.
@@ -2001,7 +2004,13 @@ func (e WebhookEventType) Valid() bool {
 		return true
 	case WebhookEventTypeTaxInvoiceGenerated:
 		return true
+	case WebhookEventTypeWebhookEndpointDisabled:
+		return true
+	case WebhookEventTypeWebhookEndpointSecretRotated:
+		return true
 	case WebhookEventTypeWebhookEndpointTest:
+		return true
+	case WebhookEventTypeWebhookEndpointUpdated:
 		return true
 	default:
 		return false
@@ -4492,7 +4501,7 @@ type WebhookEndpoint struct {
 	Id             openapi_types.UUID        `json:"id"`
 	OrganizationId string                    `json:"organization_id"`
 
-	// Status An endpoint is disabled after sustained delivery failure.
+	// Status An endpoint is disabled after sustained delivery failure, when its receiver answers `410 Gone`, or with `updateWebhookEndpoint`; `updateWebhookEndpoint` enables it again.
 	Status    WebhookEndpointStatus `json:"status"`
 	UpdatedAt time.Time             `json:"updated_at"`
 	Url       string                `json:"url"`
@@ -4518,8 +4527,23 @@ type WebhookEndpointList struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
-// WebhookEndpointStatus An endpoint is disabled after sustained delivery failure.
+// WebhookEndpointStatus An endpoint is disabled after sustained delivery failure, when its receiver answers `410 Gone`, or with `updateWebhookEndpoint`; `updateWebhookEndpoint` enables it again.
 type WebhookEndpointStatus string
+
+// WebhookEndpointUpdateRequest Body of `updateWebhookEndpoint`: every field optional; absent fields are unchanged.
+type WebhookEndpointUpdateRequest struct {
+	// Description `null` clears it.
+	Description nullable.Nullable[string] `json:"description,omitempty"`
+
+	// EnabledEvents Event types to deliver (replaces the list).
+	EnabledEvents *[]WebhookEventType `json:"enabled_events,omitempty"`
+
+	// Status An endpoint is disabled after sustained delivery failure, when its receiver answers `410 Gone`, or with `updateWebhookEndpoint`; `updateWebhookEndpoint` enables it again.
+	Status *WebhookEndpointStatus `json:"status,omitempty"`
+
+	// Url New HTTPS URL, held to the rules of `createWebhookEndpoint`.
+	Url *string `json:"url,omitempty"`
+}
 
 // WebhookEndpointWithSecret A newly registered webhook endpoint with its signing secret.
 type WebhookEndpointWithSecret struct {
@@ -4535,7 +4559,7 @@ type WebhookEndpointWithSecret struct {
 	// Secret Signing secret (`whsec_` + base64). Shown once, here only.
 	Secret string `json:"secret"`
 
-	// Status An endpoint is disabled after sustained delivery failure.
+	// Status An endpoint is disabled after sustained delivery failure, when its receiver answers `410 Gone`, or with `updateWebhookEndpoint`; `updateWebhookEndpoint` enables it again.
 	Status    WebhookEndpointStatus `json:"status"`
 	UpdatedAt time.Time             `json:"updated_at"`
 	Url       string                `json:"url"`
@@ -4581,6 +4605,9 @@ type WebhookEvent struct {
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
+	// | `webhook_endpoint.updated` | `updateWebhookEndpoint` (when something changed and it does not disable the endpoint) | `WebhookEndpoint` (never a secret) |
+	// | `webhook_endpoint.secret_rotated` | `rotateWebhookEndpointSecret` | `WebhookEndpoint` (never a secret) |
+	// | `webhook_endpoint.disabled` | `updateWebhookEndpoint` to `disabled`, the delivery schedule's sustained failure, or a `410 Gone` answer (sent to the organization's other endpoints that enabled it: a disabled endpoint receives nothing) | `WebhookEndpoint` |
 	//
 	// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
 	Type WebhookEventType `json:"type"`
@@ -4620,9 +4647,28 @@ type WebhookEventData struct {
 // | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 // | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 // | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
+// | `webhook_endpoint.updated` | `updateWebhookEndpoint` (when something changed and it does not disable the endpoint) | `WebhookEndpoint` (never a secret) |
+// | `webhook_endpoint.secret_rotated` | `rotateWebhookEndpointSecret` | `WebhookEndpoint` (never a secret) |
+// | `webhook_endpoint.disabled` | `updateWebhookEndpoint` to `disabled`, the delivery schedule's sustained failure, or a `410 Gone` answer (sent to the organization's other endpoints that enabled it: a disabled endpoint receives nothing) | `WebhookEndpoint` |
 //
 // `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
 type WebhookEventType string
+
+// WebhookSecretRotation A rotated endpoint's new signing secret (shown once).
+type WebhookSecretRotation struct {
+	// PreviousSecretExpiresAt Until when the replaced secret also signs deliveries; null when the grace period was 0.
+	PreviousSecretExpiresAt nullable.Nullable[time.Time] `json:"previous_secret_expires_at"`
+
+	// Secret The new signing secret, `whsec_` followed by base64.
+	Secret            string             `json:"secret"`
+	WebhookEndpointId openapi_types.UUID `json:"webhook_endpoint_id"`
+}
+
+// WebhookSecretRotationRequest Body of `rotateWebhookEndpointSecret` (optional).
+type WebhookSecretRotationRequest struct {
+	// GracePeriodSeconds How long the replaced secret keeps signing beside the new one; 0 drops it at once. At most 7 days.
+	GracePeriodSeconds *int `json:"grace_period_seconds,omitempty"`
+}
 
 // WebhookTestEventData Data of `webhook_endpoint.test`.
 type WebhookTestEventData struct {
@@ -4667,6 +4713,9 @@ type WebhookTestResult struct {
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
+	// | `webhook_endpoint.updated` | `updateWebhookEndpoint` (when something changed and it does not disable the endpoint) | `WebhookEndpoint` (never a secret) |
+	// | `webhook_endpoint.secret_rotated` | `rotateWebhookEndpointSecret` | `WebhookEndpoint` (never a secret) |
+	// | `webhook_endpoint.disabled` | `updateWebhookEndpoint` to `disabled`, the delivery schedule's sustained failure, or a `410 Gone` answer (sent to the organization's other endpoints that enabled it: a disabled endpoint receives nothing) | `WebhookEndpoint` |
 	//
 	// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
 	Type              WebhookEventType   `json:"type"`
@@ -5198,6 +5247,12 @@ type CreateWebhookEndpointParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// RotateWebhookEndpointSecretParams defines parameters for RotateWebhookEndpointSecret.
+type RotateWebhookEndpointSecretParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SendWebhookEndpointTestParams defines parameters for SendWebhookEndpointTest.
 type SendWebhookEndpointTestParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
@@ -5212,7 +5267,7 @@ type ReceiveWebhookEventParams struct {
 	// WebhookTimestamp Unix seconds of this attempt.
 	WebhookTimestamp int64 `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed with the base64-decoded part of the endpoint secret after `whsec_`.
+	// WebhookSignature Space-separated signatures `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed with the base64-decoded part of the endpoint secret after `whsec_`; two (the new secret's, then the old one's) during a secret rotation's grace period. Accept the delivery when any one verifies.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -5317,6 +5372,12 @@ type ValidateTaxInvoiceJSONRequestBody = SimplifiedInvoiceRequest
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreateRequest
+
+// UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
+type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointUpdateRequest
+
+// RotateWebhookEndpointSecretJSONRequestBody defines body for RotateWebhookEndpointSecret for application/json ContentType.
+type RotateWebhookEndpointSecretJSONRequestBody = WebhookSecretRotationRequest
 
 // ReceiveWebhookEventJSONRequestBody defines body for ReceiveWebhookEvent for application/json ContentType.
 type ReceiveWebhookEventJSONRequestBody = WebhookEvent
@@ -5799,6 +5860,32 @@ func (t *WebhookEventData) FromOrganization(v Organization) error {
 
 // MergeOrganization performs a merge with any union data inside the WebhookEventData, using the provided Organization
 func (t *WebhookEventData) MergeOrganization(v Organization) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookEndpoint returns the union data inside the WebhookEventData as a WebhookEndpoint
+func (t WebhookEventData) AsWebhookEndpoint() (WebhookEndpoint, error) {
+	var body WebhookEndpoint
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpoint overwrites any union data inside the WebhookEventData as the provided WebhookEndpoint
+func (t *WebhookEventData) FromWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpoint performs a merge with any union data inside the WebhookEventData, using the provided WebhookEndpoint
+func (t *WebhookEventData) MergeWebhookEndpoint(v WebhookEndpoint) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -7283,6 +7370,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpoint` operationId).
 	GetWebhookEndpoint(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpointWithBody Change a webhook endpoint
+	//
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpoint Change a webhook endpoint
+	//
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpoint(ctx context.Context, id Id, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookEndpointSecretWithBody Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithBody(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecret(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SendWebhookEndpointTest Send a test event
 	//
@@ -9733,6 +9856,82 @@ func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id Id, reqEditors ..
 // Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpoint` operationId).
 func (c *Client) GetWebhookEndpoint(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetWebhookEndpointRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpointWithBody Change a webhook endpoint
+//
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpoint Change a webhook endpoint
+//
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id Id, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookEndpointSecretWithBody Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *Client) RotateWebhookEndpointSecretWithBody(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13949,6 +14148,115 @@ func NewGetWebhookEndpointRequest(server string, id Id) (*http.Request, error) {
 	return req, nil
 }
 
+// NewUpdateWebhookEndpointRequest calls the generic UpdateWebhookEndpoint builder with application/json body
+func NewUpdateWebhookEndpointRequest(server string, id Id, body UpdateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookEndpointRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookEndpointRequestWithBody constructs an http.Request for the UpdateWebhookEndpoint method, with any body, and a specified content type
+func NewUpdateWebhookEndpointRequestWithBody(server string, id Id, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRotateWebhookEndpointSecretRequest calls the generic RotateWebhookEndpointSecret builder with application/json body
+func NewRotateWebhookEndpointSecretRequest(server string, id Id, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRotateWebhookEndpointSecretRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRotateWebhookEndpointSecretRequestWithBody constructs an http.Request for the RotateWebhookEndpointSecret method, with any body, and a specified content type
+func NewRotateWebhookEndpointSecretRequestWithBody(server string, id Id, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/rotate-secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewSendWebhookEndpointTestRequest constructs an http.Request for the SendWebhookEndpointTest method
 func NewSendWebhookEndpointTestRequest(server string, id Id, params *SendWebhookEndpointTestParams) (*http.Request, error) {
 	var err error
@@ -15510,6 +15818,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpoint` operationId).
 	GetWebhookEndpointWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
+	//
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithResponse Change a webhook endpoint
+	//
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithResponse(ctx context.Context, id Id, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// RotateWebhookEndpointSecretWithBodyWithResponse Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
+
+	// RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithResponse(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
 
 	// SendWebhookEndpointTestWithResponse Send a test event
 	//
@@ -27247,6 +27591,365 @@ func (r GetWebhookEndpointResponse) ContentType() string {
 	return ""
 }
 
+// UpdateWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse200Headers struct {
+	RequestId string
+}
+
+// UpdateWebhookEndpointResponse400Headers the declared response headers of an HTTP 400 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse400Headers struct {
+	RequestId string
+}
+
+// UpdateWebhookEndpointResponse401Headers the declared response headers of an HTTP 401 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse401Headers struct {
+	RequestId string
+}
+
+// UpdateWebhookEndpointResponse403Headers the declared response headers of an HTTP 403 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse403Headers struct {
+	RequestId string
+}
+
+// UpdateWebhookEndpointResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse404Headers struct {
+	RequestId string
+}
+
+// UpdateWebhookEndpointResponse409Headers the declared response headers of an HTTP 409 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse409Headers struct {
+	RequestId string
+}
+
+// UpdateWebhookEndpointResponse422Headers the declared response headers of an HTTP 422 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse422Headers struct {
+	RequestId string
+}
+
+// UpdateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// UpdateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// UpdateWebhookEndpointResponseDefaultHeaders the declared response headers of an HTTP default response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type UpdateWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpoint
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookEndpointResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateWebhookEndpointResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateWebhookEndpointResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateWebhookEndpointResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateWebhookEndpointResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateWebhookEndpointResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *UpdateWebhookEndpointResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookEndpointResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdateWebhookEndpointResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON200() *WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r UpdateWebhookEndpointResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookEndpointSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// RotateWebhookEndpointSecretResponse400Headers the declared response headers of an HTTP 400 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse400Headers struct {
+	RequestId string
+}
+
+// RotateWebhookEndpointSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse401Headers struct {
+	RequestId string
+}
+
+// RotateWebhookEndpointSecretResponse403Headers the declared response headers of an HTTP 403 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse403Headers struct {
+	RequestId string
+}
+
+// RotateWebhookEndpointSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse404Headers struct {
+	RequestId string
+}
+
+// RotateWebhookEndpointSecretResponse409Headers the declared response headers of an HTTP 409 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse409Headers struct {
+	RequestId string
+}
+
+// RotateWebhookEndpointSecretResponse422Headers the declared response headers of an HTTP 422 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse422Headers struct {
+	RequestId string
+}
+
+// RotateWebhookEndpointSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// RotateWebhookEndpointSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// RotateWebhookEndpointSecretResponseDefaultHeaders the declared response headers of an HTTP default response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type RotateWebhookEndpointSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookSecretRotation
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWebhookEndpointSecretResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateWebhookEndpointSecretResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateWebhookEndpointSecretResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateWebhookEndpointSecretResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateWebhookEndpointSecretResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RotateWebhookEndpointSecretResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RotateWebhookEndpointSecretResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookEndpointSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookEndpointSecretResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RotateWebhookEndpointSecretResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON200() *WebhookSecretRotation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RotateWebhookEndpointSecretResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWebhookEndpointSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookEndpointSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookEndpointSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookEndpointSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SendWebhookEndpointTestResponse202Headers the declared response headers of an HTTP 202 response for SendWebhookEndpointTest
 type SendWebhookEndpointTestResponse202Headers struct {
 	IdempotentReplayed *string
@@ -29530,6 +30233,66 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
+//
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithResponse Change a webhook endpoint
+//
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Context, id Id, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpoint(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// RotateWebhookEndpointSecretWithBodyWithResponse Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecretWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
+}
+
+// RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret and returns it once (it is stored encrypted and never shown again). The replaced secret keeps signing for `grace_period_seconds` (default 86400, 24 hours; 0 drops it at once; at most 7 days): until then every delivery, retries of earlier events included, carries two signatures in `webhook-signature`, space-separated, the new secret's first (`v1,<new> v1,<old>`), so a receiver verifying with either secret accepts it and can switch without downtime. After the grace period the next delivery is signed with the new secret alone. A rotation during an earlier rotation's grace period ends that one: only the secret it replaces keeps signing. A disabled endpoint may be rotated too. Audited (`webhook_endpoint.secret_rotated`) and emits the webhook event `webhook_endpoint.secret_rotated` (data: the endpoint, never a secret). An organization principal rotates only its own endpoints (another organization's is 404, as an unknown id); the operator may rotate any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response, the same secret included, with `Idempotent-Replayed: true` (the stored response is encrypted, and replayed only to a credential holding every scope of the first one).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx context.Context, id Id, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecret(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
 }
 
 // SendWebhookEndpointTestWithResponse Send a test event
@@ -44687,6 +45450,467 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 	return response, nil
 }
 
+// ParseUpdateWebhookEndpointResponse parses an HTTP response from a UpdateWebhookEndpointWithResponse call
+func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateWebhookEndpointResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateWebhookEndpointResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateWebhookEndpointResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateWebhookEndpointResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateWebhookEndpointResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers UpdateWebhookEndpointResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers UpdateWebhookEndpointResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookEndpointSecretResponse parses an HTTP response from a RotateWebhookEndpointSecretWithResponse call
+func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhookEndpointSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookEndpointSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookSecretRotation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWebhookEndpointSecretResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateWebhookEndpointSecretResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateWebhookEndpointSecretResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateWebhookEndpointSecretResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateWebhookEndpointSecretResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RotateWebhookEndpointSecretResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers RotateWebhookEndpointSecretResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookEndpointSecretResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookEndpointSecretResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers RotateWebhookEndpointSecretResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSendWebhookEndpointTestResponse parses an HTTP response from a SendWebhookEndpointTestWithResponse call
 func ParseSendWebhookEndpointTestResponse(rsp *http.Response) (*SendWebhookEndpointTestResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -45297,6 +46521,12 @@ type ServerInterface interface {
 	// GetWebhookEndpoint Get a webhook endpoint
 	// (GET /v1/webhook-endpoints/{id})
 	GetWebhookEndpoint(w http.ResponseWriter, r *http.Request, id Id)
+	// UpdateWebhookEndpoint Change a webhook endpoint
+	// (PATCH /v1/webhook-endpoints/{id})
+	UpdateWebhookEndpoint(w http.ResponseWriter, r *http.Request, id Id)
+	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
+	// (POST /v1/webhook-endpoints/{id}/rotate-secret)
+	RotateWebhookEndpointSecret(w http.ResponseWriter, r *http.Request, id Id, params RotateWebhookEndpointSecretParams)
 	// SendWebhookEndpointTest Send a test event
 	// (POST /v1/webhook-endpoints/{id}/test)
 	SendWebhookEndpointTest(w http.ResponseWriter, r *http.Request, id Id, params SendWebhookEndpointTestParams)
@@ -45735,6 +46965,18 @@ func (_ Unimplemented) DeleteWebhookEndpoint(w http.ResponseWriter, r *http.Requ
 // GetWebhookEndpoint Get a webhook endpoint
 // (GET /v1/webhook-endpoints/{id})
 func (_ Unimplemented) GetWebhookEndpoint(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// UpdateWebhookEndpoint Change a webhook endpoint
+// (PATCH /v1/webhook-endpoints/{id})
+func (_ Unimplemented) UpdateWebhookEndpoint(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
+// (POST /v1/webhook-endpoints/{id}/rotate-secret)
+func (_ Unimplemented) RotateWebhookEndpointSecret(w http.ResponseWriter, r *http.Request, id Id, params RotateWebhookEndpointSecretParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -49044,6 +50286,82 @@ func (siw *ServerInterfaceWrapper) GetWebhookEndpoint(w http.ResponseWriter, r *
 	handler.ServeHTTP(w, r)
 }
 
+// UpdateWebhookEndpoint operation middleware
+func (siw *ServerInterfaceWrapper) UpdateWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateWebhookEndpoint(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RotateWebhookEndpointSecret operation middleware
+func (siw *ServerInterfaceWrapper) RotateWebhookEndpointSecret(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RotateWebhookEndpointSecretParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RotateWebhookEndpointSecret(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // SendWebhookEndpointTest operation middleware
 func (siw *ServerInterfaceWrapper) SendWebhookEndpointTest(w http.ResponseWriter, r *http.Request) {
 
@@ -49415,7 +50733,13 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/webhook-endpoints/{id}", wrapper.GetWebhookEndpoint)
 	})
 	r.Group(func(r chi.Router) {
+		r.Patch(options.BaseURL+"/v1/webhook-endpoints/{id}", wrapper.UpdateWebhookEndpoint)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/webhook-endpoints/{id}/test", wrapper.SendWebhookEndpointTest)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/webhook-endpoints/{id}/rotate-secret", wrapper.RotateWebhookEndpointSecret)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/audit-events", wrapper.ListAuditEvents)
@@ -62684,6 +64008,409 @@ func (response GetWebhookEndpointdefaultApplicationProblemPlusJSONResponse) Visi
 	return err
 }
 
+type UpdateWebhookEndpointRequestObject struct {
+	Id   Id `json:"id"`
+	Body *UpdateWebhookEndpointJSONRequestBody
+}
+
+type UpdateWebhookEndpointResponseObject interface {
+	VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type UpdateWebhookEndpoint200ResponseHeaders struct {
+	RequestId string
+}
+
+type UpdateWebhookEndpoint200JSONResponse struct {
+	Body    WebhookEndpoint
+	Headers UpdateWebhookEndpoint200ResponseHeaders
+}
+
+func (response UpdateWebhookEndpoint200JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint400ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint401ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint403ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint404ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint409ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint422ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint429ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response UpdateWebhookEndpoint503ApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpointdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response UpdateWebhookEndpointdefaultApplicationProblemPlusJSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecretRequestObject struct {
+	Id     Id `json:"id"`
+	Params RotateWebhookEndpointSecretParams
+	Body   *RotateWebhookEndpointSecretJSONRequestBody
+}
+
+type RotateWebhookEndpointSecretResponseObject interface {
+	VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error
+}
+
+type RotateWebhookEndpointSecret200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type RotateWebhookEndpointSecret200JSONResponse struct {
+	Body    WebhookSecretRotation
+	Headers RotateWebhookEndpointSecret200ResponseHeaders
+}
+
+func (response RotateWebhookEndpointSecret200JSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret400ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret401ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret403ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret404ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret409ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret422ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret429ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecret503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RotateWebhookEndpointSecret503ApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookEndpointSecretdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response RotateWebhookEndpointSecretdefaultApplicationProblemPlusJSONResponse) VisitRotateWebhookEndpointSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendWebhookEndpointTestRequestObject struct {
 	Id     Id `json:"id"`
 	Params SendWebhookEndpointTestParams
@@ -63105,6 +64832,12 @@ type StrictServerInterface interface {
 	// GetWebhookEndpoint Get a webhook endpoint
 	// (GET /v1/webhook-endpoints/{id})
 	GetWebhookEndpoint(ctx context.Context, request GetWebhookEndpointRequestObject) (GetWebhookEndpointResponseObject, error)
+	// UpdateWebhookEndpoint Change a webhook endpoint
+	// (PATCH /v1/webhook-endpoints/{id})
+	UpdateWebhookEndpoint(ctx context.Context, request UpdateWebhookEndpointRequestObject) (UpdateWebhookEndpointResponseObject, error)
+	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
+	// (POST /v1/webhook-endpoints/{id}/rotate-secret)
+	RotateWebhookEndpointSecret(ctx context.Context, request RotateWebhookEndpointSecretRequestObject) (RotateWebhookEndpointSecretResponseObject, error)
 	// SendWebhookEndpointTest Send a test event
 	// (POST /v1/webhook-endpoints/{id}/test)
 	SendWebhookEndpointTest(ctx context.Context, request SendWebhookEndpointTestRequestObject) (SendWebhookEndpointTestResponseObject, error)
@@ -65301,6 +67034,76 @@ func (sh *strictHandler) GetWebhookEndpoint(w http.ResponseWriter, r *http.Reque
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetWebhookEndpointResponseObject); ok {
 		if err := validResponse.VisitGetWebhookEndpointResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateWebhookEndpoint operation middleware
+func (sh *strictHandler) UpdateWebhookEndpoint(w http.ResponseWriter, r *http.Request, id Id) {
+	var request UpdateWebhookEndpointRequestObject
+
+	request.Id = id
+
+	var body UpdateWebhookEndpointJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateWebhookEndpoint(ctx, request.(UpdateWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateWebhookEndpoint")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateWebhookEndpointResponseObject); ok {
+		if err := validResponse.VisitUpdateWebhookEndpointResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RotateWebhookEndpointSecret operation middleware
+func (sh *strictHandler) RotateWebhookEndpointSecret(w http.ResponseWriter, r *http.Request, id Id, params RotateWebhookEndpointSecretParams) {
+	var request RotateWebhookEndpointSecretRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body RotateWebhookEndpointSecretJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RotateWebhookEndpointSecret(ctx, request.(RotateWebhookEndpointSecretRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RotateWebhookEndpointSecret")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RotateWebhookEndpointSecretResponseObject); ok {
+		if err := validResponse.VisitRotateWebhookEndpointSecretResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

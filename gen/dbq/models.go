@@ -466,17 +466,20 @@ type WebhookDeliveryAttempt struct {
 }
 
 type WebhookEndpoint struct {
-	ID             uuid.UUID
-	OrganizationID uuid.UUID
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	Url            string
-	Description    *string
-	EnabledEvents  []string
-	Secret         []byte
-	Status         string
-	DisabledReason *string
-	LastSuccessAt  *time.Time
+	ID                      uuid.UUID
+	OrganizationID          uuid.UUID
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
+	Url                     string
+	Description             *string
+	EnabledEvents           []string
+	Secret                  []byte
+	Status                  string
+	DisabledReason          *string
+	LastSuccessAt           *time.Time
+	PreviousSecret          []byte
+	PreviousSecretExpiresAt *time.Time
+	EnabledAt               *time.Time
 }
 
 type WebhookEvent struct {

@@ -110,7 +110,8 @@ func (q *Queries) WebhookDeliveryFinishAttempt(ctx context.Context, arg WebhookD
 }
 
 const webhookDeliveryGetForSend = `-- name: WebhookDeliveryGetForSend :one
-SELECT webhook_events.id, webhook_events.organization_id, webhook_events.created_at, webhook_events.type, webhook_events.data, webhook_endpoints.url, webhook_endpoints.secret, webhook_endpoints.status AS endpoint_status
+SELECT webhook_events.id, webhook_events.organization_id, webhook_events.created_at, webhook_events.type, webhook_events.data, webhook_endpoints.url, webhook_endpoints.secret, webhook_endpoints.status AS endpoint_status,
+       (CASE WHEN webhook_endpoints.previous_secret_expires_at > now() THEN webhook_endpoints.previous_secret END)::bytea AS previous_secret
 FROM webhook_deliveries
 JOIN webhook_events ON webhook_events.id = webhook_deliveries.event_id
 JOIN webhook_endpoints ON webhook_endpoints.id = webhook_deliveries.endpoint_id
@@ -122,9 +123,11 @@ type WebhookDeliveryGetForSendRow struct {
 	Url            string
 	Secret         []byte
 	EndpointStatus string
+	PreviousSecret []byte
 }
 
-// What one attempt sends: the event and the endpoint's address, secret and status.
+// What one attempt sends: the event and the endpoint's address, secret and status, and the
+// secret it replaced while that one's grace period lasts (NULL otherwise).
 func (q *Queries) WebhookDeliveryGetForSend(ctx context.Context, id uuid.UUID) (WebhookDeliveryGetForSendRow, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryGetForSend, id)
 	var i WebhookDeliveryGetForSendRow
@@ -137,6 +140,7 @@ func (q *Queries) WebhookDeliveryGetForSend(ctx context.Context, id uuid.UUID) (
 		&i.Url,
 		&i.Secret,
 		&i.EndpointStatus,
+		&i.PreviousSecret,
 	)
 	return i, err
 }

@@ -13,7 +13,7 @@ import (
 )
 
 const webhookEndpointDelete = `-- name: WebhookEndpointDelete :one
-DELETE FROM webhook_endpoints WHERE organization_id = $1 AND id = $2 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
+DELETE FROM webhook_endpoints WHERE organization_id = $1 AND id = $2 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at
 `
 
 type WebhookEndpointDeleteParams struct {
@@ -36,6 +36,9 @@ func (q *Queries) WebhookEndpointDelete(ctx context.Context, arg WebhookEndpoint
 		&i.Status,
 		&i.DisabledReason,
 		&i.LastSuccessAt,
+		&i.PreviousSecret,
+		&i.PreviousSecretExpiresAt,
+		&i.EnabledAt,
 	)
 	return i, err
 }
@@ -43,9 +46,9 @@ func (q *Queries) WebhookEndpointDelete(ctx context.Context, arg WebhookEndpoint
 const webhookEndpointDisable = `-- name: WebhookEndpointDisable :one
 UPDATE webhook_endpoints e SET status = 'disabled', disabled_reason = $1, updated_at = now()
 WHERE e.organization_id = $2 AND e.id = $3 AND e.status = 'enabled'
-  AND (e.last_success_at IS NULL
-       OR e.last_success_at < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = $4::uuid))
-RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
+  AND (greatest(e.last_success_at, e.enabled_at) IS NULL
+       OR greatest(e.last_success_at, e.enabled_at) < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = $4::uuid))
+RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at
 `
 
 type WebhookEndpointDisableParams struct {
@@ -56,8 +59,8 @@ type WebhookEndpointDisableParams struct {
 }
 
 // Disables the endpoint after delivery @delivery_id failed its last attempt, when no attempt to
-// the endpoint has succeeded since that delivery's first attempt began; returns no row
-// otherwise (or when it is disabled already).
+// the endpoint has succeeded, and it was not enabled again, since that delivery's first attempt
+// began; returns no row otherwise (or when it is disabled already).
 func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpointDisableParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointDisable,
 		arg.DisabledReason,
@@ -78,12 +81,15 @@ func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpoin
 		&i.Status,
 		&i.DisabledReason,
 		&i.LastSuccessAt,
+		&i.PreviousSecret,
+		&i.PreviousSecretExpiresAt,
+		&i.EnabledAt,
 	)
 	return i, err
 }
 
 const webhookEndpointGetByID = `-- name: WebhookEndpointGetByID :one
-SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints WHERE organization_id = $1 AND id = $2
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at FROM webhook_endpoints WHERE organization_id = $1 AND id = $2
 `
 
 type WebhookEndpointGetByIDParams struct {
@@ -106,12 +112,15 @@ func (q *Queries) WebhookEndpointGetByID(ctx context.Context, arg WebhookEndpoin
 		&i.Status,
 		&i.DisabledReason,
 		&i.LastSuccessAt,
+		&i.PreviousSecret,
+		&i.PreviousSecretExpiresAt,
+		&i.EnabledAt,
 	)
 	return i, err
 }
 
 const webhookEndpointGetByIDAnyOrganization = `-- name: WebhookEndpointGetByIDAnyOrganization :one
-SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints WHERE id = $1
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at FROM webhook_endpoints WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -130,6 +139,9 @@ func (q *Queries) WebhookEndpointGetByIDAnyOrganization(ctx context.Context, id 
 		&i.Status,
 		&i.DisabledReason,
 		&i.LastSuccessAt,
+		&i.PreviousSecret,
+		&i.PreviousSecretExpiresAt,
+		&i.EnabledAt,
 	)
 	return i, err
 }
@@ -137,7 +149,7 @@ func (q *Queries) WebhookEndpointGetByIDAnyOrganization(ctx context.Context, id 
 const webhookEndpointInsert = `-- name: WebhookEndpointInsert :one
 INSERT INTO webhook_endpoints (id, organization_id, url, description, enabled_events, secret, status)
 VALUES ($1, $2, $3, $4, $5, $6, 'enabled')
-RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at
+RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at
 `
 
 type WebhookEndpointInsertParams struct {
@@ -171,12 +183,15 @@ func (q *Queries) WebhookEndpointInsert(ctx context.Context, arg WebhookEndpoint
 		&i.Status,
 		&i.DisabledReason,
 		&i.LastSuccessAt,
+		&i.PreviousSecret,
+		&i.PreviousSecretExpiresAt,
+		&i.EnabledAt,
 	)
 	return i, err
 }
 
 const webhookEndpointList = `-- name: WebhookEndpointList :many
-SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at FROM webhook_endpoints
 WHERE organization_id = $1
   AND ($2::uuid IS NULL OR id > $2)
 ORDER BY id
@@ -211,6 +226,9 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 			&i.Status,
 			&i.DisabledReason,
 			&i.LastSuccessAt,
+			&i.PreviousSecret,
+			&i.PreviousSecretExpiresAt,
+			&i.EnabledAt,
 		); err != nil {
 			return nil, err
 		}
@@ -223,7 +241,7 @@ func (q *Queries) WebhookEndpointList(ctx context.Context, arg WebhookEndpointLi
 }
 
 const webhookEndpointListAnyOrganization = `-- name: WebhookEndpointListAnyOrganization :many
-SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at FROM webhook_endpoints
+SELECT id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at FROM webhook_endpoints
 WHERE ($1::uuid IS NULL OR id > $1)
 ORDER BY id
 LIMIT $2
@@ -256,6 +274,9 @@ func (q *Queries) WebhookEndpointListAnyOrganization(ctx context.Context, arg We
 			&i.Status,
 			&i.DisabledReason,
 			&i.LastSuccessAt,
+			&i.PreviousSecret,
+			&i.PreviousSecretExpiresAt,
+			&i.EnabledAt,
 		); err != nil {
 			return nil, err
 		}

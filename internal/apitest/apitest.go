@@ -64,6 +64,8 @@ var WebhookPolicy = webhook.Policy{
 	MaxAttempts: 4,
 	RetryBase:   40 * time.Millisecond,
 	RetryCap:    200 * time.Millisecond,
+	// Long enough that a test can read the attempt a Retry-After put off in the database.
+	MaxRetryAfter: time.Hour,
 }
 
 // StopWorkers stops the server's job queue (provisioning, webhook delivery, sweeps) and waits

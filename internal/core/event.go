@@ -44,6 +44,9 @@ const (
 	EventPlanDeprecated               EventType = "plan.deprecated"
 	EventPlanRetired                  EventType = "plan.retired"
 	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
+	EventWebhookEndpointUpdated       EventType = "webhook_endpoint.updated"
+	EventWebhookEndpointSecretRotated EventType = "webhook_endpoint.secret_rotated"
+	EventWebhookEndpointDisabled      EventType = "webhook_endpoint.disabled"
 	EventOrganizationUpdated          EventType = "organization.updated"
 )
 
@@ -63,6 +66,7 @@ func EventTypes() []EventType {
 		EventTaxInvoiceGenerated, EventProductUpdated, EventPlanDeprecated, EventPlanRetired,
 		EventWebhookEndpointTest,
 		EventOrganizationUpdated,
+		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
 	}
 }
 

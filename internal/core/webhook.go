@@ -76,4 +76,5 @@ type WebhookService interface {
 	// SendWebhookTest queues a webhook_endpoint.test event for the endpoint alone, whatever
 	// its enabled events. A disabled endpoint is EInvalidTransition.
 	SendWebhookTest(ctx context.Context, id uuid.UUID) (*WebhookTest, error)
+	WebhookEndpointChanger
 }

@@ -86,11 +86,13 @@ var implemented = map[string]int{
 	"getGrowthSummary":       http.StatusOK,
 	"listRequestLogs":        http.StatusOK,
 	// Webhooks: the example organization and the random ids name nothing.
-	"createWebhookEndpoint":   http.StatusNotFound,
-	"listWebhookEndpoints":    http.StatusOK,
-	"getWebhookEndpoint":      http.StatusNotFound,
-	"deleteWebhookEndpoint":   http.StatusNotFound,
-	"sendWebhookEndpointTest": http.StatusNotFound,
+	"createWebhookEndpoint":       http.StatusNotFound,
+	"listWebhookEndpoints":        http.StatusOK,
+	"getWebhookEndpoint":          http.StatusNotFound,
+	"deleteWebhookEndpoint":       http.StatusNotFound,
+	"sendWebhookEndpointTest":     http.StatusNotFound,
+	"updateWebhookEndpoint":       http.StatusNotFound,
+	"rotateWebhookEndpointSecret": http.StatusNotFound,
 	// Support workflow: the random ids name no case.
 	"updateSupportCase":        http.StatusNotFound,
 	"listSupportCaseMessages":  http.StatusNotFound,

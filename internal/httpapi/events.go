@@ -48,6 +48,8 @@ func eventData(v any) (any, error) {
 		return toAPIProduct(v), nil
 	case *core.Plan:
 		return toAPIPlan(v), nil // the Plan schema: its prices are listPlans's
+	case *core.WebhookEndpoint:
+		return toAPIWebhookEndpoint(v), nil
 	case *core.WebhookTestEvent:
 		return api.WebhookTestEventData{WebhookEndpointId: v.EndpointID, Message: v.Message}, nil
 	}

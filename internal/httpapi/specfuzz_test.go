@@ -159,6 +159,7 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		"getOrganizationOnboarding": onboarded.JSON(t)["organization"].(map[string]any)["id"].(string),
 	}
 	seedInvoiceFixtures(t, env, fx)
+	seedWebhookFixtures(t, env, fx, post)
 	seedCatalogueFixtures(t, env, fx)
 	// The incident operations work on the catalogue fixture's product, which no subscription
 	// uses: an open incident there degrades nothing the other families' requests rely on.

@@ -48,7 +48,6 @@ var statesComingLater = map[string]string{
 	"TaxDocumentStatus.issued":              "issue 26 (Billing II: tax documents for invoices)",
 	"TaxDocumentStatus.failed":              "issue 26 (Billing II: tax documents for invoices)",
 	"TaxDocumentStatus.not_applicable":      "issue 26 (Billing II: tax documents for invoices)",
-	"WebhookEndpointStatus.disabled":        "issue 28 (webhook operations: endpoint updates)",
 }
 
 // notStateFamilies are enum components whose names match but which describe a result, not a

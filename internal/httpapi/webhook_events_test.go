@@ -61,6 +61,9 @@ var eventDataSchemas = map[string]string{
 	"plan.retired":                     "Plan",
 	"webhook_endpoint.test":            "WebhookTestEventData",
 	"organization.updated":             "Organization",
+	"webhook_endpoint.updated":         "WebhookEndpoint",
+	"webhook_endpoint.secret_rotated":  "WebhookEndpoint",
+	"webhook_endpoint.disabled":        "WebhookEndpoint",
 }
 
 var (
@@ -187,6 +190,11 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	}
 	// A test event.
 	sendTest(t, env, token, endpoint["id"].(string))
+	// Webhook endpoints: another endpoint changed, its secret rotated, then disabled.
+	otherPath := "/v1/webhook-endpoints/" + createEndpoint(t, env, token, endpointBody(org, "http://127.0.0.1:9/other", "api_key.created"))["id"].(string)
+	do(http.MethodPatch, otherPath, `{"description":"Renamed receiver"}`, http.StatusOK)
+	do(http.MethodPost, otherPath+"/rotate-secret", `{"grace_period_seconds":0}`, http.StatusOK)
+	do(http.MethodPatch, otherPath, `{"status":"disabled"}`, http.StatusOK)
 
 	// Support cases: opened, updated by the operator, a message, closed.
 	opened := do(http.MethodPost, "/v1/support-cases", fmt.Sprintf(`{"organization_id":%q,"subject":"Events","description":"Every event must match the document.",
@@ -243,8 +251,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
-		"organization.updated": 1,
-		"product.updated":      1, "plan.deprecated": 1, "plan.retired": 1,
+		"organization.updated":     1,
+		"webhook_endpoint.updated": 1, "webhook_endpoint.secret_rotated": 1, "webhook_endpoint.disabled": 1,
+		"product.updated": 1, "plan.deprecated": 1, "plan.retired": 1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("events per type %v, want %v", counts, want)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"time"
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/core"
@@ -10,10 +11,6 @@ import (
 // CreateWebhookEndpoint implements POST /v1/webhook-endpoints.
 func (s *Server) CreateWebhookEndpoint(ctx context.Context, req api.CreateWebhookEndpointRequestObject) (api.CreateWebhookEndpointResponseObject, error) {
 	b := req.Body
-	events := make([]string, len(b.EnabledEvents))
-	for i, e := range b.EnabledEvents {
-		events[i] = string(e)
-	}
 	org, err := organizationNamed(ctx, b.OrganizationId, "/organization_id")
 	if err != nil {
 		return nil, err
@@ -21,7 +18,7 @@ func (s *Server) CreateWebhookEndpoint(ctx context.Context, req api.CreateWebhoo
 	e, err := s.cfg.Services.Webhooks.CreateWebhookEndpoint(ctx, core.WebhookEndpointCreate{
 		OrganizationID: org,
 		URL:            b.Url,
-		EnabledEvents:  events,
+		EnabledEvents:  eventTypeNames(b.EnabledEvents),
 		Description:    valueOf(b.Description),
 	})
 	if err != nil {
@@ -83,6 +80,49 @@ func (s *Server) SendWebhookEndpointTest(ctx context.Context, req api.SendWebhoo
 		EventId: test.EventID, WebhookEndpointId: test.EndpointID,
 		Type: api.WebhookEventType(test.Type), Status: api.WebhookTestStatusQueued,
 	}}, nil
+}
+
+// UpdateWebhookEndpoint implements PATCH /v1/webhook-endpoints/{id}.
+func (s *Server) UpdateWebhookEndpoint(ctx context.Context, req api.UpdateWebhookEndpointRequestObject) (api.UpdateWebhookEndpointResponseObject, error) {
+	b := req.Body
+	in := core.WebhookEndpointUpdate{
+		URL:         presentField(b.Url),
+		Description: patchField(b.Description),
+		Status:      presentField(b.Status),
+	}
+	if b.EnabledEvents != nil {
+		events := eventTypeNames(*b.EnabledEvents)
+		in.EnabledEvents = core.Field[[]string]{Set: true, Value: &events}
+	}
+	e, err := s.cfg.Services.Webhooks.UpdateWebhookEndpoint(ctx, req.Id, in)
+	if err != nil {
+		return nil, err
+	}
+	return api.UpdateWebhookEndpoint200JSONResponse{Body: toAPIWebhookEndpoint(e)}, nil
+}
+
+// RotateWebhookEndpointSecret implements POST /v1/webhook-endpoints/{id}/rotate-secret.
+func (s *Server) RotateWebhookEndpointSecret(ctx context.Context, req api.RotateWebhookEndpointSecretRequestObject) (api.RotateWebhookEndpointSecretResponseObject, error) {
+	grace := core.DefaultWebhookSecretGrace
+	if req.Body != nil && req.Body.GracePeriodSeconds != nil {
+		grace = time.Duration(*req.Body.GracePeriodSeconds) * time.Second
+	}
+	r, err := s.cfg.Services.Webhooks.RotateWebhookSecret(ctx, req.Id, grace)
+	if err != nil {
+		return nil, err
+	}
+	return api.RotateWebhookEndpointSecret200JSONResponse{Body: api.WebhookSecretRotation{
+		WebhookEndpointId: r.EndpointID, Secret: r.Secret, PreviousSecretExpiresAt: nullableFrom(r.PreviousSecretExpiresAt),
+	}}, nil
+}
+
+// eventTypeNames are the names of the event types of a request.
+func eventTypeNames(types []api.WebhookEventType) []string {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	return names
 }
 
 func toAPIWebhookEndpoint(e *core.WebhookEndpoint) api.WebhookEndpoint {

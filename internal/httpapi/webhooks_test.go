@@ -73,14 +73,20 @@ func (r *receiver) deliveries() []received {
 // waitFor waits until the receiver has at least n deliveries and returns them.
 func (r *receiver) waitFor(t testing.TB, n int) []received {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	return r.waitWithin(t, n, 15*time.Second)
+}
+
+// waitWithin waits up to limit until the receiver has at least n deliveries and returns them.
+func (r *receiver) waitWithin(t testing.TB, n int, limit time.Duration) []received {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for {
 		got := r.deliveries()
 		if len(got) >= n {
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("receiver: %d deliveries after 15s, want %d", len(got), n)
+			t.Fatalf("receiver: %d deliveries after %s, want %d", len(got), limit, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

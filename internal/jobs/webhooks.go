@@ -54,11 +54,14 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[DeliverWebhookA
 	if err != nil || a == nil {
 		return err
 	}
-	secret, err := w.box.Open(a.SealedSecret, a.EndpointID[:])
-	if err != nil {
-		return fmt.Errorf("open the secret of endpoint %s: %w", a.EndpointID, err)
+	d := webhook.Delivery{URL: a.URL, EventID: a.EventID.String(), Body: a.Body}
+	if d.Secret, err = w.openSecret(a, a.SealedSecret); err != nil {
+		return err
 	}
-	r := w.sender.Send(ctx, webhook.Delivery{URL: a.URL, Secret: string(secret), EventID: a.EventID.String(), Body: a.Body})
+	if d.PreviousSecret, err = w.openSecret(a, a.SealedPreviousSecret); err != nil {
+		return err
+	}
+	r := w.sender.Send(ctx, d)
 	if !r.Succeeded {
 		w.logger.Warn("webhooks: attempt failed", "delivery_id", a.DeliveryID, "event_id", a.EventID, "endpoint_id", a.EndpointID,
 			"attempt", a.Attempt, "status_code", r.StatusCode, "error", r.Error)
@@ -75,4 +78,16 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[DeliverWebhookA
 		return river.JobSnooze(max(time.Until(out.RetryAt), 0))
 	}
 	return nil
+}
+
+// openSecret opens a sealed secret of a's endpoint; nil (no previous secret) opens to "".
+func (w *webhookWorker) openSecret(a *postgres.WebhookAttempt, sealed []byte) (string, error) {
+	if sealed == nil {
+		return "", nil
+	}
+	secret, err := w.box.Open(sealed, a.EndpointID[:])
+	if err != nil {
+		return "", fmt.Errorf("open a secret of endpoint %s: %w", a.EndpointID, err)
+	}
+	return string(secret), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,6 +39,9 @@ type WebhookAttempt struct {
 	// SealedSecret is the endpoint's signing secret, sealed; open it with the endpoint id as
 	// its context.
 	SealedSecret []byte
+	// SealedPreviousSecret is the secret SealedSecret replaced, sealed the same way, while its
+	// grace period lasts; nil otherwise.
+	SealedPreviousSecret []byte
 	// Body is the document's WebhookEvent, as sent.
 	Body []byte
 
@@ -82,7 +84,7 @@ func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID
 	}
 	return &WebhookAttempt{
 		OrganizationID: del.OrganizationID, DeliveryID: del.ID, EndpointID: del.EndpointID, EventID: ev.ID,
-		Attempt: int(del.Attempts), URL: row.Url, SealedSecret: row.Secret, Body: body, nextAttemptAt: del.NextAttemptAt,
+		Attempt: int(del.Attempts), URL: row.Url, SealedSecret: row.Secret, SealedPreviousSecret: row.PreviousSecret, Body: body, nextAttemptAt: del.NextAttemptAt,
 	}, nil
 }
 
@@ -95,9 +97,10 @@ type WebhookAttemptOutcome struct {
 }
 
 // RecordWebhookAttempt stores the result r of attempt a and its consequences, in one
-// transaction: the next attempt (due after the policy's backoff), the end of the delivery,
-// and the endpoint's run of failures. When the delivery's last attempt fails and no attempt to
-// its endpoint has succeeded since its first one (about a day of failure), the endpoint is
+// transaction: the next attempt (due after the policy's backoff, or a 429's or 503's
+// Retry-After), the end of the delivery, and the endpoint's run of failures. When the
+// delivery's last attempt fails and no attempt to its endpoint has succeeded since its first
+// one (about a day of failure), or at once when the receiver answers 410 Gone, the endpoint is
 // disabled and its pending deliveries abandoned. Nothing is recorded when the delivery is gone
 // or a later attempt has started meanwhile.
 func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webhook.Attempt, policy webhook.Policy) (WebhookAttemptOutcome, error) {
@@ -106,11 +109,11 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 		params := dbq.WebhookDeliveryFinishAttemptParams{ID: a.DeliveryID, Attempts: int32(a.Attempt), Status: deliverySucceeded, NextAttemptAt: r.At}
 		switch {
 		case r.Succeeded:
-		case a.Attempt >= policy.MaxAttempts:
+		case r.Gone() || a.Attempt >= policy.MaxAttempts:
 			params.Status, params.LastError = deliveryFailed, &r.Error
 		default:
 			params.Status, params.LastError = deliveryPending, &r.Error
-			params.NextAttemptAt = time.Now().Add(policy.Backoff(a.Attempt))
+			params.NextAttemptAt = time.Now().Add(policy.RetryDelay(a.Attempt, r))
 		}
 		if _, err := q.WebhookDeliveryFinishAttempt(ctx, params); errors.Is(err, pgx.ErrNoRows) {
 			return nil // deleted with its endpoint, or a later attempt has started
@@ -143,27 +146,8 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 		if params.Status != deliveryFailed {
 			return nil
 		}
-		reason := fmt.Sprintf("Event %s failed all %d delivery attempts over about a day, and no delivery to the endpoint succeeded meanwhile (last: %s).",
-			a.EventID, a.Attempt, r.Error)
-		disabled, err := q.WebhookEndpointDisable(ctx, dbq.WebhookEndpointDisableParams{
-			OrganizationID: a.OrganizationID, ID: a.EndpointID, DeliveryID: a.DeliveryID, DisabledReason: &reason,
-		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // already disabled, or a later attempt succeeded
-		}
-		if err != nil {
-			return err
-		}
-		if err := q.WebhookDeliveryAbandonByEndpoint(ctx, dbq.WebhookDeliveryAbandonByEndpointParams{
-			OrganizationID: a.OrganizationID, EndpointID: a.EndpointID,
-		}); err != nil {
-			return err
-		}
-		out.DisabledReason = reason
-		return audit(ctx, q, core.AuditEntry{
-			OrganizationID: &a.OrganizationID, Action: "webhook_endpoint.disabled", ResourceType: "webhook_endpoint",
-			ResourceID: a.EndpointID.String(), After: webhookEndpointFromRow(disabled), Reason: "sustained delivery failure",
-		})
+		out.DisabledReason, err = d.disableFailingEndpoint(ctx, q, a, r)
+		return err
 	})
 	return out, err
 }

@@ -38,10 +38,8 @@ func (s *WebhookService) CreateWebhookEndpoint(ctx context.Context, in core.Webh
 	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
-	if err := s.policy.CheckURL(ctx, in.URL); err != nil {
-		msg := err.Error()
-		return nil, &core.Error{Code: core.EValidation, Message: "The webhook URL is not allowed: " + msg,
-			Fields: []core.FieldError{{Location: "body", Pointer: "/url", Code: "url_not_allowed", Message: msg}}}
+	if err := s.checkURL(ctx, in.URL); err != nil {
+		return nil, err
 	}
 	id, err := uuid.NewV7()
 	if err != nil {

@@ -55,10 +55,7 @@ func TestWebhookDeliveryThreeProcesses(t *testing.T) {
 		t.Fatalf("create endpoint: %d %s", r.status, r.body)
 	}
 	secret := r.json()["secret"].(string)
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil {
-		t.Fatalf("secret %q: %v", secret, err)
-	}
+	key := secretKey(t, secret)
 
 	const subs = 30
 	for i := range subs {
@@ -70,31 +67,14 @@ func TestWebhookDeliveryThreeProcesses(t *testing.T) {
 	}
 	db := c.pool(t)
 	want := count(t, db, "SELECT count(*) FROM subscriptions WHERE organization_id = $1", org)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		mu.Lock()
-		n := len(deliveries)
-		mu.Unlock()
-		if n >= want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events delivered after 60 s", n, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second) // a duplicate would arrive meanwhile
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, want)
 	mu.Lock()
 	defer mu.Unlock()
 	for id, n := range deliveries {
 		if n != 1 {
 			t.Errorf("event %s delivered %d times", id, n)
 		}
-		h := headers[id]
-		mac := hmac.New(sha256.New, key)
-		fmt.Fprintf(mac, "%s.%s.%s", id, h.Get("webhook-timestamp"), bodies[id])
-		expected := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
-		if !strings.Contains(" "+h.Get("webhook-signature")+" ", " "+expected+" ") {
+		if h := headers[id]; !signedWith(key, h, bodies[id]) {
 			t.Errorf("event %s: signature %q does not verify", id, h.Get("webhook-signature"))
 		}
 	}
@@ -109,4 +89,148 @@ func TestWebhookDeliveryThreeProcesses(t *testing.T) {
 		}
 	}
 	t.Logf("webhook figures: %d events over 3 processes, each delivered once, signatures valid", len(deliveries))
+}
+
+// secretKey is the HMAC key of an endpoint secret (whsec_<base64>).
+func secretKey(t *testing.T, secret string) []byte {
+	t.Helper()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		t.Fatalf("secret %q: %v", secret, err)
+	}
+	return key
+}
+
+// signedWith reports whether one of the signatures in h's webhook-signature is key's
+// signature of body (Standard Webhooks: HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}").
+func signedWith(key []byte, h http.Header, body []byte) bool {
+	mac := hmac.New(sha256.New, key)
+	fmt.Fprintf(mac, "%s.%s.%s", h.Get("webhook-id"), h.Get("webhook-timestamp"), body)
+	expected := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	return strings.Contains(" "+h.Get("webhook-signature")+" ", " "+expected+" ")
+}
+
+// TestWebhookDeliveryThreeProcessesRotation: three processes deliver test events sent through
+// all three before, during and after a rotation of the endpoint's secret with a grace period:
+// every event is delivered once, every delivery carries the old secret's signature (the grace
+// period lasts), those delivered before the rotation it alone, and every event sent after the
+// rotation answered the new one's too.
+func TestWebhookDeliveryThreeProcessesRotation(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	procs := []*server{startServer(t, c.dsn(), ""), startServer(t, c.dsn(), ""), startServer(t, c.dsn(), "")}
+	var (
+		mu         sync.Mutex
+		deliveries = map[string][]http.Header{} // webhook-id -> the headers of each delivery
+		bodies     = map[string][]byte{}
+	)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		id := r.Header.Get("webhook-id")
+		mu.Lock()
+		deliveries[id] = append(deliveries[id], r.Header.Clone())
+		bodies[id] = b
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+
+	org := createOrg(t, procs[0], "Rotating", "standard_customer")
+	r := call(nil, http.MethodPost, procs[1].url("/v1/webhook-endpoints"), orgToken(org),
+		fmt.Sprintf(`{"organization_id":%q,"url":%q,"enabled_events":["api_key.created"]}`, org, receiver.URL), nil)
+	if r.status != http.StatusCreated {
+		t.Fatalf("create endpoint: %d %s", r.status, r.body)
+	}
+	endpoint, oldSecret := r.json()["id"].(string), r.json()["secret"].(string)
+
+	// A third of the events is delivered before the rotation, a third is sent while it is
+	// made, and a third after it answered; all through the three processes.
+	const third = 20
+	sent := make([]string, 3*third)
+	var wg sync.WaitGroup
+	sendEvents := func(from int) {
+		for i := from; i < from+third; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := call(nil, http.MethodPost, procs[i%3].url("/v1/webhook-endpoints/"+endpoint+"/test"), orgToken(org), "", nil)
+				if r.status != http.StatusAccepted {
+					t.Errorf("send test %d: %d %s", i, r.status, r.body)
+					return
+				}
+				sent[i] = r.json()["event_id"].(string)
+			}()
+		}
+	}
+	sendEvents(0)
+	wg.Wait()
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, third)
+	sendEvents(third)
+	r = call(nil, http.MethodPost, procs[2].url("/v1/webhook-endpoints/"+endpoint+"/rotate-secret"), orgToken(org), `{"grace_period_seconds":3600}`, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("rotate: %d %s", r.status, r.body)
+	}
+	newSecret := r.json()["secret"].(string)
+	wg.Wait()
+	sendEvents(2 * third)
+	wg.Wait()
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, len(sent))
+
+	mu.Lock()
+	defer mu.Unlock()
+	oldKey, newKey := secretKey(t, oldSecret), secretKey(t, newSecret)
+	var bothSigned int
+	for i, id := range sent {
+		got := deliveries[id]
+		if len(got) != 1 {
+			t.Errorf("event %d (%s) delivered %d times", i, id, len(got))
+			continue
+		}
+		h := got[0]
+		if !signedWith(oldKey, h, bodies[id]) {
+			t.Errorf("event %d: the old secret does not verify %q during its grace period", i, h.Get("webhook-signature"))
+		}
+		withNew := signedWith(newKey, h, bodies[id])
+		switch {
+		case i < third && withNew:
+			t.Errorf("event %d, delivered before the rotation, carries the new secret's signature", i)
+		case i >= 2*third && !withNew:
+			t.Errorf("event %d, sent after the rotation: the new secret does not verify %q", i, h.Get("webhook-signature"))
+		}
+		if withNew {
+			bothSigned++
+		}
+	}
+	if len(deliveries) != len(sent) {
+		t.Errorf("%d events delivered, %d sent", len(deliveries), len(sent))
+	}
+	db := c.pool(t)
+	for _, col := range scanColumns(t, db) {
+		for _, s := range []string{oldSecret, newSecret} {
+			if n := count(t, db, col.query, col.arg(s)); n > 0 {
+				t.Errorf("a webhook secret is stored in clear in %s", col.name)
+			}
+		}
+	}
+	t.Logf("rotation figures: %d events over 3 processes, each delivered once; %d signed with both secrets, all with the old one", len(sent), bothSigned)
+}
+
+// awaitDeliveries waits up to a minute until delivered (read under mu) reaches want, then two
+// seconds more, in which a duplicate would arrive.
+func awaitDeliveries(t *testing.T, mu *sync.Mutex, delivered func() int, want int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := delivered()
+		mu.Unlock()
+		if n >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events delivered after 60 s", n, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
 }

@@ -35,12 +35,24 @@ type Policy struct {
 	// RetryBase is the delay after the first failed attempt; each further one doubles it, up
 	// to RetryCap, each with ±25 % jitter.
 	RetryBase, RetryCap time.Duration
+	// MaxRetryAfter bounds how long a receiver's Retry-After (on a 429 or 503) may delay the
+	// next attempt.
+	MaxRetryAfter time.Duration
 }
 
 // DefaultPolicy is the production schedule: a 15 s timeout and 12 attempts whose delays
-// (1, 2, 4, … 256 minutes, then 8 h twice, each ±25 %) span about a day (≈ 24.5 h).
+// (1, 2, 4, … 256 minutes, then 8 h twice, each ±25 %) span about a day (≈ 24.5 h); a
+// Retry-After delays an attempt by up to 8 h.
 func DefaultPolicy(development bool) Policy {
-	return Policy{Development: development, Timeout: 15 * time.Second, MaxAttempts: 12, RetryBase: time.Minute, RetryCap: 8 * time.Hour}
+	return Policy{Development: development, Timeout: 15 * time.Second, MaxAttempts: 12, RetryBase: time.Minute, RetryCap: 8 * time.Hour,
+		MaxRetryAfter: 8 * time.Hour}
+}
+
+// RetryDelay is the delay before the attempt that follows failed attempt number attempt whose
+// outcome was r: the schedule's backoff, or the receiver's Retry-After when that is longer,
+// up to MaxRetryAfter.
+func (p Policy) RetryDelay(attempt int, r Attempt) time.Duration {
+	return max(p.Backoff(attempt), min(r.RetryAfter, p.MaxRetryAfter))
 }
 
 // Backoff is the delay before the attempt after failed attempt number attempt (1-based).
@@ -282,10 +294,13 @@ func (s *Sender) Policy() Policy { return s.policy }
 
 // Delivery is one attempt to send.
 type Delivery struct {
-	URL     string
-	Secret  string // whsec_…
-	EventID string // the webhook-id
-	Body    []byte
+	URL    string
+	Secret string // whsec_…
+	// PreviousSecret is the secret Secret replaced, during its grace period ("" otherwise):
+	// the delivery carries a signature with each, so receivers verify with either.
+	PreviousSecret string
+	EventID        string // the webhook-id
+	Body           []byte
 }
 
 // Attempt is the outcome of one attempt.
@@ -295,7 +310,13 @@ type Attempt struct {
 	StatusCode int  // 0 when there was no answer
 	Latency    time.Duration
 	Error      string // why it failed; "" on success
+	// RetryAfter is how long a 429 or 503 answer asked the sender to wait (its Retry-After, in
+	// seconds or as an HTTP date); 0 otherwise.
+	RetryAfter time.Duration
 }
+
+// Gone reports whether the receiver answered 410 Gone: it wants no more deliveries.
+func (a Attempt) Gone() bool { return a.StatusCode == http.StatusGone }
 
 // maxErrorBody bounds how much of a failed answer is kept in the attempt's error.
 const maxErrorBody = 200
@@ -312,7 +333,7 @@ func (s *Sender) Send(ctx context.Context, d Delivery) Attempt {
 	if err := s.policy.CheckURL(ctx, d.URL); err != nil {
 		return fail("%v", err)
 	}
-	header, err := signature.Headers(d.Secret, d.EventID, a.At, d.Body)
+	header, err := signedHeaders(d, a.At)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -339,5 +360,39 @@ func (s *Sender) Send(ctx context.Context, d Delivery) Attempt {
 		return a
 	}
 	a.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.ToValidUTF8(string(snippet), "?"))
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
 	return a
+}
+
+// signedHeaders are the Standard Webhooks headers of d sent at t: webhook-signature carries the
+// signature with the current secret, then (during a rotation's grace period) the one with the
+// previous secret, space-separated.
+func signedHeaders(d Delivery, t time.Time) (http.Header, error) {
+	header, err := signature.Headers(d.Secret, d.EventID, t, d.Body)
+	if err != nil || d.PreviousSecret == "" {
+		return header, err
+	}
+	previous, err := signature.Sign(d.PreviousSecret, d.EventID, t, d.Body)
+	if err != nil {
+		return nil, err
+	}
+	header.Set(signature.HeaderSignature, header.Get(signature.HeaderSignature)+" "+previous)
+	return header, nil
+}
+
+// retryAfter reads a Retry-After value (RFC 9110 §10.2.3): a number of seconds or an HTTP date,
+// as a delay from now; 0 when it is absent, malformed or in the past.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		return time.Duration(min(secs, 1<<32)) * time.Second // a century is as good as forever
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }

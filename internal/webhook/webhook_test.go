@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -174,5 +175,94 @@ func TestPolicy_Backoff(t *testing.T) {
 	}
 	if total < 20*time.Hour || total > 28*time.Hour {
 		t.Errorf("the retries span %v, want about a day", total)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	tests := map[string]time.Duration{
+		"":                                0,
+		"120":                             2 * time.Minute,
+		"0":                               0,
+		"-5":                              0,
+		"1.5":                             0,
+		"soon":                            0,
+		"99999999999999999999999":         0, // beyond uint64: malformed, the schedule decides
+		"18446744073709551615":            (1 << 32) * time.Second,
+		"Tue, 24 Nov 2026 12:10:00 GMT":   10 * time.Minute,
+		"Tuesday, 24-Nov-26 12:10:00 GMT": 10 * time.Minute, // RFC 850, which HTTP dates may also be
+		"Tue, 24 Nov 2026 11:00:00 GMT":   0,                // in the past
+	}
+	for v, want := range tests {
+		if got := retryAfter(v, now); got != want {
+			t.Errorf("retryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestPolicy_RetryDelay(t *testing.T) {
+	t.Parallel()
+	p := DefaultPolicy(false)
+	if d := p.RetryDelay(1, Attempt{}); d < 45*time.Second || d > 75*time.Second {
+		t.Errorf("no Retry-After: %v, want the schedule's minute", d)
+	}
+	if d := p.RetryDelay(1, Attempt{RetryAfter: time.Hour}); d != time.Hour {
+		t.Errorf("Retry-After 1 h: %v", d)
+	}
+	if d := p.RetryDelay(1, Attempt{RetryAfter: 30 * 24 * time.Hour}); d != p.MaxRetryAfter {
+		t.Errorf("Retry-After 30 days: %v, want the bound %v", d, p.MaxRetryAfter)
+	}
+	if d := p.RetryDelay(10, Attempt{RetryAfter: time.Second}); d < 6*time.Hour {
+		t.Errorf("a short Retry-After shortened the schedule: %v", d)
+	}
+}
+
+func TestSender_AnswersAndRotation(t *testing.T) {
+	t.Parallel()
+	var (
+		mu         sync.Mutex
+		signatures []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		signatures = append(signatures, r.Header.Get("webhook-signature"))
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/busy":
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/broken":
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusInternalServerError)
+		case "/gone":
+			w.WriteHeader(http.StatusGone)
+		}
+	}))
+	defer srv.Close()
+	s := NewSender(Policy{Development: true, Timeout: 2 * time.Second, MaxAttempts: 1})
+	send := func(path, previous string) Attempt {
+		return s.Send(context.Background(), Delivery{URL: srv.URL + path, Secret: "whsec_AAAA", PreviousSecret: previous, EventID: "e", Body: []byte("{}")})
+	}
+	if a := send("/busy", ""); a.RetryAfter != 30*time.Second || a.Gone() {
+		t.Errorf("429 with Retry-After: %+v", a)
+	}
+	if a := send("/broken", ""); a.RetryAfter != 0 {
+		t.Errorf("500 with Retry-After: %+v, want no delay of its own", a)
+	}
+	if a := send("/gone", ""); !a.Gone() || a.Succeeded {
+		t.Errorf("410: %+v", a)
+	}
+	if a := send("/ok", "whsec_BBBB"); !a.Succeeded {
+		t.Errorf("rotation: %+v", a)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	last := strings.Fields(signatures[len(signatures)-1])
+	if len(last) != 2 || last[0] == last[1] || !strings.HasPrefix(last[0], "v1,") || !strings.HasPrefix(last[1], "v1,") {
+		t.Errorf("webhook-signature during a rotation: %q", signatures[len(signatures)-1])
+	}
+	if n := len(strings.Fields(signatures[0])); n != 1 {
+		t.Errorf("%d signatures without a previous secret", n)
 	}
 }
