@@ -1,6 +1,3 @@
--- The consumer's view of its webhooks (GET /v1/events, the deliveries of an endpoint with
--- their attempts) and the means to send deliveries again (resend, recover).
-
 -- name: WebhookEventList :many
 -- An organization's events, newest first (keyset pages on id, a UUIDv7).
 SELECT * FROM webhook_events

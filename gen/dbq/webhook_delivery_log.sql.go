@@ -261,7 +261,6 @@ func (q *Queries) WebhookEventGetByIDAnyOrganization(ctx context.Context, id uui
 }
 
 const webhookEventList = `-- name: WebhookEventList :many
-
 SELECT id, organization_id, created_at, type, data FROM webhook_events
 WHERE organization_id = $1
   AND ($2::text IS NULL OR type = $2)
@@ -281,8 +280,6 @@ type WebhookEventListParams struct {
 	RowLimit       int32
 }
 
-// The consumer's view of its webhooks (GET /v1/events, the deliveries of an endpoint with
-// their attempts) and the means to send deliveries again (resend, recover).
 // An organization's events, newest first (keyset pages on id, a UUIDv7).
 func (q *Queries) WebhookEventList(ctx context.Context, arg WebhookEventListParams) ([]WebhookEvent, error) {
 	rows, err := q.db.Query(ctx, webhookEventList,

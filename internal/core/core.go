@@ -26,6 +26,9 @@ type Services struct {
 	Operators     OperatorTokenService
 	Webhooks      WebhookService
 	Incidents     IncidentService
+
+	// WebhookDeliveries shows events and deliveries, and sends deliveries again.
+	WebhookDeliveries WebhookDeliveryService
 }
 
 // equalPtr reports whether two optional values are both absent or both present and equal.

@@ -30,6 +30,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Webhooks:      NewWebhookService(d, box, hooks),
 		Incidents:     NewIncidentService(d),
 	}
+	s.WebhookDeliveries = NewWebhookDeliveryService(d, hooks)
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
 	return s
 }
