@@ -76,3 +76,20 @@ SET status          = 'pending',
 WHERE organization_id = @organization_id AND endpoint_id = @endpoint_id
   AND status IN ('failed', 'abandoned') AND created_at >= @since
 RETURNING id, requeues;
+
+-- name: WebhookEventListMissedByEndpoint :many
+-- The events an endpoint has no delivery of, created at or after @since and after the endpoint,
+-- of the types @event_types it subscribes to: those published while it was disabled.
+-- webhook_endpoint.test events belong to the endpoint they were sent to.
+SELECT e.id FROM webhook_events e
+WHERE e.organization_id = @organization_id AND e.created_at >= @since AND e.created_at >= @endpoint_created_at
+  AND e.type = ANY (@event_types::text[]) AND e.type <> 'webhook_endpoint.test'
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                  WHERE d.organization_id = @organization_id AND d.event_id = e.id AND d.endpoint_id = @endpoint_id)
+ORDER BY e.id;
+
+-- name: WebhookDeliveryInsertRecovered :exec
+-- Deliveries @ids of events @event_ids (pairwise) to an endpoint, queued by recover with a
+-- schedule of @schedule attempts.
+INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status, attempt_limit)
+SELECT unnest(@ids::uuid[]), @organization_id, unnest(@event_ids::uuid[]), @endpoint_id, 'pending', @schedule::integer;

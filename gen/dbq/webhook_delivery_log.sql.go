@@ -72,6 +72,32 @@ func (q *Queries) WebhookDeliveryAttemptList(ctx context.Context, arg WebhookDel
 	return items, nil
 }
 
+const webhookDeliveryInsertRecovered = `-- name: WebhookDeliveryInsertRecovered :exec
+INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status, attempt_limit)
+SELECT unnest($1::uuid[]), $2, unnest($3::uuid[]), $4, 'pending', $5::integer
+`
+
+type WebhookDeliveryInsertRecoveredParams struct {
+	Ids            []uuid.UUID
+	OrganizationID uuid.UUID
+	EventIds       []uuid.UUID
+	EndpointID     uuid.UUID
+	Schedule       int32
+}
+
+// Deliveries @ids of events @event_ids (pairwise) to an endpoint, queued by recover with a
+// schedule of @schedule attempts.
+func (q *Queries) WebhookDeliveryInsertRecovered(ctx context.Context, arg WebhookDeliveryInsertRecoveredParams) error {
+	_, err := q.db.Exec(ctx, webhookDeliveryInsertRecovered,
+		arg.Ids,
+		arg.OrganizationID,
+		arg.EventIds,
+		arg.EndpointID,
+		arg.Schedule,
+	)
+	return err
+}
+
 const webhookDeliveryList = `-- name: WebhookDeliveryList :many
 SELECT d.id, d.created_at, d.updated_at, d.event_id, d.endpoint_id, d.status, d.attempts,
        d.next_attempt_at, d.last_error, d.completed_at, e.type AS event_type
@@ -358,6 +384,52 @@ func (q *Queries) WebhookEventListAnyOrganization(ctx context.Context, arg Webho
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookEventListMissedByEndpoint = `-- name: WebhookEventListMissedByEndpoint :many
+SELECT e.id FROM webhook_events e
+WHERE e.organization_id = $1 AND e.created_at >= $2 AND e.created_at >= $3
+  AND e.type = ANY ($4::text[]) AND e.type <> 'webhook_endpoint.test'
+  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                  WHERE d.organization_id = $1 AND d.event_id = e.id AND d.endpoint_id = $5)
+ORDER BY e.id
+`
+
+type WebhookEventListMissedByEndpointParams struct {
+	OrganizationID    uuid.UUID
+	Since             time.Time
+	EndpointCreatedAt time.Time
+	EventTypes        []string
+	EndpointID        uuid.UUID
+}
+
+// The events an endpoint has no delivery of, created at or after @since and after the endpoint,
+// of the types @event_types it subscribes to: those published while it was disabled.
+// webhook_endpoint.test events belong to the endpoint they were sent to.
+func (q *Queries) WebhookEventListMissedByEndpoint(ctx context.Context, arg WebhookEventListMissedByEndpointParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, webhookEventListMissedByEndpoint,
+		arg.OrganizationID,
+		arg.Since,
+		arg.EndpointCreatedAt,
+		arg.EventTypes,
+		arg.EndpointID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

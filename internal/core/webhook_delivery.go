@@ -97,7 +97,8 @@ type WebhookDeliveryService interface {
 	ResendDelivery(ctx context.Context, endpointID, deliveryID uuid.UUID) (int, error)
 	// RecoverDeliveries queues again, each with a fresh schedule, every delivery to the
 	// endpoint created at or after since that did not succeed (failed, or abandoned when the
-	// endpoint was disabled), and returns how many it queued. A disabled endpoint is
-	// EInvalidTransition.
+	// endpoint was disabled), adds a delivery of each event since then that the endpoint
+	// subscribes to and never had one of (published while it was disabled), and returns how
+	// many it queued. A disabled endpoint is EInvalidTransition.
 	RecoverDeliveries(ctx context.Context, endpointID uuid.UUID, since time.Time) (int, error)
 }

@@ -161,12 +161,15 @@ func (s *WebhookDeliveryService) ResendDelivery(ctx context.Context, endpointID,
 	return 1, nil
 }
 
-// RecoverDeliveries implements core.WebhookDeliveryService.
+// RecoverDeliveries implements core.WebhookDeliveryService: the deliveries that did not
+// succeed are queued again, and the events the endpoint missed while it was disabled get
+// a delivery each.
 func (s *WebhookDeliveryService) RecoverDeliveries(ctx context.Context, endpointID uuid.UUID, since time.Time) (int, error) {
 	var queued int
 	err := s.requeue(ctx, endpointID, func(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint) ([]RequeuedDelivery, core.AuditEntry, error) {
+		schedule := int32(s.policy.MaxAttempts)
 		rows, err := q.WebhookDeliveryRecover(ctx, dbq.WebhookDeliveryRecoverParams{
-			OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since, Schedule: int32(s.policy.MaxAttempts),
+			OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since, Schedule: schedule,
 		})
 		if err != nil {
 			return nil, core.AuditEntry{}, err
@@ -175,10 +178,41 @@ func (s *WebhookDeliveryService) RecoverDeliveries(ctx context.Context, endpoint
 		for i, r := range rows {
 			requeued[i] = RequeuedDelivery{ID: r.ID, Requeues: r.Requeues}
 		}
+		missed, err := insertMissedDeliveries(ctx, q, endpoint, since, schedule)
+		if err != nil {
+			return nil, core.AuditEntry{}, err
+		}
+		requeued = append(requeued, missed...)
 		queued = len(requeued)
-		return requeued, core.AuditEntry{Action: "webhook_endpoint.deliveries_recovered", After: map[string]any{"since": since, "queued": queued}}, nil
+		return requeued, core.AuditEntry{
+			Action: "webhook_endpoint.deliveries_recovered",
+			After:  map[string]any{"since": since, "requeued": len(rows), "missed": len(missed)},
+		}, nil
 	})
 	return queued, err
+}
+
+// insertMissedDeliveries adds a delivery to endpoint, with a schedule of schedule attempts,
+// of each event since since that it subscribes to and has none of.
+func insertMissedDeliveries(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint, since time.Time, schedule int32) ([]RequeuedDelivery, error) {
+	events, err := q.WebhookEventListMissedByEndpoint(ctx, dbq.WebhookEventListMissedByEndpointParams{
+		OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since,
+		EndpointCreatedAt: endpoint.CreatedAt, EventTypes: endpoint.EnabledEvents,
+	})
+	if err != nil || len(events) == 0 {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(events))
+	missed := make([]RequeuedDelivery, len(events))
+	for i := range events {
+		if ids[i], err = uuid.NewV7(); err != nil {
+			return nil, err
+		}
+		missed[i] = RequeuedDelivery{ID: ids[i]}
+	}
+	return missed, q.WebhookDeliveryInsertRecovered(ctx, dbq.WebhookDeliveryInsertRecoveredParams{
+		Ids: ids, EventIds: events, OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Schedule: schedule,
+	})
 }
 
 // requeue runs change, which queues deliveries of an enabled endpoint again, in one
