@@ -509,3 +509,20 @@ func reachDelivery(t *testing.T, env *apitest.Env, recv *receiver, want string) 
 	id := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))["id"].(string)
 	return waitForDelivery(t, env, token, id, sendTest(t, env, token, id)["event_id"].(string), want)
 }
+
+// seedWebhookFuzzFixtures gives the spec-driven fuzzing real webhook resources: an endpoint
+// of fx.org at a loopback receiver with one succeeded delivery (its id for delivery_id, its
+// event for /v1/events/{id}), and an endpoint of its own for the deletion, so that the
+// other operations find theirs whatever the order. waitForJobs waits for the deliveries the
+// valid requests cause.
+func seedWebhookFuzzFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
+	t.Helper()
+	recv := newReceiver(t, nil)
+	body := endpointBody(fx.org, recv.URL, "api_key.created")
+	endpoint := createEndpoint(t, env, apitest.OperatorToken, body)["id"].(string)
+	event := sendTest(t, env, apitest.OperatorToken, endpoint)["event_id"].(string)
+	fx.ids["webhook-endpoints"] = endpoint
+	fx.ids["events"] = event
+	fx.ids["delivery_id"] = waitForDelivery(t, env, apitest.OperatorToken, endpoint, event, "succeeded")["id"].(string)
+	fx.byOperation["deleteWebhookEndpoint"] = createEndpoint(t, env, apitest.OperatorToken, body)["id"].(string)
+}
