@@ -3,9 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -16,27 +14,6 @@ import (
 
 	"github.com/provider/coreapi/internal/apitest"
 )
-
-// newAnsweringReceiver is a receiver (see newReceiver) whose answer to the n-th delivery d
-// has a body too: answer returns its status and body.
-func newAnsweringReceiver(t testing.TB, answer func(n int, d received) (int, string)) *receiver {
-	t.Helper()
-	r := &receiver{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		d := received{Header: req.Header.Clone(), Body: body}
-		r.mu.Lock()
-		r.got = append(r.got, d)
-		n := len(r.got)
-		r.mu.Unlock()
-		status, text := answer(n, d)
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, text)
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL + "/hooks"
-	return r
-}
 
 // switchable answers 503 while down is set and 200 otherwise.
 func switchable(down *atomic.Bool) func(int, received) int {
