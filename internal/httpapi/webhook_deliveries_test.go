@@ -326,12 +326,14 @@ func TestWebhookRecover(t *testing.T) {
 	if n := env.Count("SELECT count(*) FROM webhook_deliveries WHERE event_id = $1", missed); n != 0 {
 		t.Fatalf("the event published while the endpoint was disabled has %d deliveries", n)
 	}
-	if got := waitForDelivery(t, env, token, id, failed, "failed"); got["attempt_count"] != float64(apitest.WebhookPolicy.MaxAttempts) {
-		t.Errorf("failed delivery: %v", got)
+	failedDelivery := waitForDelivery(t, env, token, id, failed, "failed")
+	if failedDelivery["attempt_count"] != float64(apitest.WebhookPolicy.MaxAttempts) {
+		t.Errorf("failed delivery: %v", failedDelivery)
 	}
 
 	// A disabled endpoint refuses, and nothing changes.
 	assertProblem(t, "recover a disabled endpoint", recoverSince(env, token, id, since, ""), http.StatusConflict, "invalid_state_transition")
+	assertProblem(t, "resend to a disabled endpoint", resend(env, token, id, failedDelivery["id"].(string), ""), http.StatusConflict, "invalid_state_transition")
 	if n := env.Count("SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND (status = 'pending' OR requeues > 0)", id); n != 0 {
 		t.Errorf("a refused recover queued %d deliveries", n)
 	}
