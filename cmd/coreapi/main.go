@@ -57,6 +57,9 @@ const environmentHelp = `Environment:
   LOG_LEVEL                   debug, info, warn or error (default info); JSON logs
   CREDENTIAL_CACHE_TTL        how long an authenticated credential is trusted without a database
                               lookup when no change was announced (default 5s; 0: no cache)
+  WEBHOOK_EVENT_RETENTION     how long webhook events (GET /v1/events), their deliveries and
+                              attempts are kept before the sweep deletes them (default 720h,
+                              30 days, also the least accepted)
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
@@ -263,6 +266,8 @@ type config struct {
 	logLevel    slog.Level
 	// credentialCacheTTL bounds how long a credential is trusted without a lookup.
 	credentialCacheTTL time.Duration
+	// webhookRetention is how long webhook events are kept.
+	webhookRetention time.Duration
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -310,6 +315,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.credentialCacheTTL, err = time.ParseDuration(valueOr(getenv("CREDENTIAL_CACHE_TTL"), postgres.DefaultCredentialCacheTTL.String())); err != nil || cfg.credentialCacheTTL < 0 {
 		return cfg, fmt.Errorf("CREDENTIAL_CACHE_TTL must be a duration such as 5s, or 0")
+	}
+	retention := valueOr(getenv("WEBHOOK_EVENT_RETENTION"), jobs.DefaultWebhookRetention.String())
+	if cfg.webhookRetention, err = time.ParseDuration(retention); err != nil || cfg.webhookRetention < jobs.DefaultWebhookRetention {
+		return cfg, fmt.Errorf("WEBHOOK_EVENT_RETENTION must be a duration of at least 720h (30 days), such as 2160h")
 	}
 	return cfg, nil
 }
@@ -457,7 +466,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks})
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention})
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,11 @@ VALUES (@id, @organization_id, @event_id, @endpoint_id, 'pending');
 
 -- name: WebhookDeliveryStartAttempt :one
 -- Counts the attempt of a pending delivery that its job is about to make. Nothing happens when
--- the delivery is finished or gone (deleted with its endpoint): the job has nothing to do.
+-- the delivery is finished or gone (deleted with its endpoint), or was queued again (resend,
+-- recover) since the job was: the job has nothing to do.
 UPDATE webhook_deliveries
 SET attempts = attempts + 1, updated_at = now()
-WHERE organization_id = @organization_id AND id = @id AND status = 'pending'
+WHERE organization_id = @organization_id AND id = @id AND status = 'pending' AND requeues = @requeues
 RETURNING *;
 
 -- name: WebhookDeliveryGetForSend :one
@@ -35,11 +36,12 @@ WHERE id = @id AND attempts = @attempts AND status = 'pending'
 RETURNING *;
 
 -- name: WebhookDeliveryAbandonByEndpoint :exec
--- A disabled endpoint receives nothing more.
+-- A disabled endpoint receives nothing more. The deliveries stay, abandoned, until their events
+-- are swept: recover queues them again.
 UPDATE webhook_deliveries
 SET status = 'abandoned', last_error = 'The endpoint was disabled.', completed_at = now(), updated_at = now()
 WHERE organization_id = @organization_id AND endpoint_id = @endpoint_id AND status = 'pending';
 
 -- name: WebhookDeliveryAttemptInsert :exec
-INSERT INTO webhook_delivery_attempts (id, organization_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error)
-VALUES (@id, @organization_id, @delivery_id, @attempt, @attempted_at, @succeeded, @status_code, @latency_ms, @error);
+INSERT INTO webhook_delivery_attempts (id, organization_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error, response_body)
+VALUES (@id, @organization_id, @delivery_id, @attempt, @attempted_at, @succeeded, @status_code, @latency_ms, @error, @response_body);

@@ -1879,6 +1879,27 @@ func (e ValidationSeverity) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+	WebhookDeliveryStatusSucceeded WebhookDeliveryStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	case WebhookDeliveryStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookEndpointStatus.
 const (
 	WebhookEndpointStatusDisabled WebhookEndpointStatus = "disabled"
@@ -2495,6 +2516,14 @@ type DiagnosticValue1 = float64
 
 // DiagnosticValue2 defines model for DiagnosticValue.2.
 type DiagnosticValue2 = bool
+
+// EventList A page of events.
+type EventList struct {
+	Items []WebhookEvent `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
 
 // GeneratedInvoice The generated invoice.
 type GeneratedInvoice struct {
@@ -4490,6 +4519,108 @@ type VerifiedLoginResult struct {
 	Subscription Subscription `json:"subscription"`
 }
 
+// WebhookDeliveriesQueued How many deliveries a resend or a recovery queued.
+type WebhookDeliveriesQueued struct {
+	Queued int `json:"queued"`
+}
+
+// WebhookDelivery The delivery of one event to one endpoint, with its latest attempts.
+type WebhookDelivery struct {
+	// AttemptCount Attempts made so far (resends included).
+	AttemptCount int `json:"attempt_count"`
+
+	// Attempts The latest attempts, newest first (at most 25).
+	Attempts []WebhookDeliveryAttempt `json:"attempts"`
+
+	// CompletedAt When the delivery finished; null while `pending`.
+	CompletedAt nullable.Nullable[time.Time] `json:"completed_at"`
+	CreatedAt   time.Time                    `json:"created_at"`
+
+	// EventId The event (`getEvent`), and the `webhook-id` of every attempt.
+	EventId openapi_types.UUID `json:"event_id"`
+
+	// EventType Kind of webhook event, and the schema of its `data`:
+	//
+	// | type | emitted when | data |
+	// |---|---|---|
+	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
+	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
+	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
+	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
+	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
+	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
+	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
+	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
+	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
+	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
+	// | `api_key.revoked` | `revokeApiKey` (not when already revoked) | `ApiKey` |
+	// | `api_key.rotated` | `rotateApiKey` | `ApiKey`: the rotated (old) key, with the `expires_at` of its grace period |
+	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
+	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
+	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
+	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
+	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
+	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
+	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
+	// | `webhook_endpoint.updated` | `updateWebhookEndpoint` (when something changed and it does not disable the endpoint) | `WebhookEndpoint` (never a secret) |
+	// | `webhook_endpoint.secret_rotated` | `rotateWebhookEndpointSecret` | `WebhookEndpoint` (never a secret) |
+	// | `webhook_endpoint.disabled` | `updateWebhookEndpoint` to `disabled`, the delivery schedule's sustained failure, or a `410 Gone` answer (sent to the organization's other endpoints that enabled it: a disabled endpoint receives nothing) | `WebhookEndpoint` |
+	//
+	// `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
+	EventType WebhookEventType   `json:"event_type"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// LastError The error of the latest failed attempt, or why the delivery was dropped; null when none failed.
+	LastError nullable.Nullable[string] `json:"last_error"`
+
+	// NextAttemptAt When the next attempt is due; null unless `pending`.
+	NextAttemptAt nullable.Nullable[time.Time] `json:"next_attempt_at"`
+
+	// Status Outcome of a delivery: `pending` (an attempt is due or in flight), `succeeded` (a 2xx was received), `failed` (every attempt failed, or the delivery was dropped when its endpoint was disabled).
+	Status            WebhookDeliveryStatus `json:"status"`
+	UpdatedAt         time.Time             `json:"updated_at"`
+	WebhookEndpointId openapi_types.UUID    `json:"webhook_endpoint_id"`
+}
+
+// WebhookDeliveryAttempt One attempt of a delivery. Never contains the endpoint's signing secret.
+type WebhookDeliveryAttempt struct {
+	// Attempt The attempt's number, from 1.
+	Attempt     int       `json:"attempt"`
+	AttemptedAt time.Time `json:"attempted_at"`
+
+	// DurationMs How long the attempt took, in milliseconds.
+	DurationMs int `json:"duration_ms"`
+
+	// Error Why the attempt failed (the status code and the start of the body, or why there was no answer); null when it succeeded.
+	Error nullable.Nullable[string] `json:"error"`
+
+	// ResponseBodyPrefix The first bytes of the answer's body (at most 1 KiB; invalid UTF-8 and NUL bytes shown as `?`); null when there was no answer or it was empty.
+	ResponseBodyPrefix nullable.Nullable[string] `json:"response_body_prefix"`
+
+	// ResponseStatus The receiver's HTTP status code (three digits); null when there was no answer.
+	ResponseStatus nullable.Nullable[int] `json:"response_status"`
+
+	// Succeeded A 2xx was received.
+	Succeeded bool `json:"succeeded"`
+}
+
+// WebhookDeliveryList A page of deliveries.
+type WebhookDeliveryList struct {
+	Items []WebhookDelivery `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
+// WebhookDeliveryStatus Outcome of a delivery: `pending` (an attempt is due or in flight), `succeeded` (a 2xx was received), `failed` (every attempt failed, or the delivery was dropped when its endpoint was disabled).
+type WebhookDeliveryStatus string
+
 // WebhookEndpoint A registered webhook endpoint (never its secret).
 type WebhookEndpoint struct {
 	CreatedAt   time.Time                 `json:"created_at"`
@@ -4653,6 +4784,12 @@ type WebhookEventData struct {
 //
 // `data` is the resource as the change left it. Credentials of connected businesses emit no `api_key.*` event.
 type WebhookEventType string
+
+// WebhookRecoverRequest Body of `recoverWebhookDeliveries`.
+type WebhookRecoverRequest struct {
+	// Since Deliveries created at or after this time are recovered.
+	Since time.Time `json:"since"`
+}
 
 // WebhookSecretRotation A rotated endpoint's new signing secret (shown once).
 type WebhookSecretRotation struct {
@@ -4891,6 +5028,27 @@ type CreateConnectedBusinessParams struct {
 type CreateConnectedBusinessCredentialParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
+	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+
+	// Type Only events of this type.
+	Type *WebhookEventType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Since Only records at or after this time.
+	Since *Since `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only records before this time.
+	Until *Until `form:"until,omitempty" json:"until,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // CreateGrowthEventParams defines parameters for CreateGrowthEvent.
@@ -5247,6 +5405,33 @@ type CreateWebhookEndpointParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Status Only deliveries with this outcome.
+	Status *WebhookDeliveryStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// EventType Only deliveries of events of this type.
+	EventType *WebhookEventType `form:"event_type,omitempty" json:"event_type,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ResendWebhookDeliveryParams defines parameters for ResendWebhookDelivery.
+type ResendWebhookDeliveryParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RecoverWebhookDeliveriesParams defines parameters for RecoverWebhookDeliveries.
+type RecoverWebhookDeliveriesParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // RotateWebhookEndpointSecretParams defines parameters for RotateWebhookEndpointSecret.
 type RotateWebhookEndpointSecretParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
@@ -5375,6 +5560,9 @@ type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreateRequest
 
 // UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
 type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointUpdateRequest
+
+// RecoverWebhookDeliveriesJSONRequestBody defines body for RecoverWebhookDeliveries for application/json ContentType.
+type RecoverWebhookDeliveriesJSONRequestBody = WebhookRecoverRequest
 
 // RotateWebhookEndpointSecretJSONRequestBody defines body for RotateWebhookEndpointSecret for application/json ContentType.
 type RotateWebhookEndpointSecretJSONRequestBody = WebhookSecretRotationRequest
@@ -6133,6 +6321,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/connected-businesses/{id}/credentials (the `CreateConnectedBusinessCredential` operationId).
 	CreateConnectedBusinessCredential(ctx context.Context, id Id, params *CreateConnectedBusinessCredentialParams, body CreateConnectedBusinessCredentialJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListEvents List events
+	//
+	// Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEvent Get an event
+	//
+	// Returns one event as its deliveries carry it (the body of the `webhookEvent` callback). An event past its retention is 404. Scope `webhooks:read` or `webhooks:manage`. An organization principal reads its own events only (another organization's is 404, as an unknown id); the operator reads any.
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+	GetEvent(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateGrowthEventWithBody Record a growth event
 	//
@@ -7373,7 +7575,7 @@ type ClientInterface interface {
 
 	// UpdateWebhookEndpointWithBody Change a webhook endpoint
 	//
-	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7382,12 +7584,44 @@ type ClientInterface interface {
 
 	// UpdateWebhookEndpoint Change a webhook endpoint
 	//
-	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
 	UpdateWebhookEndpoint(ctx context.Context, id Id, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookDeliveries List an endpoint's deliveries and their attempts
+	//
+	// Lists the deliveries to this endpoint, newest first, each with its latest attempts (at most 25, newest first): when each was made, the receiver's status code (null when there was no answer), how long it took, the first bytes of the answer's body (at most 1 KiB, as text) and the error when it failed. The endpoint's signing secret is never part of the log. `status` filters by outcome: `pending` (an attempt is due or in flight), `succeeded`, `failed` (every attempt failed, or the delivery was dropped when the endpoint was disabled; `recoverWebhookDeliveries` queues both again); `event_type` by the event's type. Deliveries are kept as long as their event (see `listEvents`). Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal sees its own endpoints only (another organization's endpoint is 404, as an unknown id); the operator sees every organization's.
+	//
+	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveries(ctx context.Context, id Id, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResendWebhookDelivery Send a delivery again now
+	//
+	// Queues one attempt of the delivery now, whatever its outcome so far, and answers with the number of deliveries queued (1). A delivery that had finished (succeeded or failed) gets that one attempt: if it fails the delivery is `failed` again, and the endpoint is not disabled for it. A `pending` delivery is attempted now and keeps the rest of its schedule. The event is sent as it was first published, with the same `webhook-id`. Takes no body. An endpoint that is `disabled` is 409 `invalid_state_transition` (enable it first). An unknown delivery, or one of another endpoint, is 404. Audited (`webhook_endpoint.delivery_resent`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend (the `ResendWebhookDelivery` operationId).
+	ResendWebhookDelivery(ctx context.Context, id Id, deliveryId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWebhookDeliveriesWithBody Send again every delivery that did not succeed since a time
+	//
+	// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithBody(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWebhookDeliveries Send again every delivery that did not succeed since a time
+	//
+	// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveries(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateWebhookEndpointSecretWithBody Rotate a webhook endpoint's signing secret
 	//
@@ -7739,6 +7973,40 @@ func (c *Client) CreateConnectedBusinessCredentialWithBody(ctx context.Context, 
 // Corresponds with POST /v1/connected-businesses/{id}/credentials (the `CreateConnectedBusinessCredential` operationId).
 func (c *Client) CreateConnectedBusinessCredential(ctx context.Context, id Id, params *CreateConnectedBusinessCredentialParams, body CreateConnectedBusinessCredentialJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateConnectedBusinessCredentialRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEvents List events
+//
+// Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEvent Get an event
+//
+// Returns one event as its deliveries carry it (the body of the `webhookEvent` callback). An event past its retention is 404. Scope `webhooks:read` or `webhooks:manage`. An organization principal reads its own events only (another organization's is 404, as an unknown id); the operator reads any.
+//
+// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+func (c *Client) GetEvent(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -9868,7 +10136,7 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, id Id, reqEditors ...Re
 
 // UpdateWebhookEndpointWithBody Change a webhook endpoint
 //
-// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9887,13 +10155,85 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, id Id, conte
 
 // UpdateWebhookEndpoint Change a webhook endpoint
 //
-// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
 func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id Id, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateWebhookEndpointRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookDeliveries List an endpoint's deliveries and their attempts
+//
+// Lists the deliveries to this endpoint, newest first, each with its latest attempts (at most 25, newest first): when each was made, the receiver's status code (null when there was no answer), how long it took, the first bytes of the answer's body (at most 1 KiB, as text) and the error when it failed. The endpoint's signing secret is never part of the log. `status` filters by outcome: `pending` (an attempt is due or in flight), `succeeded`, `failed` (every attempt failed, or the delivery was dropped when the endpoint was disabled; `recoverWebhookDeliveries` queues both again); `event_type` by the event's type. Deliveries are kept as long as their event (see `listEvents`). Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal sees its own endpoints only (another organization's endpoint is 404, as an unknown id); the operator sees every organization's.
+//
+// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *Client) ListWebhookDeliveries(ctx context.Context, id Id, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResendWebhookDelivery Send a delivery again now
+//
+// Queues one attempt of the delivery now, whatever its outcome so far, and answers with the number of deliveries queued (1). A delivery that had finished (succeeded or failed) gets that one attempt: if it fails the delivery is `failed` again, and the endpoint is not disabled for it. A `pending` delivery is attempted now and keeps the rest of its schedule. The event is sent as it was first published, with the same `webhook-id`. Takes no body. An endpoint that is `disabled` is 409 `invalid_state_transition` (enable it first). An unknown delivery, or one of another endpoint, is 404. Audited (`webhook_endpoint.delivery_resent`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend (the `ResendWebhookDelivery` operationId).
+func (c *Client) ResendWebhookDelivery(ctx context.Context, id Id, deliveryId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResendWebhookDeliveryRequest(c.Server, id, deliveryId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWebhookDeliveriesWithBody Send again every delivery that did not succeed since a time
+//
+// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *Client) RecoverWebhookDeliveriesWithBody(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookDeliveriesRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWebhookDeliveries Send again every delivery that did not succeed since a time
+//
+// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *Client) RecoverWebhookDeliveries(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookDeliveriesRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10689,6 +11029,154 @@ func NewCreateConnectedBusinessCredentialRequestWithBody(server string, id Id, p
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListEventsRequest constructs an http.Request for the ListEvents method
+func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetEventRequest constructs an http.Request for the GetEvent method
+func NewGetEventRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -14195,6 +14683,221 @@ func NewUpdateWebhookEndpointRequestWithBody(server string, id Id, contentType s
 	return req, nil
 }
 
+// NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
+func NewListWebhookDeliveriesRequest(server string, id Id, params *ListWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "event_type", *params.EventType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResendWebhookDeliveryRequest constructs an http.Request for the ResendWebhookDelivery method
+func NewResendWebhookDeliveryRequest(server string, id Id, deliveryId openapi_types.UUID, params *ResendWebhookDeliveryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery_id", deliveryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/deliveries/%s/resend", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRecoverWebhookDeliveriesRequest calls the generic RecoverWebhookDeliveries builder with application/json body
+func NewRecoverWebhookDeliveriesRequest(server string, id Id, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecoverWebhookDeliveriesRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRecoverWebhookDeliveriesRequestWithBody constructs an http.Request for the RecoverWebhookDeliveries method, with any body, and a specified content type
+func NewRecoverWebhookDeliveriesRequestWithBody(server string, id Id, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/recover", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRotateWebhookEndpointSecretRequest calls the generic RotateWebhookEndpointSecret builder with application/json body
 func NewRotateWebhookEndpointSecretRequest(server string, id Id, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -14515,6 +15218,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/connected-businesses/{id}/credentials (the `CreateConnectedBusinessCredential` operationId).
 	CreateConnectedBusinessCredentialWithResponse(ctx context.Context, id Id, params *CreateConnectedBusinessCredentialParams, body CreateConnectedBusinessCredentialJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateConnectedBusinessCredentialResponse, error)
+
+	// ListEventsWithResponse List events
+	//
+	// Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events (the `ListEvents` operationId).
+	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
+
+	// GetEventWithResponse Get an event
+	//
+	// Returns one event as its deliveries carry it (the body of the `webhookEvent` callback). An event past its retention is 404. Scope `webhooks:read` or `webhooks:manage`. An organization principal reads its own events only (another organization's is 404, as an unknown id); the operator reads any.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+	GetEventWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
 	// CreateGrowthEventWithBodyWithResponse Record a growth event
 	//
@@ -15821,7 +16542,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
 	//
-	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15830,12 +16551,48 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookEndpointWithResponse Change a webhook endpoint
 	//
-	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+	// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
 	UpdateWebhookEndpointWithResponse(ctx context.Context, id Id, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// ListWebhookDeliveriesWithResponse List an endpoint's deliveries and their attempts
+	//
+	// Lists the deliveries to this endpoint, newest first, each with its latest attempts (at most 25, newest first): when each was made, the receiver's status code (null when there was no answer), how long it took, the first bytes of the answer's body (at most 1 KiB, as text) and the error when it failed. The endpoint's signing secret is never part of the log. `status` filters by outcome: `pending` (an attempt is due or in flight), `succeeded`, `failed` (every attempt failed, or the delivery was dropped when the endpoint was disabled; `recoverWebhookDeliveries` queues both again); `event_type` by the event's type. Deliveries are kept as long as their event (see `listEvents`). Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal sees its own endpoints only (another organization's endpoint is 404, as an unknown id); the operator sees every organization's.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveriesWithResponse(ctx context.Context, id Id, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+
+	// ResendWebhookDeliveryWithResponse Send a delivery again now
+	//
+	// Queues one attempt of the delivery now, whatever its outcome so far, and answers with the number of deliveries queued (1). A delivery that had finished (succeeded or failed) gets that one attempt: if it fails the delivery is `failed` again, and the endpoint is not disabled for it. A `pending` delivery is attempted now and keeps the rest of its schedule. The event is sent as it was first published, with the same `webhook-id`. Takes no body. An endpoint that is `disabled` is 409 `invalid_state_transition` (enable it first). An unknown delivery, or one of another endpoint, is 404. Audited (`webhook_endpoint.delivery_resent`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend (the `ResendWebhookDelivery` operationId).
+	ResendWebhookDeliveryWithResponse(ctx context.Context, id Id, deliveryId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error)
+
+	// RecoverWebhookDeliveriesWithBodyWithResponse Send again every delivery that did not succeed since a time
+	//
+	// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithBodyWithResponse(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error)
+
+	// RecoverWebhookDeliveriesWithResponse Send again every delivery that did not succeed since a time
+	//
+	// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+	RecoverWebhookDeliveriesWithResponse(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error)
 
 	// RotateWebhookEndpointSecretWithBodyWithResponse Rotate a webhook endpoint's signing secret
 	//
@@ -17832,6 +18589,308 @@ func (r CreateConnectedBusinessCredentialResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateConnectedBusinessCredentialResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
+type ListEventsResponse200Headers struct {
+	RequestId string
+}
+
+// ListEventsResponse400Headers the declared response headers of an HTTP 400 response for ListEvents
+type ListEventsResponse400Headers struct {
+	RequestId string
+}
+
+// ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
+type ListEventsResponse401Headers struct {
+	RequestId string
+}
+
+// ListEventsResponse403Headers the declared response headers of an HTTP 403 response for ListEvents
+type ListEventsResponse403Headers struct {
+	RequestId string
+}
+
+// ListEventsResponse404Headers the declared response headers of an HTTP 404 response for ListEvents
+type ListEventsResponse404Headers struct {
+	RequestId string
+}
+
+// ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
+type ListEventsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListEventsResponseDefaultHeaders the declared response headers of an HTTP default response for ListEvents
+type ListEventsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEventsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListEventsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListEventsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListEventsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventsResponse) GetJSON200() *EventList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListEventsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEventResponse200Headers the declared response headers of an HTTP 200 response for GetEvent
+type GetEventResponse200Headers struct {
+	RequestId string
+}
+
+// GetEventResponse400Headers the declared response headers of an HTTP 400 response for GetEvent
+type GetEventResponse400Headers struct {
+	RequestId string
+}
+
+// GetEventResponse401Headers the declared response headers of an HTTP 401 response for GetEvent
+type GetEventResponse401Headers struct {
+	RequestId string
+}
+
+// GetEventResponse403Headers the declared response headers of an HTTP 403 response for GetEvent
+type GetEventResponse403Headers struct {
+	RequestId string
+}
+
+// GetEventResponse404Headers the declared response headers of an HTTP 404 response for GetEvent
+type GetEventResponse404Headers struct {
+	RequestId string
+}
+
+// GetEventResponse429Headers the declared response headers of an HTTP 429 response for GetEvent
+type GetEventResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetEventResponse503Headers the declared response headers of an HTTP 503 response for GetEvent
+type GetEventResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetEventResponseDefaultHeaders the declared response headers of an HTTP default response for GetEvent
+type GetEventResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEvent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetEventResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEventResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetEventResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEventResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetEventResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventResponse) GetJSON200() *WebhookEvent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetEventResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27770,6 +28829,517 @@ func (r UpdateWebhookEndpointResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse200Headers struct {
+	RequestId string
+}
+
+// ListWebhookDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse400Headers struct {
+	RequestId string
+}
+
+// ListWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse401Headers struct {
+	RequestId string
+}
+
+// ListWebhookDeliveriesResponse403Headers the declared response headers of an HTTP 403 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse403Headers struct {
+	RequestId string
+}
+
+// ListWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse404Headers struct {
+	RequestId string
+}
+
+// ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListWebhookDeliveriesResponseDefaultHeaders the declared response headers of an HTTP default response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookDeliveriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWebhookDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookDeliveriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWebhookDeliveriesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListWebhookDeliveriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookDeliveriesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListWebhookDeliveriesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON200() *WebhookDeliveryList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListWebhookDeliveriesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListWebhookDeliveriesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListWebhookDeliveriesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListWebhookDeliveriesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListWebhookDeliveriesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListWebhookDeliveriesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListWebhookDeliveriesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResendWebhookDeliveryResponse202Headers the declared response headers of an HTTP 202 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse202Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// ResendWebhookDeliveryResponse400Headers the declared response headers of an HTTP 400 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse400Headers struct {
+	RequestId string
+}
+
+// ResendWebhookDeliveryResponse401Headers the declared response headers of an HTTP 401 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse401Headers struct {
+	RequestId string
+}
+
+// ResendWebhookDeliveryResponse403Headers the declared response headers of an HTTP 403 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse403Headers struct {
+	RequestId string
+}
+
+// ResendWebhookDeliveryResponse404Headers the declared response headers of an HTTP 404 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse404Headers struct {
+	RequestId string
+}
+
+// ResendWebhookDeliveryResponse409Headers the declared response headers of an HTTP 409 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse409Headers struct {
+	RequestId string
+}
+
+// ResendWebhookDeliveryResponse422Headers the declared response headers of an HTTP 422 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse422Headers struct {
+	RequestId string
+}
+
+// ResendWebhookDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ResendWebhookDeliveryResponse503Headers the declared response headers of an HTTP 503 response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ResendWebhookDeliveryResponseDefaultHeaders the declared response headers of an HTTP default response for ResendWebhookDelivery
+type ResendWebhookDeliveryResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ResendWebhookDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookDeliveriesQueued
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ResendWebhookDeliveryResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResendWebhookDeliveryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResendWebhookDeliveryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ResendWebhookDeliveryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResendWebhookDeliveryResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResendWebhookDeliveryResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ResendWebhookDeliveryResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResendWebhookDeliveryResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResendWebhookDeliveryResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ResendWebhookDeliveryResponseDefaultHeaders
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ResendWebhookDeliveryResponse) GetJSON202() *WebhookDeliveriesQueued {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ResendWebhookDeliveryResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ResendWebhookDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResendWebhookDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResendWebhookDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResendWebhookDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RecoverWebhookDeliveriesResponse202Headers the declared response headers of an HTTP 202 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse202Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// RecoverWebhookDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse400Headers struct {
+	RequestId string
+}
+
+// RecoverWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse401Headers struct {
+	RequestId string
+}
+
+// RecoverWebhookDeliveriesResponse403Headers the declared response headers of an HTTP 403 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse403Headers struct {
+	RequestId string
+}
+
+// RecoverWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse404Headers struct {
+	RequestId string
+}
+
+// RecoverWebhookDeliveriesResponse409Headers the declared response headers of an HTTP 409 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse409Headers struct {
+	RequestId string
+}
+
+// RecoverWebhookDeliveriesResponse422Headers the declared response headers of an HTTP 422 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse422Headers struct {
+	RequestId string
+}
+
+// RecoverWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// RecoverWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// RecoverWebhookDeliveriesResponseDefaultHeaders the declared response headers of an HTTP default response for RecoverWebhookDeliveries
+type RecoverWebhookDeliveriesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type RecoverWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookDeliveriesQueued
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RecoverWebhookDeliveriesResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RecoverWebhookDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RecoverWebhookDeliveriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RecoverWebhookDeliveriesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RecoverWebhookDeliveriesResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RecoverWebhookDeliveriesResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RecoverWebhookDeliveriesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecoverWebhookDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecoverWebhookDeliveriesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RecoverWebhookDeliveriesResponseDefaultHeaders
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RecoverWebhookDeliveriesResponse) GetJSON202() *WebhookDeliveriesQueued {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RecoverWebhookDeliveriesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RecoverWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecoverWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecoverWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecoverWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RotateWebhookEndpointSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse200Headers struct {
 	IdempotentReplayed *string
@@ -28402,6 +29972,36 @@ func (c *ClientWithResponses) CreateConnectedBusinessCredentialWithResponse(ctx 
 		return nil, err
 	}
 	return ParseCreateConnectedBusinessCredentialResponse(rsp)
+}
+
+// ListEventsWithResponse List events
+//
+// Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events (the `ListEvents` operationId).
+func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error) {
+	rsp, err := c.ListEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventsResponse(rsp)
+}
+
+// GetEventWithResponse Get an event
+//
+// Returns one event as its deliveries carry it (the body of the `webhookEvent` callback). An event past its retention is 404. Scope `webhooks:read` or `webhooks:manage`. An organization principal reads its own events only (another organization's is 404, as an unknown id); the operator reads any.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/{id} (the `GetEvent` operationId).
+func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetEventResponse, error) {
+	rsp, err := c.GetEvent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventResponse(rsp)
 }
 
 // CreateGrowthEventWithBodyWithResponse Record a growth event
@@ -30237,7 +31837,7 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 
 // UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
 //
-// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30252,7 +31852,7 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 
 // UpdateWebhookEndpointWithResponse Change a webhook endpoint
 //
-// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
+// Changes the fields the body carries: `url`, `enabled_events`, `description` (`null` clears it) and `status`. A new `url` is held to the rules of `createWebhookEndpoint` (400 `validation_failed`, code `url_not_allowed` at `/url`, and nothing changes). `status` `disabled` stops deliveries to the endpoint (its pending deliveries are dropped, `disabled_reason` says it was disabled through the API); `enabled` re-enables a disabled endpoint and clears its failure state: `disabled_reason` becomes null and the run of failures that disables an endpoint starts again (deliveries dropped while it was disabled are not re-sent by re-enabling; `recoverWebhookDeliveries` sends them again). A body that changes nothing answers the endpoint unchanged and records nothing. Each change is audited (`webhook_endpoint.updated`, before and after) and emits the webhook event `webhook_endpoint.disabled` when it disables the endpoint, `webhook_endpoint.updated` otherwise. An organization principal changes only its own endpoints (another organization's is 404, as an unknown id); the operator may change any.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30263,6 +31863,66 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// ListWebhookDeliveriesWithResponse List an endpoint's deliveries and their attempts
+//
+// Lists the deliveries to this endpoint, newest first, each with its latest attempts (at most 25, newest first): when each was made, the receiver's status code (null when there was no answer), how long it took, the first bytes of the answer's body (at most 1 KiB, as text) and the error when it failed. The endpoint's signing secret is never part of the log. `status` filters by outcome: `pending` (an attempt is due or in flight), `succeeded`, `failed` (every attempt failed, or the delivery was dropped when the endpoint was disabled; `recoverWebhookDeliveries` queues both again); `event_type` by the event's type. Deliveries are kept as long as their event (see `listEvents`). Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal sees its own endpoints only (another organization's endpoint is 404, as an unknown id); the operator sees every organization's.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, id Id, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookDeliveriesResponse(rsp)
+}
+
+// ResendWebhookDeliveryWithResponse Send a delivery again now
+//
+// Queues one attempt of the delivery now, whatever its outcome so far, and answers with the number of deliveries queued (1). A delivery that had finished (succeeded or failed) gets that one attempt: if it fails the delivery is `failed` again, and the endpoint is not disabled for it. A `pending` delivery is attempted now and keeps the rest of its schedule. The event is sent as it was first published, with the same `webhook-id`. Takes no body. An endpoint that is `disabled` is 409 `invalid_state_transition` (enable it first). An unknown delivery, or one of another endpoint, is 404. Audited (`webhook_endpoint.delivery_resent`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend (the `ResendWebhookDelivery` operationId).
+func (c *ClientWithResponses) ResendWebhookDeliveryWithResponse(ctx context.Context, id Id, deliveryId openapi_types.UUID, params *ResendWebhookDeliveryParams, reqEditors ...RequestEditorFn) (*ResendWebhookDeliveryResponse, error) {
+	rsp, err := c.ResendWebhookDelivery(ctx, id, deliveryId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResendWebhookDeliveryResponse(rsp)
+}
+
+// RecoverWebhookDeliveriesWithBodyWithResponse Send again every delivery that did not succeed since a time
+//
+// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *ClientWithResponses) RecoverWebhookDeliveriesWithBodyWithResponse(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error) {
+	rsp, err := c.RecoverWebhookDeliveriesWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookDeliveriesResponse(rsp)
+}
+
+// RecoverWebhookDeliveriesWithResponse Send again every delivery that did not succeed since a time
+//
+// Queues again every delivery to this endpoint created at or after `since` that did not succeed: those that failed every attempt, and those dropped when the endpoint was disabled; and delivers every event created at or after `since` (and after the endpoint) of a type the endpoint now lists in `enabled_events` that it never had a delivery of, such as those published while it was disabled (`webhook_endpoint.test` events excepted: each belongs to the endpoint it was sent to). Each gets the whole retry schedule again (see the `webhookEvent` callback); it does not disable the endpoint when it fails again. Deliveries still `pending` are queued already and are left as they are, and succeeded ones are not sent again, so each missed event is delivered once more, with its original `webhook-id`. Answers with the number of deliveries queued (0 when there was none). Nothing is lost while the event is kept (see `listEvents`): a delivery whose event was swept cannot be recovered. An endpoint that is `disabled` is 409 `invalid_state_transition`: enable it first, then recover. Audited (`webhook_endpoint.deliveries_recovered`); no webhook event. Scope `webhooks:write` or `webhooks:manage`. An organization principal acts on its own endpoints only (another organization's is 404); the operator on any. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true` and queues nothing more.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{id}/recover (the `RecoverWebhookDeliveries` operationId).
+func (c *ClientWithResponses) RecoverWebhookDeliveriesWithResponse(ctx context.Context, id Id, params *RecoverWebhookDeliveriesParams, body RecoverWebhookDeliveriesJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookDeliveriesResponse, error) {
+	rsp, err := c.RecoverWebhookDeliveries(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookDeliveriesResponse(rsp)
 }
 
 // RotateWebhookEndpointSecretWithBodyWithResponse Rotate a webhook endpoint's signing secret
@@ -32849,6 +34509,392 @@ func ParseCreateConnectedBusinessCredentialResponse(rsp *http.Response) (*Create
 		response.Headers503 = &headers
 	case true:
 		var headers CreateConnectedBusinessCredentialResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
+func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListEventsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListEventsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListEventsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListEventsResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEventsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListEventsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventResponse parses an HTTP response from a GetEventWithResponse call
+func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetEventResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEventResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetEventResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEventResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetEventResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45677,6 +47723,667 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 	return response, nil
 }
 
+// ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
+func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookDeliveriesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListWebhookDeliveriesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWebhookDeliveriesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListWebhookDeliveriesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListWebhookDeliveriesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResendWebhookDeliveryResponse parses an HTTP response from a ResendWebhookDeliveryWithResponse call
+func ParseResendWebhookDeliveryResponse(rsp *http.Response) (*ResendWebhookDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResendWebhookDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookDeliveriesQueued
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers ResendWebhookDeliveryResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResendWebhookDeliveryResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResendWebhookDeliveryResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ResendWebhookDeliveryResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResendWebhookDeliveryResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResendWebhookDeliveryResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers ResendWebhookDeliveryResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResendWebhookDeliveryResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResendWebhookDeliveryResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ResendWebhookDeliveryResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRecoverWebhookDeliveriesResponse parses an HTTP response from a RecoverWebhookDeliveriesWithResponse call
+func ParseRecoverWebhookDeliveriesResponse(rsp *http.Response) (*RecoverWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecoverWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookDeliveriesQueued
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers RecoverWebhookDeliveriesResponse202Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers RecoverWebhookDeliveriesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RecoverWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RecoverWebhookDeliveriesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RecoverWebhookDeliveriesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RecoverWebhookDeliveriesResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers RecoverWebhookDeliveriesResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecoverWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecoverWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers RecoverWebhookDeliveriesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRotateWebhookEndpointSecretResponse parses an HTTP response from a RotateWebhookEndpointSecretWithResponse call
 func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhookEndpointSecretResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -46341,6 +49048,12 @@ type ServerInterface interface {
 	// CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 	// (POST /v1/connected-businesses/{id}/credentials)
 	CreateConnectedBusinessCredential(w http.ResponseWriter, r *http.Request, id Id, params CreateConnectedBusinessCredentialParams)
+	// ListEvents List events
+	// (GET /v1/events)
+	ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams)
+	// GetEvent Get an event
+	// (GET /v1/events/{id})
+	GetEvent(w http.ResponseWriter, r *http.Request, id Id)
 	// CreateGrowthEvent Record a growth event
 	// (POST /v1/growth/events)
 	CreateGrowthEvent(w http.ResponseWriter, r *http.Request, params CreateGrowthEventParams)
@@ -46524,6 +49237,15 @@ type ServerInterface interface {
 	// UpdateWebhookEndpoint Change a webhook endpoint
 	// (PATCH /v1/webhook-endpoints/{id})
 	UpdateWebhookEndpoint(w http.ResponseWriter, r *http.Request, id Id)
+	// ListWebhookDeliveries List an endpoint's deliveries and their attempts
+	// (GET /v1/webhook-endpoints/{id}/deliveries)
+	ListWebhookDeliveries(w http.ResponseWriter, r *http.Request, id Id, params ListWebhookDeliveriesParams)
+	// ResendWebhookDelivery Send a delivery again now
+	// (POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend)
+	ResendWebhookDelivery(w http.ResponseWriter, r *http.Request, id Id, deliveryId openapi_types.UUID, params ResendWebhookDeliveryParams)
+	// RecoverWebhookDeliveries Send again every delivery that did not succeed since a time
+	// (POST /v1/webhook-endpoints/{id}/recover)
+	RecoverWebhookDeliveries(w http.ResponseWriter, r *http.Request, id Id, params RecoverWebhookDeliveriesParams)
 	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 	// (POST /v1/webhook-endpoints/{id}/rotate-secret)
 	RotateWebhookEndpointSecret(w http.ResponseWriter, r *http.Request, id Id, params RotateWebhookEndpointSecretParams)
@@ -46605,6 +49327,18 @@ func (_ Unimplemented) UpdateConnectedBusiness(w http.ResponseWriter, r *http.Re
 // CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 // (POST /v1/connected-businesses/{id}/credentials)
 func (_ Unimplemented) CreateConnectedBusinessCredential(w http.ResponseWriter, r *http.Request, id Id, params CreateConnectedBusinessCredentialParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListEvents List events
+// (GET /v1/events)
+func (_ Unimplemented) ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetEvent Get an event
+// (GET /v1/events/{id})
+func (_ Unimplemented) GetEvent(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -46971,6 +49705,24 @@ func (_ Unimplemented) GetWebhookEndpoint(w http.ResponseWriter, r *http.Request
 // UpdateWebhookEndpoint Change a webhook endpoint
 // (PATCH /v1/webhook-endpoints/{id})
 func (_ Unimplemented) UpdateWebhookEndpoint(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListWebhookDeliveries List an endpoint's deliveries and their attempts
+// (GET /v1/webhook-endpoints/{id}/deliveries)
+func (_ Unimplemented) ListWebhookDeliveries(w http.ResponseWriter, r *http.Request, id Id, params ListWebhookDeliveriesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ResendWebhookDelivery Send a delivery again now
+// (POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend)
+func (_ Unimplemented) ResendWebhookDelivery(w http.ResponseWriter, r *http.Request, id Id, deliveryId openapi_types.UUID, params ResendWebhookDeliveryParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RecoverWebhookDeliveries Send again every delivery that did not succeed since a time
+// (POST /v1/webhook-endpoints/{id}/recover)
+func (_ Unimplemented) RecoverWebhookDeliveries(w http.ResponseWriter, r *http.Request, id Id, params RecoverWebhookDeliveriesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -47566,6 +50318,130 @@ func (siw *ServerInterfaceWrapper) CreateConnectedBusinessCredential(w http.Resp
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateConnectedBusinessCredential(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListEvents operation middleware
+func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListEventsParams
+
+	// ------------- Optional query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", r.URL.Query(), &params.Type, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", r.URL.Query(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "since"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "since", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", r.URL.Query(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "until"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "until", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListEvents(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetEvent operation middleware
+func (siw *ServerInterfaceWrapper) GetEvent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetEvent(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -50312,6 +53188,196 @@ func (siw *ServerInterfaceWrapper) UpdateWebhookEndpoint(w http.ResponseWriter, 
 	handler.ServeHTTP(w, r)
 }
 
+// ListWebhookDeliveries operation middleware
+func (siw *ServerInterfaceWrapper) ListWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListWebhookDeliveriesParams
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "event_type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "event_type", r.URL.Query(), &params.EventType, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "event_type"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "event_type", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListWebhookDeliveries(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResendWebhookDelivery operation middleware
+func (siw *ServerInterfaceWrapper) ResendWebhookDelivery(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "delivery_id" -------------
+	var deliveryId openapi_types.UUID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "delivery_id", chi.URLParam(r, "delivery_id"), &deliveryId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "delivery_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResendWebhookDeliveryParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResendWebhookDelivery(w, r, id, deliveryId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RecoverWebhookDeliveries operation middleware
+func (siw *ServerInterfaceWrapper) RecoverWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RecoverWebhookDeliveriesParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RecoverWebhookDeliveries(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // RotateWebhookEndpointSecret operation middleware
 func (siw *ServerInterfaceWrapper) RotateWebhookEndpointSecret(w http.ResponseWriter, r *http.Request) {
 
@@ -50740,6 +53806,21 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/webhook-endpoints/{id}/rotate-secret", wrapper.RotateWebhookEndpointSecret)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/webhook-endpoints/{id}/deliveries", wrapper.ListWebhookDeliveries)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend", wrapper.ResendWebhookDelivery)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/webhook-endpoints/{id}/recover", wrapper.RecoverWebhookDeliveries)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/events", wrapper.ListEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/events/{id}", wrapper.GetEvent)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/audit-events", wrapper.ListAuditEvents)
@@ -53168,6 +56249,334 @@ type CreateConnectedBusinessCredentialdefaultApplicationProblemPlusJSONResponse 
 }
 
 func (response CreateConnectedBusinessCredentialdefaultApplicationProblemPlusJSONResponse) VisitCreateConnectedBusinessCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventsRequestObject struct {
+	Params ListEventsParams
+}
+
+type ListEventsResponseObject interface {
+	VisitListEventsResponse(w http.ResponseWriter) error
+}
+
+type ListEvents200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListEvents200JSONResponse struct {
+	Body    EventList
+	Headers ListEvents200ResponseHeaders
+}
+
+func (response ListEvents200JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents400ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents401ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents403ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents404ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents429ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListEvents503ApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListEventsdefaultApplicationProblemPlusJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEventRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetEventResponseObject interface {
+	VisitGetEventResponse(w http.ResponseWriter) error
+}
+
+type GetEvent200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetEvent200JSONResponse struct {
+	Body    WebhookEvent
+	Headers GetEvent200ResponseHeaders
+}
+
+func (response GetEvent200JSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent400ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent401ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent403ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent404ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent429ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEvent503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetEvent503ApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEventdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetEventdefaultApplicationProblemPlusJSONResponse) VisitGetEventResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -64207,6 +67616,579 @@ func (response UpdateWebhookEndpointdefaultApplicationProblemPlusJSONResponse) V
 	return err
 }
 
+type ListWebhookDeliveriesRequestObject struct {
+	Id     Id `json:"id"`
+	Params ListWebhookDeliveriesParams
+}
+
+type ListWebhookDeliveriesResponseObject interface {
+	VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListWebhookDeliveries200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListWebhookDeliveries200JSONResponse struct {
+	Body    WebhookDeliveryList
+	Headers ListWebhookDeliveries200ResponseHeaders
+}
+
+func (response ListWebhookDeliveries200JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries400ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries401ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries403ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries404ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries429ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListWebhookDeliveries503ApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveriesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListWebhookDeliveriesdefaultApplicationProblemPlusJSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDeliveryRequestObject struct {
+	Id         Id                 `json:"id"`
+	DeliveryId openapi_types.UUID `json:"delivery_id"`
+	Params     ResendWebhookDeliveryParams
+}
+
+type ResendWebhookDeliveryResponseObject interface {
+	VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error
+}
+
+type ResendWebhookDelivery202ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type ResendWebhookDelivery202JSONResponse struct {
+	Body    WebhookDeliveriesQueued
+	Headers ResendWebhookDelivery202ResponseHeaders
+}
+
+func (response ResendWebhookDelivery202JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery400ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery401ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery403ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery404ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery409ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery422ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery429ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResendWebhookDelivery503ApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDeliverydefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ResendWebhookDeliverydefaultApplicationProblemPlusJSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveriesRequestObject struct {
+	Id     Id `json:"id"`
+	Params RecoverWebhookDeliveriesParams
+	Body   *RecoverWebhookDeliveriesJSONRequestBody
+}
+
+type RecoverWebhookDeliveriesResponseObject interface {
+	VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type RecoverWebhookDeliveries202ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type RecoverWebhookDeliveries202JSONResponse struct {
+	Body    WebhookDeliveriesQueued
+	Headers RecoverWebhookDeliveries202ResponseHeaders
+}
+
+func (response RecoverWebhookDeliveries202JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries400ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries401ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries403ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries404ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries409ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries422ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries429ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWebhookDeliveries503ApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveriesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response RecoverWebhookDeliveriesdefaultApplicationProblemPlusJSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RotateWebhookEndpointSecretRequestObject struct {
 	Id     Id `json:"id"`
 	Params RotateWebhookEndpointSecretParams
@@ -64652,6 +68634,12 @@ type StrictServerInterface interface {
 	// CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 	// (POST /v1/connected-businesses/{id}/credentials)
 	CreateConnectedBusinessCredential(ctx context.Context, request CreateConnectedBusinessCredentialRequestObject) (CreateConnectedBusinessCredentialResponseObject, error)
+	// ListEvents List events
+	// (GET /v1/events)
+	ListEvents(ctx context.Context, request ListEventsRequestObject) (ListEventsResponseObject, error)
+	// GetEvent Get an event
+	// (GET /v1/events/{id})
+	GetEvent(ctx context.Context, request GetEventRequestObject) (GetEventResponseObject, error)
 	// CreateGrowthEvent Record a growth event
 	// (POST /v1/growth/events)
 	CreateGrowthEvent(ctx context.Context, request CreateGrowthEventRequestObject) (CreateGrowthEventResponseObject, error)
@@ -64835,6 +68823,15 @@ type StrictServerInterface interface {
 	// UpdateWebhookEndpoint Change a webhook endpoint
 	// (PATCH /v1/webhook-endpoints/{id})
 	UpdateWebhookEndpoint(ctx context.Context, request UpdateWebhookEndpointRequestObject) (UpdateWebhookEndpointResponseObject, error)
+	// ListWebhookDeliveries List an endpoint's deliveries and their attempts
+	// (GET /v1/webhook-endpoints/{id}/deliveries)
+	ListWebhookDeliveries(ctx context.Context, request ListWebhookDeliveriesRequestObject) (ListWebhookDeliveriesResponseObject, error)
+	// ResendWebhookDelivery Send a delivery again now
+	// (POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend)
+	ResendWebhookDelivery(ctx context.Context, request ResendWebhookDeliveryRequestObject) (ResendWebhookDeliveryResponseObject, error)
+	// RecoverWebhookDeliveries Send again every delivery that did not succeed since a time
+	// (POST /v1/webhook-endpoints/{id}/recover)
+	RecoverWebhookDeliveries(ctx context.Context, request RecoverWebhookDeliveriesRequestObject) (RecoverWebhookDeliveriesResponseObject, error)
 	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 	// (POST /v1/webhook-endpoints/{id}/rotate-secret)
 	RotateWebhookEndpointSecret(ctx context.Context, request RotateWebhookEndpointSecretRequestObject) (RotateWebhookEndpointSecretResponseObject, error)
@@ -65235,6 +69232,58 @@ func (sh *strictHandler) CreateConnectedBusinessCredential(w http.ResponseWriter
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateConnectedBusinessCredentialResponseObject); ok {
 		if err := validResponse.VisitCreateConnectedBusinessCredentialResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListEvents operation middleware
+func (sh *strictHandler) ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams) {
+	var request ListEventsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEvents(ctx, request.(ListEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListEventsResponseObject); ok {
+		if err := validResponse.VisitListEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetEvent operation middleware
+func (sh *strictHandler) GetEvent(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetEventRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetEvent(ctx, request.(GetEventRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetEvent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetEventResponseObject); ok {
+		if err := validResponse.VisitGetEventResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -67067,6 +71116,95 @@ func (sh *strictHandler) UpdateWebhookEndpoint(w http.ResponseWriter, r *http.Re
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateWebhookEndpointResponseObject); ok {
 		if err := validResponse.VisitUpdateWebhookEndpointResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListWebhookDeliveries operation middleware
+func (sh *strictHandler) ListWebhookDeliveries(w http.ResponseWriter, r *http.Request, id Id, params ListWebhookDeliveriesParams) {
+	var request ListWebhookDeliveriesRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWebhookDeliveries(ctx, request.(ListWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWebhookDeliveries")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListWebhookDeliveriesResponseObject); ok {
+		if err := validResponse.VisitListWebhookDeliveriesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResendWebhookDelivery operation middleware
+func (sh *strictHandler) ResendWebhookDelivery(w http.ResponseWriter, r *http.Request, id Id, deliveryId openapi_types.UUID, params ResendWebhookDeliveryParams) {
+	var request ResendWebhookDeliveryRequestObject
+
+	request.Id = id
+	request.DeliveryId = deliveryId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResendWebhookDelivery(ctx, request.(ResendWebhookDeliveryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResendWebhookDelivery")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResendWebhookDeliveryResponseObject); ok {
+		if err := validResponse.VisitResendWebhookDeliveryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RecoverWebhookDeliveries operation middleware
+func (sh *strictHandler) RecoverWebhookDeliveries(w http.ResponseWriter, r *http.Request, id Id, params RecoverWebhookDeliveriesParams) {
+	var request RecoverWebhookDeliveriesRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body RecoverWebhookDeliveriesJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RecoverWebhookDeliveries(ctx, request.(RecoverWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RecoverWebhookDeliveries")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RecoverWebhookDeliveriesResponseObject); ok {
+		if err := validResponse.VisitRecoverWebhookDeliveriesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -451,6 +451,8 @@ type WebhookDelivery struct {
 	NextAttemptAt  time.Time
 	LastError      *string
 	CompletedAt    *time.Time
+	Requeues       int32
+	AttemptLimit   *int32
 }
 
 type WebhookDeliveryAttempt struct {
@@ -463,6 +465,7 @@ type WebhookDeliveryAttempt struct {
 	StatusCode     *int32
 	LatencyMs      int32
 	Error          *string
+	ResponseBody   *string
 }
 
 type WebhookEndpoint struct {

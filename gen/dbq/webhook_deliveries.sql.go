@@ -23,15 +23,16 @@ type WebhookDeliveryAbandonByEndpointParams struct {
 	EndpointID     uuid.UUID
 }
 
-// A disabled endpoint receives nothing more.
+// A disabled endpoint receives nothing more. The deliveries stay, abandoned, until their events
+// are swept: recover queues them again.
 func (q *Queries) WebhookDeliveryAbandonByEndpoint(ctx context.Context, arg WebhookDeliveryAbandonByEndpointParams) error {
 	_, err := q.db.Exec(ctx, webhookDeliveryAbandonByEndpoint, arg.OrganizationID, arg.EndpointID)
 	return err
 }
 
 const webhookDeliveryAttemptInsert = `-- name: WebhookDeliveryAttemptInsert :exec
-INSERT INTO webhook_delivery_attempts (id, organization_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO webhook_delivery_attempts (id, organization_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error, response_body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 `
 
 type WebhookDeliveryAttemptInsertParams struct {
@@ -44,6 +45,7 @@ type WebhookDeliveryAttemptInsertParams struct {
 	StatusCode     *int32
 	LatencyMs      int32
 	Error          *string
+	ResponseBody   *string
 }
 
 func (q *Queries) WebhookDeliveryAttemptInsert(ctx context.Context, arg WebhookDeliveryAttemptInsertParams) error {
@@ -57,6 +59,7 @@ func (q *Queries) WebhookDeliveryAttemptInsert(ctx context.Context, arg WebhookD
 		arg.StatusCode,
 		arg.LatencyMs,
 		arg.Error,
+		arg.ResponseBody,
 	)
 	return err
 }
@@ -69,7 +72,7 @@ SET status          = $1,
     completed_at    = CASE WHEN $1 = 'pending' THEN NULL ELSE now() END,
     updated_at      = now()
 WHERE id = $4 AND attempts = $5 AND status = 'pending'
-RETURNING id, organization_id, created_at, updated_at, event_id, endpoint_id, status, attempts, next_attempt_at, last_error, completed_at
+RETURNING id, organization_id, created_at, updated_at, event_id, endpoint_id, status, attempts, next_attempt_at, last_error, completed_at, requeues, attempt_limit
 `
 
 type WebhookDeliveryFinishAttemptParams struct {
@@ -105,6 +108,8 @@ func (q *Queries) WebhookDeliveryFinishAttempt(ctx context.Context, arg WebhookD
 		&i.NextAttemptAt,
 		&i.LastError,
 		&i.CompletedAt,
+		&i.Requeues,
+		&i.AttemptLimit,
 	)
 	return i, err
 }
@@ -170,19 +175,21 @@ func (q *Queries) WebhookDeliveryInsert(ctx context.Context, arg WebhookDelivery
 const webhookDeliveryStartAttempt = `-- name: WebhookDeliveryStartAttempt :one
 UPDATE webhook_deliveries
 SET attempts = attempts + 1, updated_at = now()
-WHERE organization_id = $1 AND id = $2 AND status = 'pending'
-RETURNING id, organization_id, created_at, updated_at, event_id, endpoint_id, status, attempts, next_attempt_at, last_error, completed_at
+WHERE organization_id = $1 AND id = $2 AND status = 'pending' AND requeues = $3
+RETURNING id, organization_id, created_at, updated_at, event_id, endpoint_id, status, attempts, next_attempt_at, last_error, completed_at, requeues, attempt_limit
 `
 
 type WebhookDeliveryStartAttemptParams struct {
 	OrganizationID uuid.UUID
 	ID             uuid.UUID
+	Requeues       int32
 }
 
 // Counts the attempt of a pending delivery that its job is about to make. Nothing happens when
-// the delivery is finished or gone (deleted with its endpoint): the job has nothing to do.
+// the delivery is finished or gone (deleted with its endpoint), or was queued again (resend,
+// recover) since the job was: the job has nothing to do.
 func (q *Queries) WebhookDeliveryStartAttempt(ctx context.Context, arg WebhookDeliveryStartAttemptParams) (WebhookDelivery, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryStartAttempt, arg.OrganizationID, arg.ID)
+	row := q.db.QueryRow(ctx, webhookDeliveryStartAttempt, arg.OrganizationID, arg.ID, arg.Requeues)
 	var i WebhookDelivery
 	err := row.Scan(
 		&i.ID,
@@ -196,6 +203,8 @@ func (q *Queries) WebhookDeliveryStartAttempt(ctx context.Context, arg WebhookDe
 		&i.NextAttemptAt,
 		&i.LastError,
 		&i.CompletedAt,
+		&i.Requeues,
+		&i.AttemptLimit,
 	)
 	return i, err
 }

@@ -29,6 +29,9 @@ type Services struct {
 	Webhooks      WebhookService
 	Incidents     IncidentService
 	Invoices      InvoiceService
+
+	// WebhookDeliveries shows events and deliveries, and sends deliveries again.
+	WebhookDeliveries WebhookDeliveryService
 }
 
 // equalPtr reports whether two optional values are both absent or both present and equal.

@@ -161,6 +161,7 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 	seedInvoiceFixtures(t, env, fx)
 	seedWebhookFixtures(t, env, fx, post)
 	seedCatalogueFixtures(t, env, fx)
+	seedWebhookFuzzFixtures(t, env, fx)
 	// The incident operations work on the catalogue fixture's product, which no subscription
 	// uses: an open incident there degrades nothing the other families' requests rely on.
 	fx.ids["incident_id"] = post("/v1/products/"+fx.ids["products"]+"/incidents", apitest.OperatorToken, `{"summary":"Seeded by the fuzzing test."}`)
@@ -195,9 +196,10 @@ func seedInvoiceFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
 func waitForJobs(t testing.TB, env *apitest.Env) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for env.Count("SELECT count(*) FROM river_job WHERE kind = 'provision_subscription' AND state IN ('available', 'running') AND scheduled_at <= now()") > 0 {
+	for env.Count(`SELECT count(*) FROM river_job WHERE kind IN ('provision_subscription', 'deliver_webhook')
+		AND state IN ('available', 'running') AND scheduled_at <= now()`) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("provisioning jobs still pending after 10 s")
+			t.Fatal("provisioning or webhook jobs still pending after 10 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -22,10 +22,9 @@ import (
 // receiver is a webhook endpoint on a loopback port that records what it receives and answers
 // status(n, d) to the n-th delivery d (1-based); status may block to order events in a test.
 type receiver struct {
-	URL    string
-	mu     sync.Mutex
-	got    []received
-	status func(n int, d received) int
+	URL string
+	mu  sync.Mutex
+	got []received
 }
 
 type received struct {
@@ -35,7 +34,19 @@ type received struct {
 
 func newReceiver(t testing.TB, status func(n int, d received) int) *receiver {
 	t.Helper()
-	r := &receiver{status: status}
+	return newAnsweringReceiver(t, func(n int, d received) (int, string) {
+		if status == nil {
+			return http.StatusNoContent, ""
+		}
+		return status(n, d), ""
+	})
+}
+
+// newAnsweringReceiver is a receiver (see newReceiver) whose answer to the n-th delivery d
+// has a body too: answer returns its status and body (none written when it is empty).
+func newAnsweringReceiver(t testing.TB, answer func(n int, d received) (int, string)) *receiver {
+	t.Helper()
+	r := &receiver{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		d := received{Header: req.Header.Clone(), Body: body}
@@ -43,11 +54,9 @@ func newReceiver(t testing.TB, status func(n int, d received) int) *receiver {
 		r.got = append(r.got, d)
 		n := len(r.got)
 		r.mu.Unlock()
-		code := http.StatusNoContent
-		if r.status != nil {
-			code = r.status(n, d)
-		}
-		w.WriteHeader(code)
+		status, text := answer(n, d)
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, text)
 	}))
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL + "/hooks"

@@ -133,6 +133,19 @@ func (q *Queue) InsertWebhookDelivery(ctx context.Context, tx pgx.Tx, organizati
 	return err
 }
 
+// RequeueWebhookDeliveries implements postgres.Jobs.
+func (q *Queue) RequeueWebhookDeliveries(ctx context.Context, tx pgx.Tx, organizationID uuid.UUID, deliveries []postgres.RequeuedDelivery) error {
+	if len(deliveries) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(deliveries))
+	for i, d := range deliveries {
+		params[i] = river.InsertManyParams{Args: DeliverWebhookArgs{OrganizationID: organizationID, DeliveryID: d.ID, Requeues: d.Requeues}}
+	}
+	_, err := q.client.InsertManyTx(ctx, tx, params)
+	return err
+}
+
 var _ postgres.Jobs = (*Queue)(nil)
 
 // RegisterMetrics exposes the depth of the provisioning queue as the gauge

@@ -64,14 +64,29 @@ type sweepWebhookEventsWorker struct {
 	logger    *slog.Logger
 }
 
+// A sweep deletes webhook events in batches of webhookSweepBatch, each its own short
+// statement, and at most webhookSweepBatches of them per run: a backlog (a lowered retention,
+// a sweep that could not run) goes over several hourly runs instead of one long one.
+const (
+	webhookSweepBatch   = 5000
+	webhookSweepBatches = 20
+)
+
 func (w *sweepWebhookEventsWorker) Work(ctx context.Context, _ *river.Job[SweepWebhookEventsArgs]) error {
-	n, err := w.db.SweepWebhookEvents(ctx, w.retention)
-	if err != nil {
-		w.logger.Error("webhooks: sweeping old events", "error", err)
-		return err
+	var swept int64
+	for range webhookSweepBatches {
+		n, err := w.db.SweepWebhookEvents(ctx, w.retention, webhookSweepBatch)
+		swept += n
+		if err != nil {
+			w.logger.Error("webhooks: sweeping old events", "error", err, "events", swept)
+			return err
+		}
+		if n < webhookSweepBatch {
+			break
+		}
 	}
-	if n > 0 {
-		w.logger.Info("webhooks: swept old events", "events", n)
+	if swept > 0 {
+		w.logger.Info("webhooks: swept old events", "events", swept)
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Incidents:     NewIncidentService(d),
 		Invoices:      NewInvoiceService(d),
 	}
+	s.WebhookDeliveries = NewWebhookDeliveryService(d, hooks)
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
 	return s
 }

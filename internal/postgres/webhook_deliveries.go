@@ -46,14 +46,19 @@ type WebhookAttempt struct {
 	Body []byte
 
 	nextAttemptAt time.Time
+	// attemptLimit is the last attempt of a delivery sent again by hand (resend, recover);
+	// nil on the policy's own schedule.
+	attemptLimit *int32
 }
 
 // StartWebhookAttempt counts the next attempt of a pending delivery and returns what it sends.
-// It returns nil when there is nothing to attempt: the delivery is finished or gone, or its
-// endpoint is disabled (the delivery is then abandoned).
-func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID uuid.UUID) (*WebhookAttempt, error) {
+// requeues is the delivery's count of re-queues when the job was queued. It returns nil when
+// there is nothing to attempt: the delivery is finished or gone, or was queued again since
+// (another job makes its attempts), or its endpoint is disabled (the delivery is then
+// abandoned).
+func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID uuid.UUID, requeues int32) (*WebhookAttempt, error) {
 	q := d.queries(ctx)
-	del, err := q.WebhookDeliveryStartAttempt(ctx, dbq.WebhookDeliveryStartAttemptParams{OrganizationID: organizationID, ID: deliveryID})
+	del, err := q.WebhookDeliveryStartAttempt(ctx, dbq.WebhookDeliveryStartAttemptParams{OrganizationID: organizationID, ID: deliveryID, Requeues: requeues})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -85,6 +90,7 @@ func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID
 	return &WebhookAttempt{
 		OrganizationID: del.OrganizationID, DeliveryID: del.ID, EndpointID: del.EndpointID, EventID: ev.ID,
 		Attempt: int(del.Attempts), URL: row.Url, SealedSecret: row.Secret, SealedPreviousSecret: row.PreviousSecret, Body: body, nextAttemptAt: del.NextAttemptAt,
+		attemptLimit: del.AttemptLimit,
 	}, nil
 }
 
@@ -101,15 +107,16 @@ type WebhookAttemptOutcome struct {
 // Retry-After), the end of the delivery, and the endpoint's run of failures. When the
 // delivery's last attempt fails and no attempt to its endpoint has succeeded since its first
 // one (about a day of failure), or at once when the receiver answers 410 Gone, the endpoint is
-// disabled and its pending deliveries abandoned. Nothing is recorded when the delivery is gone
-// or a later attempt has started meanwhile.
+// disabled and its pending deliveries abandoned; a delivery sent again by hand (resend,
+// recover) ends at its own attempt limit and disables the endpoint only on a 410. Nothing is
+// recorded when the delivery is gone or a later attempt has started meanwhile.
 func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webhook.Attempt, policy webhook.Policy) (WebhookAttemptOutcome, error) {
 	var out WebhookAttemptOutcome
 	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		params := dbq.WebhookDeliveryFinishAttemptParams{ID: a.DeliveryID, Attempts: int32(a.Attempt), Status: deliverySucceeded, NextAttemptAt: r.At}
 		switch {
 		case r.Succeeded:
-		case r.Gone() || a.Attempt >= policy.MaxAttempts:
+		case r.Gone() || a.Attempt >= a.lastAttempt(policy):
 			params.Status, params.LastError = deliveryFailed, &r.Error
 		default:
 			params.Status, params.LastError = deliveryPending, &r.Error
@@ -135,6 +142,7 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 		if err := q.WebhookDeliveryAttemptInsert(ctx, dbq.WebhookDeliveryAttemptInsertParams{
 			ID: id, OrganizationID: a.OrganizationID, DeliveryID: a.DeliveryID, Attempt: int32(a.Attempt), AttemptedAt: r.At,
 			Succeeded: r.Succeeded, StatusCode: statusCode, LatencyMs: int32(r.Latency.Milliseconds()), Error: nonEmpty(r.Error),
+			ResponseBody: nonEmpty(r.ResponseBody),
 		}); err != nil {
 			return err
 		}
@@ -143,7 +151,7 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 				OrganizationID: a.OrganizationID, ID: a.EndpointID, SucceededAt: r.At.Add(r.Latency),
 			})
 		}
-		if params.Status != deliveryFailed {
+		if params.Status != deliveryFailed || (a.attemptLimit != nil && !r.Gone()) {
 			return nil
 		}
 		out.DisabledReason, err = d.disableFailingEndpoint(ctx, q, a, r)
@@ -152,9 +160,18 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 	return out, err
 }
 
-// SweepWebhookEvents deletes webhook events older than retention whose deliveries are all
-// finished, with their deliveries and attempts, and returns how many it deleted.
-func (d *DB) SweepWebhookEvents(ctx context.Context, retention time.Duration) (int64, error) {
-	n, err := d.queries(ctx).WebhookEventSweep(ctx, time.Now().Add(-retention))
+// lastAttempt is the number of the attempt after which the delivery fails for good.
+func (a *WebhookAttempt) lastAttempt(policy webhook.Policy) int {
+	if a.attemptLimit != nil {
+		return int(*a.attemptLimit)
+	}
+	return policy.MaxAttempts
+}
+
+// SweepWebhookEvents deletes at most batch webhook events older than retention whose
+// deliveries are all finished, oldest first, with their deliveries and attempts, and returns
+// how many it deleted. Each run is bounded; a backlog goes over several runs.
+func (d *DB) SweepWebhookEvents(ctx context.Context, retention time.Duration, batch int) (int64, error) {
+	n, err := d.queries(ctx).WebhookEventSweep(ctx, dbq.WebhookEventSweepParams{Before: time.Now().Add(-retention), Batch: int32(batch)})
 	return n, translate(err)
 }

@@ -310,6 +310,9 @@ type Attempt struct {
 	StatusCode int  // 0 when there was no answer
 	Latency    time.Duration
 	Error      string // why it failed; "" on success
+	// ResponseBody is the first bytes (at most MaxResponseBody) of the answer, as valid
+	// UTF-8 text without NUL bytes; "" when there was no answer.
+	ResponseBody string
 	// RetryAfter is how long a 429 or 503 answer asked the sender to wait (its Retry-After, in
 	// seconds or as an HTTP date); 0 otherwise.
 	RetryAfter time.Duration
@@ -318,8 +321,12 @@ type Attempt struct {
 // Gone reports whether the receiver answered 410 Gone: it wants no more deliveries.
 func (a Attempt) Gone() bool { return a.StatusCode == http.StatusGone }
 
-// maxErrorBody bounds how much of a failed answer is kept in the attempt's error.
-const maxErrorBody = 200
+// MaxResponseBody bounds how much of an answer an attempt keeps, and maxErrorBody how much of
+// a failed one is repeated in its error.
+const (
+	MaxResponseBody = 1024
+	maxErrorBody    = 200
+)
 
 // Send makes one signed attempt of d and reports its outcome; it never returns an error, a
 // failure is an Attempt that did not succeed.
@@ -351,15 +358,16 @@ func (s *Sender) Send(ctx context.Context, d Delivery) Attempt {
 		return fail("%v", err)
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	prefix, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // lets the connection be reused
 	a.StatusCode = resp.StatusCode
 	a.Latency = time.Since(a.At)
+	a.ResponseBody = storableText(prefix)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		a.Succeeded = true
 		return a
 	}
-	a.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.ToValidUTF8(string(snippet), "?"))
+	a.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, storableText(prefix[:min(len(prefix), maxErrorBody)]))
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
@@ -395,4 +403,10 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return at.Sub(now)
 	}
 	return 0
+}
+
+// storableText is b as text PostgreSQL stores: invalid UTF-8 (a rune cut at the bound, too)
+// and NUL bytes become "?", so it is never longer than b.
+func storableText(b []byte) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "?"), "\x00", "?")
 }

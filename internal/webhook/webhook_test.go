@@ -266,3 +266,25 @@ func TestSender_AnswersAndRotation(t *testing.T) {
 		t.Errorf("%d signatures without a previous secret", n)
 	}
 }
+
+// TestSender_KeepsTheStartOfTheAnswer: an attempt keeps at most MaxResponseBody bytes of the
+// answer, as text PostgreSQL stores (NUL bytes and a rune cut at the bound become "?"), and
+// repeats its start in the error of a failure.
+func TestSender_KeepsTheStartOfTheAnswer(t *testing.T) {
+	t.Parallel()
+	answer := "a\x00b" + strings.Repeat("é", MaxResponseBody) // the bound falls inside a rune
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte(answer))
+	}))
+	defer srv.Close()
+	s := NewSender(Policy{Development: true, Timeout: 2 * time.Second, MaxAttempts: 1})
+	a := s.Send(context.Background(), Delivery{URL: srv.URL, Secret: "whsec_AAAA", EventID: "e", Body: []byte("{}")})
+	want := "a?b" + strings.Repeat("é", (MaxResponseBody-3)/2) + "?"
+	if a.ResponseBody != want || len(a.ResponseBody) != MaxResponseBody {
+		t.Errorf("response body: %d bytes %q", len(a.ResponseBody), a.ResponseBody)
+	}
+	if !strings.HasPrefix(a.Error, "HTTP 502: a?bé") || len(a.Error) > len("HTTP 502: ")+maxErrorBody || strings.ContainsRune(a.Error, 0) {
+		t.Errorf("error: %q", a.Error)
+	}
+}

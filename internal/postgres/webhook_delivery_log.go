@@ -1,0 +1,273 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider/coreapi/gen/dbq"
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/webhook"
+)
+
+// WebhookDeliveryService implements core.WebhookDeliveryService over the outbox
+// (webhook_events), the deliveries and their attempts.
+type WebhookDeliveryService struct {
+	db     *DB
+	policy webhook.Policy
+}
+
+var _ core.WebhookDeliveryService = (*WebhookDeliveryService)(nil)
+
+// NewWebhookDeliveryService returns the service over d; a recovered delivery gets policy's
+// schedule again.
+func NewWebhookDeliveryService(d *DB, policy webhook.Policy) *WebhookDeliveryService {
+	return &WebhookDeliveryService{db: d, policy: policy}
+}
+
+// ListEvents implements core.WebhookDeliveryService.
+func (s *WebhookDeliveryService) ListEvents(ctx context.Context, f core.WebhookEventFilter) ([]*core.WebhookEventRecord, *string, error) {
+	org, before, err := listScope(ctx, f.OrganizationID, f.Cursor)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := dbq.WebhookEventListAnyOrganizationParams{
+		Type: f.Type, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, Before: before, RowLimit: int32(f.Limit) + 1,
+	}
+	var rows []dbq.WebhookEvent
+	if org != nil {
+		rows, err = s.db.queries(ctx).WebhookEventList(ctx, dbq.WebhookEventListParams{
+			OrganizationID: *org, Type: params.Type, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
+			Before: params.Before, RowLimit: params.RowLimit,
+		})
+	} else {
+		rows, err = s.db.queries(ctx).WebhookEventListAnyOrganization(ctx, params)
+	}
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	events := make([]*core.WebhookEventRecord, len(rows))
+	for i, r := range rows {
+		events[i] = webhookEventFromRow(r)
+	}
+	events, next := page(events, f.Limit, func(e *core.WebhookEventRecord) uuid.UUID { return e.ID })
+	return events, next, nil
+}
+
+// FindEventByID implements core.WebhookDeliveryService.
+func (s *WebhookDeliveryService) FindEventByID(ctx context.Context, id uuid.UUID) (*core.WebhookEventRecord, error) {
+	q := s.db.queries(ctx)
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.WebhookEvent, error) {
+			return q.WebhookEventGetByID(ctx, dbq.WebhookEventGetByIDParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.WebhookEvent, error) { return q.WebhookEventGetByIDAnyOrganization(ctx, id) },
+		"Event", id)
+	if err != nil {
+		return nil, err
+	}
+	return webhookEventFromRow(row), nil
+}
+
+// deliveryStatuses are the stored statuses of each outcome the API shows.
+var deliveryStatuses = map[string][]string{
+	core.WebhookDeliveryPending:   {deliveryPending},
+	core.WebhookDeliverySucceeded: {deliverySucceeded},
+	core.WebhookDeliveryFailed:    {deliveryFailed, deliveryAbandoned},
+}
+
+// ListDeliveries implements core.WebhookDeliveryService: one query for the page of
+// deliveries, one for the latest attempts of all of them.
+func (s *WebhookDeliveryService) ListDeliveries(ctx context.Context, f core.WebhookDeliveryFilter) ([]*core.WebhookDelivery, *string, error) {
+	var before *uuid.UUID
+	if f.Cursor != nil {
+		id, err := parseCursor(*f.Cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		before = &id
+	}
+	q := s.db.queries(ctx)
+	endpoint, err := visibleEndpoint(ctx, q, f.EndpointID)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := dbq.WebhookDeliveryListParams{
+		OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, EventType: f.EventType, Before: before, RowLimit: int32(f.Limit) + 1,
+	}
+	if f.Status != nil {
+		params.Statuses = deliveryStatuses[*f.Status]
+	}
+	rows, err := q.WebhookDeliveryList(ctx, params)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	deliveries := make([]*core.WebhookDelivery, len(rows))
+	for i, r := range rows {
+		deliveries[i] = webhookDeliveryFromRow(r)
+	}
+	deliveries, next := page(deliveries, f.Limit, func(d *core.WebhookDelivery) uuid.UUID { return d.ID })
+	if err := s.attachAttempts(ctx, q, endpoint.OrganizationID, deliveries); err != nil {
+		return nil, nil, err
+	}
+	return deliveries, next, nil
+}
+
+// attachAttempts reads the latest attempts of deliveries (of organization org) into them.
+func (s *WebhookDeliveryService) attachAttempts(ctx context.Context, q *dbq.Queries, org uuid.UUID, deliveries []*core.WebhookDelivery) error {
+	if len(deliveries) == 0 {
+		return nil
+	}
+	byID := make(map[uuid.UUID]*core.WebhookDelivery, len(deliveries))
+	ids := make([]uuid.UUID, len(deliveries))
+	for i, d := range deliveries {
+		ids[i], byID[d.ID] = d.ID, d
+		d.Attempts = []core.WebhookDeliveryAttempt{}
+	}
+	rows, err := q.WebhookDeliveryAttemptList(ctx, dbq.WebhookDeliveryAttemptListParams{
+		DeliveryIds: ids, OrganizationID: org, PerDelivery: core.MaxAttemptsListed,
+	})
+	if err != nil {
+		return translate(err)
+	}
+	for _, r := range rows {
+		d := byID[r.DeliveryID]
+		d.Attempts = append(d.Attempts, core.WebhookDeliveryAttempt{
+			Attempt: int(r.Attempt), AttemptedAt: r.AttemptedAt, Succeeded: r.Succeeded, StatusCode: intPtr(r.StatusCode),
+			DurationMs: int(r.LatencyMs), ResponseBody: r.ResponseBody, Error: r.Error,
+		})
+	}
+	return nil
+}
+
+// ResendDelivery implements core.WebhookDeliveryService.
+func (s *WebhookDeliveryService) ResendDelivery(ctx context.Context, endpointID, deliveryID uuid.UUID) (int, error) {
+	err := s.requeue(ctx, endpointID, func(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint) ([]RequeuedDelivery, core.AuditEntry, error) {
+		row, err := q.WebhookDeliveryResend(ctx, dbq.WebhookDeliveryResendParams{
+			OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, ID: deliveryID,
+		})
+		if err != nil {
+			return nil, core.AuditEntry{}, notFoundAs(err, "Delivery %s of webhook endpoint %s does not exist.", deliveryID, endpointID)
+		}
+		return []RequeuedDelivery{{ID: row.ID, Requeues: row.Requeues}},
+			core.AuditEntry{Action: "webhook_endpoint.delivery_resent", After: map[string]any{"delivery_id": row.ID, "event_id": row.EventID}},
+			nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// RecoverDeliveries implements core.WebhookDeliveryService: the deliveries that did not
+// succeed are queued again, and the events the endpoint missed while it was disabled get
+// a delivery each.
+func (s *WebhookDeliveryService) RecoverDeliveries(ctx context.Context, endpointID uuid.UUID, since time.Time) (int, error) {
+	var queued int
+	err := s.requeue(ctx, endpointID, func(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint) ([]RequeuedDelivery, core.AuditEntry, error) {
+		schedule := int32(s.policy.MaxAttempts)
+		rows, err := q.WebhookDeliveryRecover(ctx, dbq.WebhookDeliveryRecoverParams{
+			OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since, Schedule: schedule,
+		})
+		if err != nil {
+			return nil, core.AuditEntry{}, err
+		}
+		requeued := make([]RequeuedDelivery, len(rows))
+		for i, r := range rows {
+			requeued[i] = RequeuedDelivery{ID: r.ID, Requeues: r.Requeues}
+		}
+		missed, err := insertMissedDeliveries(ctx, q, endpoint, since, schedule)
+		if err != nil {
+			return nil, core.AuditEntry{}, err
+		}
+		requeued = append(requeued, missed...)
+		queued = len(requeued)
+		return requeued, core.AuditEntry{
+			Action: "webhook_endpoint.deliveries_recovered",
+			After:  map[string]any{"since": since, "requeued": len(rows), "missed": len(missed)},
+		}, nil
+	})
+	return queued, err
+}
+
+// insertMissedDeliveries adds a delivery to endpoint, with a schedule of schedule attempts,
+// of each event since since that it subscribes to and has none of.
+func insertMissedDeliveries(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint, since time.Time, schedule int32) ([]RequeuedDelivery, error) {
+	events, err := q.WebhookEventListMissedByEndpoint(ctx, dbq.WebhookEventListMissedByEndpointParams{
+		OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since,
+		EndpointCreatedAt: endpoint.CreatedAt, EventTypes: endpoint.EnabledEvents,
+	})
+	if err != nil || len(events) == 0 {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(events))
+	missed := make([]RequeuedDelivery, len(events))
+	for i := range events {
+		if ids[i], err = uuid.NewV7(); err != nil {
+			return nil, err
+		}
+		missed[i] = RequeuedDelivery{ID: ids[i]}
+	}
+	return missed, q.WebhookDeliveryInsertRecovered(ctx, dbq.WebhookDeliveryInsertRecoveredParams{
+		Ids: ids, EventIds: events, OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Schedule: schedule,
+	})
+}
+
+// requeue runs change, which queues deliveries of an enabled endpoint again, in one
+// transaction with their jobs and the audit entry change describes. An endpoint disabled by a
+// failing attempt at the same moment abandons what this queued (or its first attempt does):
+// nothing is lost, recover queues it again once the endpoint is enabled.
+func (s *WebhookDeliveryService) requeue(ctx context.Context, endpointID uuid.UUID,
+	change func(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint) ([]RequeuedDelivery, core.AuditEntry, error)) error {
+	return s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
+		endpoint, err := visibleEndpoint(ctx, q, endpointID)
+		if err != nil {
+			return err
+		}
+		if endpoint.Status != core.WebhookEndpointEnabled {
+			return core.Errorf(core.EInvalidTransition,
+				"Webhook endpoint %s is disabled; enable it again before sending it deliveries.", endpointID)
+		}
+		requeued, entry, err := change(ctx, q, endpoint)
+		if err != nil {
+			return err
+		}
+		if err := s.db.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error {
+			return jobs.RequeueWebhookDeliveries(ctx, tx, endpoint.OrganizationID, requeued)
+		}); err != nil {
+			return err
+		}
+		entry.OrganizationID, entry.ResourceType, entry.ResourceID = &endpoint.OrganizationID, "webhook_endpoint", endpoint.ID.String()
+		return audit(ctx, q, entry)
+	})
+}
+
+func webhookEventFromRow(r dbq.WebhookEvent) *core.WebhookEventRecord {
+	return &core.WebhookEventRecord{ID: r.ID, Type: core.EventType(r.Type), CreatedAt: r.CreatedAt, OrganizationID: r.OrganizationID, Data: r.Data}
+}
+
+func webhookDeliveryFromRow(r dbq.WebhookDeliveryListRow) *core.WebhookDelivery {
+	d := &core.WebhookDelivery{
+		ID: r.ID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndpointID: r.EndpointID, EventID: r.EventID, EventType: r.EventType,
+		Status: r.Status, AttemptCount: int(r.Attempts), LastError: r.LastError, CompletedAt: r.CompletedAt,
+	}
+	switch r.Status {
+	case deliveryPending:
+		next := r.NextAttemptAt
+		d.NextAttemptAt = &next
+	case deliveryAbandoned:
+		d.Status = core.WebhookDeliveryFailed
+	}
+	return d
+}
+
+// intPtr widens an optional int32 column.
+func intPtr(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
