@@ -308,9 +308,12 @@ func TestWebhookRecover(t *testing.T) {
 	e := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))
 	id := e["id"].(string)
 	disabled := "SELECT count(*) FROM webhook_endpoints WHERE id = $1 AND status = 'disabled'"
-	// enable stands in for the PATCH of the endpoint's status (issue 28, endpoint changes).
 	enable := func() {
-		env.Exec("UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL WHERE id = $1", id)
+		t.Helper()
+		resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: `{"status":"enabled"}`})
+		if resp.Status != http.StatusOK {
+			t.Fatalf("enable the endpoint: %d %s", resp.Status, resp.Body)
+		}
 	}
 
 	delivered := eventOf(t, env, createKey(t, env, token, org, "organizations:read"))
