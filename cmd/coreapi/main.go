@@ -57,6 +57,13 @@ const environmentHelp = `Environment:
   LOG_LEVEL                   debug, info, warn or error (default info); JSON logs
   CREDENTIAL_CACHE_TTL        how long an authenticated credential is trusted without a database
                               lookup when no change was announced (default 5s; 0: no cache)
+  QUOTA_API_KEYS              active API keys per organization (default 100)
+  QUOTA_WEBHOOK_ENDPOINTS     webhook endpoints per organization (default 16)
+  QUOTA_CONNECTED_BUSINESSES  connected businesses not closed per platform organization
+                              (default 10000)
+  QUOTA_CREDENTIALS_PER_BUSINESS  credentials not revoked per connected business (default 20)
+  QUOTA_OPEN_SUPPORT_CASES    support cases neither resolved nor closed per organization
+                              (default 50); over a quota a create is 409 quota_exceeded
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
@@ -263,6 +270,7 @@ type config struct {
 	logLevel    slog.Level
 	// credentialCacheTTL bounds how long a credential is trusted without a lookup.
 	credentialCacheTTL time.Duration
+	quotas             core.Quotas
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -310,6 +318,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.credentialCacheTTL, err = time.ParseDuration(valueOr(getenv("CREDENTIAL_CACHE_TTL"), postgres.DefaultCredentialCacheTTL.String())); err != nil || cfg.credentialCacheTTL < 0 {
 		return cfg, fmt.Errorf("CREDENTIAL_CACHE_TTL must be a duration such as 5s, or 0")
+	}
+	if cfg.quotas, err = core.QuotasFromEnv(getenv); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -446,6 +457,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 	defer db.Close()
 	db.Events = httpapi.EventEncoder{}
+	db.Quotas = cfg.quotas
 	m := metrics.New()
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		return err

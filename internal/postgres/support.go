@@ -45,7 +45,7 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	team := core.SupportTeamFor(in.Category, in.Severity)
 	var created *core.SupportCase
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		if err := organizationExists(ctx, q, orgID); err != nil {
+		if err := s.db.organizationWithinQuota(ctx, q, orgID, core.QuotaOpenSupportCases); err != nil {
 			return err
 		}
 		if err := checkProduct(ctx, q, in.ProductID); err != nil {
