@@ -7,12 +7,24 @@ INSERT INTO request_logs (
     @method, @path, @route, @status, @latency_ms, @error_code
 );
 
+-- name: RequestLogScanFloor :one
+-- The id @skip rows below the cursor in the organization's newest-first order: a filtered list
+-- examines the rows from the cursor down to it and no further (core.FilterScanRows). Served by
+-- the key's index alone; no row when fewer remain.
+SELECT id FROM request_logs
+WHERE organization_id = @organization_id
+  AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
+ORDER BY id DESC
+OFFSET @skip LIMIT 1;
+
 -- name: RequestLogList :many
 -- Newest first: keyset pagination on id (UUIDv7, time-ordered) descending within one
--- organization; a NULL filter means "any".
+-- organization; a NULL filter means "any". floor (RequestLogScanFloor) closes the range of
+-- the key that a filtered page walks.
 SELECT * FROM request_logs
 WHERE organization_id = @organization_id
   AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
+  AND (sqlc.narg(floor)::uuid IS NULL OR id >= sqlc.narg(floor))
   AND (sqlc.narg(status_min)::smallint IS NULL OR status >= sqlc.narg(status_min))
   AND (sqlc.narg(status_max)::smallint IS NULL OR status <= sqlc.narg(status_max))
   AND (sqlc.narg(method)::text IS NULL OR method = sqlc.narg(method))

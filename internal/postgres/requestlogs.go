@@ -123,7 +123,15 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 		}
 		params.Before = &before
 	}
-	rows, err := s.db.queries(ctx).RequestLogList(ctx, params)
+	q := s.db.queries(ctx)
+	filtered := f.StatusClass != nil || f.Method != nil || f.PathPrefix != nil || f.Since != nil || f.Until != nil
+	params.Floor, err = scanFloor(filtered, func(skip int32) (uuid.UUID, error) {
+		return q.RequestLogScanFloor(ctx, dbq.RequestLogScanFloorParams{OrganizationID: params.OrganizationID, Before: params.Before, Skip: skip})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := q.RequestLogList(ctx, params)
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -131,7 +139,7 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 	for i, r := range rows {
 		logs[i] = requestLogFromRow(r)
 	}
-	logs, next := page(logs, f.Limit, func(l *core.RequestLog) uuid.UUID { return l.ID })
+	logs, next := windowPage(logs, f.Limit, func(l *core.RequestLog) uuid.UUID { return l.ID }, params.Floor)
 	return logs, next, nil
 }
 

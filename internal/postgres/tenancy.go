@@ -89,6 +89,35 @@ func afterCursor(cursor *string) (*uuid.UUID, error) {
 	return &after, nil
 }
 
+// scanFloor is the floor of a filtered page (core.FilterScanRows): the id of the last row of
+// the key's range it may walk, read by floorAt given how many rows to skip. nil when the page
+// filters nothing (the keyset alone bounds it) or fewer rows remain than the bound.
+func scanFloor(filtered bool, floorAt func(skip int32) (uuid.UUID, error)) (*uuid.UUID, error) {
+	if !filtered {
+		return nil, nil
+	}
+	id, err := floorAt(core.FilterScanRows - 1)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &id, nil
+}
+
+// windowPage is page for a page whose walk stopped at floor (scanFloor): when it found less
+// than a page, the next page continues below the floor, so a page may hold fewer items than
+// limit, or none, and still have a next_cursor.
+func windowPage[T any](items []T, limit int, idOf func(T) uuid.UUID, floor *uuid.UUID) ([]T, *string) {
+	items, next := page(items, limit, idOf)
+	if next == nil && floor != nil {
+		s := floor.String()
+		next = &s
+	}
+	return items, next
+}
+
 // page trims a result fetched with limit+1 rows to limit and returns the cursor of the next
 // page: the id of the last item returned, or nil on the last page.
 func page[T any](items []T, limit int, idOf func(T) uuid.UUID) ([]T, *string) {
