@@ -29,9 +29,7 @@ type RequestLogInsertBatchParams struct {
 
 const requestLogList = `-- name: RequestLogList :many
 SELECT id, organization_id, request_id, occurred_at, principal_type, key_prefix, method, path, route, status, latency_ms, error_code FROM request_logs
-WHERE organization_id = $1
-  AND ($2::uuid IS NULL OR id < $2)
-  AND ($3::uuid IS NULL OR id >= $3)
+WHERE organization_id = $1 AND id < $2 AND id >= $3
   AND ($4::smallint IS NULL OR status >= $4)
   AND ($5::smallint IS NULL OR status <= $5)
   AND ($6::text IS NULL OR method = $6)
@@ -44,8 +42,8 @@ LIMIT $10
 
 type RequestLogListParams struct {
 	OrganizationID uuid.UUID
-	Before         *uuid.UUID
-	Floor          *uuid.UUID
+	Before         uuid.UUID
+	Floor          uuid.UUID
 	StatusMin      *int16
 	StatusMax      *int16
 	Method         *string
@@ -56,8 +54,9 @@ type RequestLogListParams struct {
 }
 
 // Newest first: keyset pagination on id (UUIDv7, time-ordered) descending within one
-// organization; a NULL filter means "any". floor (RequestLogScanFloor) closes the range of
-// the key that a filtered page walks.
+// organization; a NULL filter means "any". The page walks the range [floor, before) of the
+// key (the first page's before is the greatest id, and floor is RequestLogScanFloor or the
+// least id): never NULL, so that a cached generic plan bounds the walk as a custom one does.
 func (q *Queries) RequestLogList(ctx context.Context, arg RequestLogListParams) ([]RequestLog, error) {
 	rows, err := q.db.Query(ctx, requestLogList,
 		arg.OrganizationID,
@@ -104,20 +103,19 @@ func (q *Queries) RequestLogList(ctx context.Context, arg RequestLogListParams) 
 
 const requestLogScanFloor = `-- name: RequestLogScanFloor :one
 SELECT id FROM request_logs
-WHERE organization_id = $1
-  AND ($2::uuid IS NULL OR id < $2)
+WHERE organization_id = $1 AND id < $2
 ORDER BY id DESC
 OFFSET $3 LIMIT 1
 `
 
 type RequestLogScanFloorParams struct {
 	OrganizationID uuid.UUID
-	Before         *uuid.UUID
+	Before         uuid.UUID
 	Skip           int32
 }
 
-// The id @skip rows below the cursor in the organization's newest-first order: a filtered list
-// examines the rows from the cursor down to it and no further (core.FilterScanRows). Served by
+// The id @skip rows below @before in the organization's newest-first order: a filtered list
+// examines the rows from before down to it and no further (core.FilterScanRows). Served by
 // the key's index alone; no row when fewer remain.
 func (q *Queries) RequestLogScanFloor(ctx context.Context, arg RequestLogScanFloorParams) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, requestLogScanFloor, arg.OrganizationID, arg.Before, arg.Skip)

@@ -70,17 +70,13 @@ func NewAuditService(d *DB) *AuditService { return &AuditService{db: d} }
 
 // ListAuditEvents implements core.AuditService.
 func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) ([]core.AuditEvent, *string, error) {
-	org, before, err := listScope(ctx, f.OrganizationID, f.Cursor)
+	org, after, err := listScope(ctx, f.OrganizationID, f.Cursor)
 	if err != nil {
 		return nil, nil, err
 	}
-	params := dbq.AuditEventListAnyOrganizationParams{
-		ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
-		Since: f.Since, Until: f.Until, Before: before, RowLimit: int32(f.Limit) + 1,
-	}
 	q := s.db.queries(ctx)
 	filtered := f.ResourceType != nil || f.ResourceID != nil || f.Action != nil || f.Since != nil || f.Until != nil
-	params.Floor, err = scanFloor(filtered, func(skip int32) (uuid.UUID, error) {
+	walk, err := pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
 		if org != nil {
 			return q.AuditEventScanFloor(ctx, dbq.AuditEventScanFloorParams{OrganizationID: org, Before: before, Skip: skip})
 		}
@@ -88,6 +84,10 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	params := dbq.AuditEventListAnyOrganizationParams{
+		ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
+		Since: f.Since, Until: f.Until, Before: walk.before, Floor: walk.floor, RowLimit: int32(f.Limit) + 1,
 	}
 	var rows []dbq.AuditEvent
 	if org != nil {
@@ -109,6 +109,6 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 			ResourceID: r.ResourceID, RequestID: r.RequestID, Before: r.Before, After: r.After,
 		}
 	}
-	events, next := windowPage(events, f.Limit, func(e core.AuditEvent) uuid.UUID { return e.ID }, params.Floor)
+	events, next := windowPage(events, f.Limit, func(e core.AuditEvent) uuid.UUID { return e.ID }, walk)
 	return events, next, nil
 }

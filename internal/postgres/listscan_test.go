@@ -19,9 +19,10 @@ import (
 // scanRows is the size of the tables of these tests: several walks of core.FilterScanRows.
 const scanRows = 6 * core.FilterScanRows
 
-// explainingTx runs every query of the services in a transaction, after running it once under
-// EXPLAIN (ANALYZE, FORMAT JSON) and keeping the plan, so a test sees what PostgreSQL did for
-// the very statements and arguments of the service.
+// explainingTx runs every query of the services in a transaction, after running it under
+// EXPLAIN (ANALYZE, FORMAT JSON) twice, with a custom plan and with a generic one (as a
+// statement cached by pgx may be run after its fifth execution), and keeping the plans, so a
+// test sees what PostgreSQL does for the very statements and arguments of the service.
 type explainingTx struct {
 	pgx.Tx
 	t     *testing.T
@@ -29,7 +30,7 @@ type explainingTx struct {
 }
 
 type explained struct {
-	query string // the sqlc name
+	query string // the sqlc name, and the kind of plan
 	plan  planNode
 }
 
@@ -57,12 +58,69 @@ func (e *explainingTx) QueryRow(ctx context.Context, sql string, args ...any) pg
 
 func (e *explainingTx) explain(ctx context.Context, sql string, args []any) {
 	e.t.Helper()
-	var out []struct{ Plan planNode }
-	if err := e.Tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&out); err != nil {
-		e.t.Fatalf("explain %s: %v", sql, err)
-	}
 	name, _, _ := strings.Cut(strings.TrimPrefix(sql, "-- name: "), " ")
-	e.plans = append(e.plans, explained{query: name, plan: out[0].Plan})
+	// PREPARE is not undone by the rollback: a name of its own, deallocated before the next.
+	prepared := fmt.Sprintf("explained_%d", len(e.plans))
+	literals := make([]string, len(args))
+	for i, a := range args {
+		literals[i] = literal(e.t, a)
+	}
+	for _, step := range []struct{ kind, before, explain string }{
+		{"custom", "SET LOCAL plan_cache_mode = force_custom_plan", sql},
+		{"generic", "SET LOCAL plan_cache_mode = force_generic_plan; PREPARE " + prepared + " AS " + sql,
+			"EXECUTE " + prepared + "(" + strings.Join(literals, ", ") + ")"},
+	} {
+		if _, err := e.Tx.Exec(ctx, step.before); err != nil {
+			e.t.Fatalf("%s: %v", step.before, err)
+		}
+		var out []struct{ Plan planNode }
+		explainArgs := args
+		if step.kind == "generic" {
+			explainArgs = nil
+		}
+		err := e.Tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+step.explain, explainArgs...).Scan(&out)
+		if step.kind == "generic" {
+			_, _ = e.Tx.Exec(ctx, "DEALLOCATE "+prepared)
+		}
+		if err != nil {
+			e.t.Fatalf("explain %s (%s plan): %v", name, step.kind, err)
+		}
+		e.plans = append(e.plans, explained{query: name + " (" + step.kind + " plan)", plan: out[0].Plan})
+		if _, err := e.Tx.Exec(ctx, "RESET plan_cache_mode"); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// literal writes an argument of the services' queries as an SQL literal.
+func literal(t *testing.T, a any) string {
+	t.Helper()
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	switch v := a.(type) {
+	case uuid.UUID:
+		return quote(v.String())
+	case int32:
+		return fmt.Sprint(v)
+	case *uuid.UUID:
+		if v != nil {
+			return quote(v.String())
+		}
+	case *string:
+		if v != nil {
+			return quote(*v)
+		}
+	case *int16:
+		if v != nil {
+			return fmt.Sprint(*v)
+		}
+	case *time.Time:
+		if v != nil {
+			return quote(v.Format(time.RFC3339Nano))
+		}
+	default:
+		t.Fatalf("no literal for %T", a)
+	}
+	return "NULL"
 }
 
 // assertBounded fails unless every scan of table in every plan kept reads one of indexes (an

@@ -89,30 +89,46 @@ func afterCursor(cursor *string) (*uuid.UUID, error) {
 	return &after, nil
 }
 
-// scanFloor is the floor of a filtered page (core.FilterScanRows): the id of the last row of
-// the key's range it may walk, read by floorAt given how many rows to skip. nil when the page
-// filters nothing (the keyset alone bounds it) or fewer rows remain than the bound.
-func scanFloor(filtered bool, floorAt func(skip int32) (uuid.UUID, error)) (*uuid.UUID, error) {
-	if !filtered {
-		return nil, nil
-	}
-	id, err := floorAt(core.FilterScanRows - 1)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, translate(err)
-	}
-	return &id, nil
+// keyRange is the range [floor, before) of a newest-first list's key that one page walks.
+// Neither end is ever NULL in SQL, so that a cached generic plan bounds the walk as a custom
+// plan does.
+type keyRange struct {
+	before, floor uuid.UUID
+	// cut: the floor is a row of the list, core.FilterScanRows below before, and the list
+	// may go on below it.
+	cut bool
 }
 
-// windowPage is page for a page whose walk stopped at floor (scanFloor): when it found less
-// than a page, the next page continues below the floor, so a page may hold fewer items than
-// limit, or none, and still have a next_cursor.
-func windowPage[T any](items []T, limit int, idOf func(T) uuid.UUID, floor *uuid.UUID) ([]T, *string) {
+// pageRange is the range a page below the cursor after (nil: the first page) walks. A page
+// that filters nothing takes the whole key below the cursor, its LIMIT bounds it; a filtered
+// one stops at core.FilterScanRows rows (docs/design.md, "Lists"), at the floor floorAt reads
+// given the rows to skip.
+func pageRange(after *uuid.UUID, filtered bool, floorAt func(before uuid.UUID, skip int32) (uuid.UUID, error)) (keyRange, error) {
+	r := keyRange{before: uuid.Max, floor: uuid.Nil}
+	if after != nil {
+		r.before = *after
+	}
+	if !filtered {
+		return r, nil
+	}
+	floor, err := floorAt(r.before, core.FilterScanRows-1)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // fewer rows remain than the bound
+		return r, nil
+	case err != nil:
+		return r, translate(err)
+	}
+	r.floor, r.cut = floor, true
+	return r, nil
+}
+
+// windowPage is page for a page that walked r: when the walk was cut and found less than a
+// page, the next page continues below the floor, so a page may hold fewer items than limit,
+// or none, and still have a next_cursor.
+func windowPage[T any](items []T, limit int, idOf func(T) uuid.UUID, r keyRange) ([]T, *string) {
 	items, next := page(items, limit, idOf)
-	if next == nil && floor != nil {
-		s := floor.String()
+	if next == nil && r.cut {
+		s := r.floor.String()
 		next = &s
 	}
 	return items, next
