@@ -126,9 +126,16 @@ func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.Suppor
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.db.queries(ctx).SupportCaseList(ctx, dbq.SupportCaseListParams{
-		OrganizationID: orgID, Status: f.Status, After: after, RowLimit: int32(f.Limit) + 1,
-	})
+	var rows []dbq.SupportCase
+	if f.Status != nil {
+		rows, err = s.db.queries(ctx).SupportCaseListByStatus(ctx, dbq.SupportCaseListByStatusParams{
+			OrganizationID: orgID, Status: *f.Status, After: orLeast(after), RowLimit: int32(f.Limit) + 1,
+		})
+	} else {
+		rows, err = s.db.queries(ctx).SupportCaseList(ctx, dbq.SupportCaseListParams{
+			OrganizationID: orgID, After: after, RowLimit: int32(f.Limit) + 1,
+		})
+	}
 	if err != nil {
 		return nil, nil, translate(err)
 	}

@@ -89,6 +89,15 @@ func afterCursor(cursor *string) (*uuid.UUID, error) {
 	return &after, nil
 }
 
+// orLeast is the cursor after, or the least id for the first page of a list in id order:
+// a bound that is never NULL in SQL, so that an index serves it in a generic plan too.
+func orLeast(after *uuid.UUID) uuid.UUID {
+	if after == nil {
+		return uuid.Nil
+	}
+	return *after
+}
+
 // keyRange is the range [floor, before) of a newest-first list's key that one page walks.
 // Neither end is ever NULL in SQL, so that a cached generic plan bounds the walk as a custom
 // plan does.
