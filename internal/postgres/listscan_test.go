@@ -193,7 +193,7 @@ func walkPages(t *testing.T, list func(cursor *string) ([]uuid.UUID, *string, er
 	}
 }
 
-func openSeeded(t *testing.T, seed func(ctx context.Context, d *postgres.DB) error) *postgres.DB {
+func openSeeded(t testing.TB, seed func(ctx context.Context, d *postgres.DB) error) *postgres.DB {
 	t.Helper()
 	ctx := context.Background()
 	d, err := postgres.Open(ctx, pgtest.NewDatabase(t))
@@ -208,7 +208,7 @@ func openSeeded(t *testing.T, seed func(ctx context.Context, d *postgres.DB) err
 }
 
 // newIDs returns n time-ordered ids, oldest first.
-func newIDs(t *testing.T, n int) []uuid.UUID {
+func newIDs(t testing.TB, n int) []uuid.UUID {
 	t.Helper()
 	ids := make([]uuid.UUID, n)
 	for i := range ids {
