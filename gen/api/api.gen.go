@@ -5424,7 +5424,7 @@ type ClientInterface interface {
 
 	// ListAuditEvents List audit events
 	//
-	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. Filters never scan the whole trail (as for `listRequestLogs`); a page with any filter (`resource_type`, `resource_id`, `action`, `since`, `until`) examines at most 10,000 events below its cursor and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last event it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match.
 	//
 	// Corresponds with GET /v1/audit-events (the `ListAuditEvents` operationId).
 	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6049,7 +6049,7 @@ type ClientInterface interface {
 
 	// ListRequestLogs List request logs
 	//
-	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
+	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 	//
 	// Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 	ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6718,7 +6718,7 @@ func (c *Client) RotateApiKey(ctx context.Context, id Id, params *RotateApiKeyPa
 
 // ListAuditEvents List audit events
 //
-// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. Filters never scan the whole trail (as for `listRequestLogs`); a page with any filter (`resource_type`, `resource_id`, `action`, `since`, `until`) examines at most 10,000 events below its cursor and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last event it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match.
 //
 // Corresponds with GET /v1/audit-events (the `ListAuditEvents` operationId).
 func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7773,7 +7773,7 @@ func (c *Client) ResolveProductIncident(ctx context.Context, id Id, incidentId I
 
 // ListRequestLogs List request logs
 //
-// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
+// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 //
 // Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 func (c *Client) ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12307,7 +12307,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAuditEventsWithResponse List audit events
 	//
-	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+	// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. Filters never scan the whole trail (as for `listRequestLogs`); a page with any filter (`resource_type`, `resource_id`, `action`, `since`, `until`) examines at most 10,000 events below its cursor and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last event it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12956,7 +12956,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListRequestLogsWithResponse List request logs
 	//
-	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
+	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23618,7 +23618,7 @@ func (c *ClientWithResponses) RotateApiKeyWithResponse(ctx context.Context, id I
 
 // ListAuditEventsWithResponse List audit events
 //
-// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any.
+// Lists audit events (every state change made through the API), newest first, optionally for one resource. Default page size 50. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any. Filters never scan the whole trail (as for `listRequestLogs`); a page with any filter (`resource_type`, `resource_id`, `action`, `since`, `until`) examines at most 10,000 events below its cursor and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last event it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -24525,7 +24525,7 @@ func (c *ClientWithResponses) ResolveProductIncidentWithResponse(ctx context.Con
 
 // ListRequestLogsWithResponse List request logs
 //
-// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50.
+// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 //
 // Returns a wrapper object for the known response body format(s).
 //
