@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -22,12 +23,19 @@ func (d *DB) organizationWithinQuota(ctx context.Context, q *dbq.Queries, orgID 
 	} else if err != nil {
 		return err
 	}
-	count := map[core.Quota]func(context.Context, uuid.UUID) (int64, error){
-		core.QuotaAPIKeys:             q.QuotaCountAPIKeys,
-		core.QuotaWebhookEndpoints:    q.QuotaCountWebhookEndpoints,
-		core.QuotaConnectedBusinesses: q.QuotaCountConnectedBusinesses,
-		core.QuotaOpenSupportCases:    q.QuotaCountOpenSupportCases,
-	}[k]
+	var count func(context.Context, uuid.UUID) (int64, error)
+	switch k {
+	case core.QuotaAPIKeys:
+		count = q.QuotaCountAPIKeys
+	case core.QuotaWebhookEndpoints:
+		count = q.QuotaCountWebhookEndpoints
+	case core.QuotaConnectedBusinesses:
+		count = q.QuotaCountConnectedBusinesses
+	case core.QuotaOpenSupportCases:
+		count = q.QuotaCountOpenSupportCases
+	default:
+		return fmt.Errorf("postgres: quota %d is not one of an organization", k)
+	}
 	held, err := count(ctx, orgID)
 	if err != nil {
 		return err
