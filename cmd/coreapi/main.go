@@ -60,6 +60,13 @@ const environmentHelp = `Environment:
   WEBHOOK_EVENT_RETENTION     how long webhook events (GET /v1/events), their deliveries and
                               attempts are kept before the sweep deletes them (default 720h,
                               30 days, also the least accepted)
+  QUOTA_API_KEYS              active API keys per organization (default 100)
+  QUOTA_WEBHOOK_ENDPOINTS     webhook endpoints per organization (default 16)
+  QUOTA_CONNECTED_BUSINESSES  connected businesses not closed per platform organization
+                              (default 10000)
+  QUOTA_CREDENTIALS_PER_BUSINESS  credentials not revoked per connected business (default 20)
+  QUOTA_OPEN_SUPPORT_CASES    support cases neither resolved nor closed per organization
+                              (default 50); over a quota a create is 409 quota_exceeded
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
@@ -268,6 +275,7 @@ type config struct {
 	credentialCacheTTL time.Duration
 	// webhookRetention is how long webhook events are kept.
 	webhookRetention time.Duration
+	quotas           core.Quotas
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -319,6 +327,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	retention := valueOr(getenv("WEBHOOK_EVENT_RETENTION"), jobs.DefaultWebhookRetention.String())
 	if cfg.webhookRetention, err = time.ParseDuration(retention); err != nil || cfg.webhookRetention < jobs.DefaultWebhookRetention {
 		return cfg, fmt.Errorf("WEBHOOK_EVENT_RETENTION must be a duration of at least 720h (30 days), such as 2160h")
+	}
+	if cfg.quotas, err = core.QuotasFromEnv(getenv); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -455,6 +466,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 	defer db.Close()
 	db.Events = httpapi.EventEncoder{}
+	db.Quotas = cfg.quotas
 	m := metrics.New()
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		return err

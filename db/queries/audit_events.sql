@@ -7,16 +7,31 @@ INSERT INTO audit_events (
     @resource_type, @resource_id, @request_id, @before, @after
 );
 
+-- name: AuditEventScanFloor :one
+-- The id @skip events below @before in the organization's newest-first order: a filtered list
+-- examines the events from before down to it and no further (core.FilterScanRows).
+SELECT id FROM audit_events
+WHERE organization_id = @organization_id AND id < @before
+ORDER BY id DESC
+OFFSET @skip LIMIT 1;
+
+-- name: AuditEventScanFloorAnyOrganization :one
+-- The operator's trail: AuditEventScanFloor over every organization.
+SELECT id FROM audit_events
+WHERE id < @before
+ORDER BY id DESC
+OFFSET @skip LIMIT 1;
+
 -- name: AuditEventList :many
 -- Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
+-- The page walks the range [floor, before) of the key (RequestLogList says why neither is NULL).
 SELECT * FROM audit_events
-WHERE organization_id = @organization_id
+WHERE organization_id = @organization_id AND id < @before AND id >= @floor
   AND (sqlc.narg(resource_type)::text IS NULL OR resource_type = sqlc.narg(resource_type))
   AND (sqlc.narg(resource_id)::text IS NULL OR resource_id = sqlc.narg(resource_id))
   AND (sqlc.narg(action)::text IS NULL OR action = sqlc.narg(action))
   AND (sqlc.narg(since)::timestamptz IS NULL OR occurred_at >= sqlc.narg(since))
   AND (sqlc.narg(until)::timestamptz IS NULL OR occurred_at < sqlc.narg(until))
-  AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
 ORDER BY id DESC
 LIMIT @row_limit;
 
@@ -24,11 +39,11 @@ LIMIT @row_limit;
 -- The operator's trail: every organization.
 -- Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
 SELECT * FROM audit_events
-WHERE (sqlc.narg(resource_type)::text IS NULL OR resource_type = sqlc.narg(resource_type))
+WHERE id < @before AND id >= @floor
+  AND (sqlc.narg(resource_type)::text IS NULL OR resource_type = sqlc.narg(resource_type))
   AND (sqlc.narg(resource_id)::text IS NULL OR resource_id = sqlc.narg(resource_id))
   AND (sqlc.narg(action)::text IS NULL OR action = sqlc.narg(action))
   AND (sqlc.narg(since)::timestamptz IS NULL OR occurred_at >= sqlc.narg(since))
   AND (sqlc.narg(until)::timestamptz IS NULL OR occurred_at < sqlc.narg(until))
-  AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
 ORDER BY id DESC
 LIMIT @row_limit;

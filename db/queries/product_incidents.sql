@@ -32,11 +32,18 @@ RETURNING *;
 SELECT * FROM product_incidents WHERE product_id = @product_id AND id = @id;
 
 -- name: ProductIncidentList :many
--- A keyset page of the product's incidents in id (declaration) order, optionally of one status.
+-- A keyset page of the product's incidents in id (declaration) order.
 SELECT * FROM product_incidents
 WHERE product_id = @product_id
-  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
   AND (sqlc.narg('after')::uuid IS NULL OR id > sqlc.narg('after')::uuid)
+ORDER BY id
+LIMIT @max_rows;
+
+-- name: ProductIncidentListByStatus :many
+-- ProductIncidentList of one status, served by the index (product_id, status, id) of
+-- migration 00311 in any plan; after is the least id on the first page.
+SELECT * FROM product_incidents
+WHERE product_id = @product_id AND status = @status AND id > @after
 ORDER BY id
 LIMIT @max_rows;
 

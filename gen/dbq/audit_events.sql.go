@@ -55,38 +55,40 @@ func (q *Queries) AuditEventInsert(ctx context.Context, arg AuditEventInsertPara
 
 const auditEventList = `-- name: AuditEventList :many
 SELECT id, occurred_at, organization_id, actor_type, actor_id, actor_key_prefix, action, resource_type, resource_id, request_id, before, after FROM audit_events
-WHERE organization_id = $1
-  AND ($2::text IS NULL OR resource_type = $2)
-  AND ($3::text IS NULL OR resource_id = $3)
-  AND ($4::text IS NULL OR action = $4)
-  AND ($5::timestamptz IS NULL OR occurred_at >= $5)
-  AND ($6::timestamptz IS NULL OR occurred_at < $6)
-  AND ($7::uuid IS NULL OR id < $7)
+WHERE organization_id = $1 AND id < $2 AND id >= $3
+  AND ($4::text IS NULL OR resource_type = $4)
+  AND ($5::text IS NULL OR resource_id = $5)
+  AND ($6::text IS NULL OR action = $6)
+  AND ($7::timestamptz IS NULL OR occurred_at >= $7)
+  AND ($8::timestamptz IS NULL OR occurred_at < $8)
 ORDER BY id DESC
-LIMIT $8
+LIMIT $9
 `
 
 type AuditEventListParams struct {
 	OrganizationID *uuid.UUID
+	Before         uuid.UUID
+	Floor          uuid.UUID
 	ResourceType   *string
 	ResourceID     *string
 	Action         *string
 	Since          *time.Time
 	Until          *time.Time
-	Before         *uuid.UUID
 	RowLimit       int32
 }
 
 // Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
+// The page walks the range [floor, before) of the key (RequestLogList says why neither is NULL).
 func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) ([]AuditEvent, error) {
 	rows, err := q.db.Query(ctx, auditEventList,
 		arg.OrganizationID,
+		arg.Before,
+		arg.Floor,
 		arg.ResourceType,
 		arg.ResourceID,
 		arg.Action,
 		arg.Since,
 		arg.Until,
-		arg.Before,
 		arg.RowLimit,
 	)
 	if err != nil {
@@ -122,23 +124,24 @@ func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) 
 
 const auditEventListAnyOrganization = `-- name: AuditEventListAnyOrganization :many
 SELECT id, occurred_at, organization_id, actor_type, actor_id, actor_key_prefix, action, resource_type, resource_id, request_id, before, after FROM audit_events
-WHERE ($1::text IS NULL OR resource_type = $1)
-  AND ($2::text IS NULL OR resource_id = $2)
-  AND ($3::text IS NULL OR action = $3)
-  AND ($4::timestamptz IS NULL OR occurred_at >= $4)
-  AND ($5::timestamptz IS NULL OR occurred_at < $5)
-  AND ($6::uuid IS NULL OR id < $6)
+WHERE id < $1 AND id >= $2
+  AND ($3::text IS NULL OR resource_type = $3)
+  AND ($4::text IS NULL OR resource_id = $4)
+  AND ($5::text IS NULL OR action = $5)
+  AND ($6::timestamptz IS NULL OR occurred_at >= $6)
+  AND ($7::timestamptz IS NULL OR occurred_at < $7)
 ORDER BY id DESC
-LIMIT $7
+LIMIT $8
 `
 
 type AuditEventListAnyOrganizationParams struct {
+	Before       uuid.UUID
+	Floor        uuid.UUID
 	ResourceType *string
 	ResourceID   *string
 	Action       *string
 	Since        *time.Time
 	Until        *time.Time
-	Before       *uuid.UUID
 	RowLimit     int32
 }
 
@@ -146,12 +149,13 @@ type AuditEventListAnyOrganizationParams struct {
 // Newest first: ids are UUIDv7, so id order is time order and the cursor is the last id seen.
 func (q *Queries) AuditEventListAnyOrganization(ctx context.Context, arg AuditEventListAnyOrganizationParams) ([]AuditEvent, error) {
 	rows, err := q.db.Query(ctx, auditEventListAnyOrganization,
+		arg.Before,
+		arg.Floor,
 		arg.ResourceType,
 		arg.ResourceID,
 		arg.Action,
 		arg.Since,
 		arg.Until,
-		arg.Before,
 		arg.RowLimit,
 	)
 	if err != nil {
@@ -183,4 +187,46 @@ func (q *Queries) AuditEventListAnyOrganization(ctx context.Context, arg AuditEv
 		return nil, err
 	}
 	return items, nil
+}
+
+const auditEventScanFloor = `-- name: AuditEventScanFloor :one
+SELECT id FROM audit_events
+WHERE organization_id = $1 AND id < $2
+ORDER BY id DESC
+OFFSET $3 LIMIT 1
+`
+
+type AuditEventScanFloorParams struct {
+	OrganizationID *uuid.UUID
+	Before         uuid.UUID
+	Skip           int32
+}
+
+// The id @skip events below @before in the organization's newest-first order: a filtered list
+// examines the events from before down to it and no further (core.FilterScanRows).
+func (q *Queries) AuditEventScanFloor(ctx context.Context, arg AuditEventScanFloorParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, auditEventScanFloor, arg.OrganizationID, arg.Before, arg.Skip)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
+const auditEventScanFloorAnyOrganization = `-- name: AuditEventScanFloorAnyOrganization :one
+SELECT id FROM audit_events
+WHERE id < $1
+ORDER BY id DESC
+OFFSET $2 LIMIT 1
+`
+
+type AuditEventScanFloorAnyOrganizationParams struct {
+	Before uuid.UUID
+	Skip   int32
+}
+
+// The operator's trail: AuditEventScanFloor over every organization.
+func (q *Queries) AuditEventScanFloorAnyOrganization(ctx context.Context, arg AuditEventScanFloorAnyOrganizationParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, auditEventScanFloorAnyOrganization, arg.Before, arg.Skip)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
 }

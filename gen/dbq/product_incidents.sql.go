@@ -75,22 +75,65 @@ func (q *Queries) ProductIncidentInsert(ctx context.Context, arg ProductIncident
 const productIncidentList = `-- name: ProductIncidentList :many
 SELECT id, created_at, updated_at, product_id, summary, status, opened_at, resolved_at FROM product_incidents
 WHERE product_id = $1
-  AND ($2::text IS NULL OR status = $2::text)
-  AND ($3::uuid IS NULL OR id > $3::uuid)
+  AND ($2::uuid IS NULL OR id > $2::uuid)
 ORDER BY id
-LIMIT $4
+LIMIT $3
 `
 
 type ProductIncidentListParams struct {
 	ProductID uuid.UUID
-	Status    *string
 	After     *uuid.UUID
 	MaxRows   int32
 }
 
-// A keyset page of the product's incidents in id (declaration) order, optionally of one status.
+// A keyset page of the product's incidents in id (declaration) order.
 func (q *Queries) ProductIncidentList(ctx context.Context, arg ProductIncidentListParams) ([]ProductIncident, error) {
-	rows, err := q.db.Query(ctx, productIncidentList,
+	rows, err := q.db.Query(ctx, productIncidentList, arg.ProductID, arg.After, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ProductIncident
+	for rows.Next() {
+		var i ProductIncident
+		if err := rows.Scan(
+			&i.ID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ProductID,
+			&i.Summary,
+			&i.Status,
+			&i.OpenedAt,
+			&i.ResolvedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const productIncidentListByStatus = `-- name: ProductIncidentListByStatus :many
+SELECT id, created_at, updated_at, product_id, summary, status, opened_at, resolved_at FROM product_incidents
+WHERE product_id = $1 AND status = $2 AND id > $3
+ORDER BY id
+LIMIT $4
+`
+
+type ProductIncidentListByStatusParams struct {
+	ProductID uuid.UUID
+	Status    string
+	After     uuid.UUID
+	MaxRows   int32
+}
+
+// ProductIncidentList of one status, served by the index (product_id, status, id) of
+// migration 00311 in any plan; after is the least id on the first page.
+func (q *Queries) ProductIncidentListByStatus(ctx context.Context, arg ProductIncidentListByStatusParams) ([]ProductIncident, error) {
+	rows, err := q.db.Query(ctx, productIncidentListByStatus,
 		arg.ProductID,
 		arg.Status,
 		arg.After,

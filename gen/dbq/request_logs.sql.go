@@ -29,21 +29,21 @@ type RequestLogInsertBatchParams struct {
 
 const requestLogList = `-- name: RequestLogList :many
 SELECT id, organization_id, request_id, occurred_at, principal_type, key_prefix, method, path, route, status, latency_ms, error_code FROM request_logs
-WHERE organization_id = $1
-  AND ($2::uuid IS NULL OR id < $2)
-  AND ($3::smallint IS NULL OR status >= $3)
-  AND ($4::smallint IS NULL OR status <= $4)
-  AND ($5::text IS NULL OR method = $5)
-  AND ($6::text IS NULL OR starts_with(path, $6))
-  AND ($7::timestamptz IS NULL OR occurred_at >= $7)
-  AND ($8::timestamptz IS NULL OR occurred_at < $8)
+WHERE organization_id = $1 AND id < $2 AND id >= $3
+  AND ($4::smallint IS NULL OR status >= $4)
+  AND ($5::smallint IS NULL OR status <= $5)
+  AND ($6::text IS NULL OR method = $6)
+  AND ($7::text IS NULL OR starts_with(path, $7))
+  AND ($8::timestamptz IS NULL OR occurred_at >= $8)
+  AND ($9::timestamptz IS NULL OR occurred_at < $9)
 ORDER BY id DESC
-LIMIT $9
+LIMIT $10
 `
 
 type RequestLogListParams struct {
 	OrganizationID uuid.UUID
-	Before         *uuid.UUID
+	Before         uuid.UUID
+	Floor          uuid.UUID
 	StatusMin      *int16
 	StatusMax      *int16
 	Method         *string
@@ -54,11 +54,14 @@ type RequestLogListParams struct {
 }
 
 // Newest first: keyset pagination on id (UUIDv7, time-ordered) descending within one
-// organization; a NULL filter means "any".
+// organization; a NULL filter means "any". The page walks the range [floor, before) of the
+// key (the first page's before is the greatest id, and floor is RequestLogScanFloor or the
+// least id): never NULL, so that a cached generic plan bounds the walk as a custom one does.
 func (q *Queries) RequestLogList(ctx context.Context, arg RequestLogListParams) ([]RequestLog, error) {
 	rows, err := q.db.Query(ctx, requestLogList,
 		arg.OrganizationID,
 		arg.Before,
+		arg.Floor,
 		arg.StatusMin,
 		arg.StatusMax,
 		arg.Method,
@@ -96,4 +99,27 @@ func (q *Queries) RequestLogList(ctx context.Context, arg RequestLogListParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const requestLogScanFloor = `-- name: RequestLogScanFloor :one
+SELECT id FROM request_logs
+WHERE organization_id = $1 AND id < $2
+ORDER BY id DESC
+OFFSET $3 LIMIT 1
+`
+
+type RequestLogScanFloorParams struct {
+	OrganizationID uuid.UUID
+	Before         uuid.UUID
+	Skip           int32
+}
+
+// The id @skip rows below @before in the organization's newest-first order: a filtered list
+// examines the rows from before down to it and no further (core.FilterScanRows). Served by
+// the key's index alone; no row when fewer remain.
+func (q *Queries) RequestLogScanFloor(ctx context.Context, arg RequestLogScanFloorParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, requestLogScanFloor, arg.OrganizationID, arg.Before, arg.Skip)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
 }

@@ -42,9 +42,11 @@ func OrgToken(id fmt.Stringer) string { return "dev:org:" + id.String() }
 
 // Env is one running server with its own database.
 type Env struct {
-	t      testing.TB
-	URL    string
-	Pool   *pgxpool.Pool
+	t    testing.TB
+	URL  string
+	Pool *pgxpool.Pool
+	// DB is the server's database; tests may set its Quotas between requests.
+	DB     *postgres.DB
 	dsn    string
 	doc    *openapi3.T
 	router routers.Router
@@ -190,7 +192,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: router: %v", err)
 	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, dsn: dsn, doc: doc, router: router, Handler: handler, stopWorkers: stop, logs: logs}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, DB: db, dsn: dsn, doc: doc, router: router, Handler: handler, stopWorkers: stop, logs: logs}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }

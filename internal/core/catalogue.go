@@ -13,6 +13,14 @@ const (
 	MaxPageLimit     = 200
 )
 
+// FilterScanRows bounds the rows one page of a filtered list of records that grow with traffic
+// (request logs, audit events) examines: a page walks at most this many rows of the list's
+// newest-first order below its cursor, keeps those its filters match, and when it found fewer
+// than a page, continues with next_cursor from where it stopped. A filter matching nothing
+// thus costs the same as one matching everything, however many rows an organization stores
+// (docs/design.md, "Lists").
+const FilterScanRows = 10_000
+
 // Plan statuses. Only an active plan can be subscribed to or selected.
 const (
 	PlanStatusDraft      = "draft"

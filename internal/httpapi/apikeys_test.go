@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/apitest"
+	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
 )
 
@@ -250,6 +251,7 @@ func TestAPIKeyCannotGrantScopesItLacks(t *testing.T) {
 func TestEveryOperationEnforcesItsScopes(t *testing.T) {
 	t.Parallel()
 	f := newKeyFixture(t)
+	f.env.DB.Quotas[core.QuotaAPIKeys] = 1_000 // two keys per operation, more than the default quota
 	doc, err := httpapi.LoadDocument(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ var problemKinds = map[string]problemKind{
 	core.ESubscriptionRequired:    {http.StatusForbidden, "Production traffic needs a subscription to the product.", false},
 
 	core.EAPIKeyAlreadyRotated: {http.StatusConflict, "The API key has been rotated already.", false},
+	core.EQuotaExceeded:        {http.StatusConflict, "The organization has reached a quota.", false},
 
 	core.EIdempotencyInProgress: {http.StatusConflict, "A request with this Idempotency-Key is in progress.", true},
 	core.EIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "The Idempotency-Key was used for another request.", false},

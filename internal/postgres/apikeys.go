@@ -49,7 +49,7 @@ func (s *APIKeyService) CreateAPIKey(ctx context.Context, in core.APIKeyCreate) 
 	}
 	var created *core.NewAPIKey
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		if err := organizationExists(ctx, q, orgID); err != nil {
+		if err := s.db.organizationWithinQuota(ctx, q, orgID, core.QuotaAPIKeys); err != nil {
 			return err
 		}
 		if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActIssueCredential, Environment: in.Environment}); err != nil {

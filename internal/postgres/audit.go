@@ -70,22 +70,33 @@ func NewAuditService(d *DB) *AuditService { return &AuditService{db: d} }
 
 // ListAuditEvents implements core.AuditService.
 func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) ([]core.AuditEvent, *string, error) {
-	org, before, err := listScope(ctx, f.OrganizationID, f.Cursor)
+	org, after, err := listScope(ctx, f.OrganizationID, f.Cursor)
+	if err != nil {
+		return nil, nil, err
+	}
+	q := s.db.queries(ctx)
+	filtered := f.ResourceType != nil || f.ResourceID != nil || f.Action != nil || f.Since != nil || f.Until != nil
+	walk, err := pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
+		if org != nil {
+			return q.AuditEventScanFloor(ctx, dbq.AuditEventScanFloorParams{OrganizationID: org, Before: before, Skip: skip})
+		}
+		return q.AuditEventScanFloorAnyOrganization(ctx, dbq.AuditEventScanFloorAnyOrganizationParams{Before: before, Skip: skip})
+	})
 	if err != nil {
 		return nil, nil, err
 	}
 	params := dbq.AuditEventListAnyOrganizationParams{
 		ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
-		Since: f.Since, Until: f.Until, Before: before, RowLimit: int32(f.Limit) + 1,
+		Since: f.Since, Until: f.Until, Before: walk.before, Floor: walk.floor, RowLimit: int32(f.Limit) + 1,
 	}
 	var rows []dbq.AuditEvent
 	if org != nil {
-		rows, err = s.db.queries(ctx).AuditEventList(ctx, dbq.AuditEventListParams{
+		rows, err = q.AuditEventList(ctx, dbq.AuditEventListParams{
 			OrganizationID: org, ResourceType: params.ResourceType, ResourceID: params.ResourceID, Action: params.Action,
-			Since: params.Since, Until: params.Until, Before: params.Before, RowLimit: params.RowLimit,
+			Since: params.Since, Until: params.Until, Before: params.Before, Floor: params.Floor, RowLimit: params.RowLimit,
 		})
 	} else {
-		rows, err = s.db.queries(ctx).AuditEventListAnyOrganization(ctx, params)
+		rows, err = q.AuditEventListAnyOrganization(ctx, params)
 	}
 	if err != nil {
 		return nil, nil, translate(err)
@@ -98,6 +109,6 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 			ResourceID: r.ResourceID, RequestID: r.RequestID, Before: r.Before, After: r.After,
 		}
 	}
-	events, next := page(events, f.Limit, func(e core.AuditEvent) uuid.UUID { return e.ID })
+	events, next := windowPage(events, f.Limit, func(e core.AuditEvent) uuid.UUID { return e.ID }, walk)
 	return events, next, nil
 }

@@ -36,6 +36,9 @@ func (s *ConnectedBusinessService) CreateConnectedBusiness(ctx context.Context, 
 		if err := requirePlatform(ctx, q, p); err != nil {
 			return err
 		}
+		if err := s.db.organizationWithinQuota(ctx, q, p.OrganizationID, core.QuotaConnectedBusinesses); err != nil {
+			return err
+		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return err
@@ -185,6 +188,12 @@ func (s *ConnectedBusinessService) UpdateConnectedBusiness(ctx context.Context, 
 			cb.Resources, err = listResources(ctx, q, row.OrganizationID, id)
 			return err
 		}
+		// A closed business reopened counts toward the quota again.
+		if before.LifecycleStatus == core.BusinessClosed && next.LifecycleStatus != core.BusinessClosed {
+			if err := s.db.organizationWithinQuota(ctx, q, row.OrganizationID, core.QuotaConnectedBusinesses); err != nil {
+				return err
+			}
+		}
 		updated, err := q.ConnectedBusinessUpdate(ctx, dbq.ConnectedBusinessUpdateParams{
 			OrganizationID: row.OrganizationID, ID: id, DisplayName: next.DisplayName, LegalNameAr: next.LegalNameAr,
 			LegalNameEn: next.LegalNameEn, VatReference: next.VatReference, LifecycleStatus: next.LifecycleStatus,
@@ -254,6 +263,9 @@ func (s *ConnectedBusinessService) CreateCredential(ctx context.Context, id uuid
 		if err := s.db.entitle(ctx, row.OrganizationID, core.Access{
 			Act: core.ActIssueCredential, Environment: core.SandboxEnvironment, Business: &row.LifecycleStatus,
 		}); err != nil {
+			return err
+		}
+		if err := s.db.businessWithinQuota(ctx, q, row.OrganizationID, id); err != nil {
 			return err
 		}
 		resources, err := listResources(ctx, q, row.OrganizationID, id)

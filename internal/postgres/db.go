@@ -49,6 +49,10 @@ type DB struct {
 	Events core.EventEncoder
 
 	organizationTypes organizationTypes // see catalogueAudience
+
+	// Quotas bound what each organization may hold (core.Quotas; zero limits are defaults).
+	// Read at every check, so a test may change them between requests.
+	Quotas core.Quotas
 }
 
 // PoolConfig is the pool configuration of dsn as the service uses it.

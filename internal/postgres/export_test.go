@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pressly/goose/v3"
 
@@ -63,3 +64,6 @@ func MigrateDownTo(ctx context.Context, dsn string, version int64) error {
 	_, err = provider.DownTo(ctx, version)
 	return err
 }
+
+// WithTx makes the services run their statements in tx (a test's wrapper of one).
+func WithTx(ctx context.Context, tx pgx.Tx) context.Context { return withTx(ctx, tx) }

@@ -157,19 +157,21 @@ func (s *IncidentService) FindIncident(ctx context.Context, productID, incidentI
 // whether another page follows.
 func (s *IncidentService) ListIncidents(ctx context.Context, productID uuid.UUID, f core.IncidentFilter) (*core.IncidentPage, error) {
 	limit := f.Limit
-	params := dbq.ProductIncidentListParams{ProductID: productID, MaxRows: int32(limit + 1), Status: nonEmpty(f.Status)}
-	if f.Cursor != nil {
-		after, err := parseCursor(*f.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		params.After = &after
+	after, err := afterCursor(f.Cursor)
+	if err != nil {
+		return nil, err
 	}
 	q := s.db.queries(ctx)
 	if err := s.readableProduct(ctx, q, productID); err != nil {
 		return nil, err
 	}
-	rows, err := q.ProductIncidentList(ctx, params)
+	var rows []dbq.ProductIncident
+	if f.Status != "" {
+		rows, err = q.ProductIncidentListByStatus(ctx, dbq.ProductIncidentListByStatusParams{
+			ProductID: productID, Status: f.Status, After: orLeast(after), MaxRows: int32(limit + 1)})
+	} else {
+		rows, err = q.ProductIncidentList(ctx, dbq.ProductIncidentListParams{ProductID: productID, After: after, MaxRows: int32(limit + 1)})
+	}
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -116,14 +116,20 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 		r := statusClasses[*f.StatusClass]
 		params.StatusMin, params.StatusMax = &r[0], &r[1]
 	}
-	if f.Cursor != nil {
-		before, err := parseCursor(*f.Cursor)
-		if err != nil {
-			return nil, nil, err
-		}
-		params.Before = &before
+	after, err := afterCursor(f.Cursor)
+	if err != nil {
+		return nil, nil, err
 	}
-	rows, err := s.db.queries(ctx).RequestLogList(ctx, params)
+	q := s.db.queries(ctx)
+	filtered := f.StatusClass != nil || f.Method != nil || f.PathPrefix != nil || f.Since != nil || f.Until != nil
+	walk, err := pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
+		return q.RequestLogScanFloor(ctx, dbq.RequestLogScanFloorParams{OrganizationID: params.OrganizationID, Before: before, Skip: skip})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	params.Before, params.Floor = walk.before, walk.floor
+	rows, err := q.RequestLogList(ctx, params)
 	if err != nil {
 		return nil, nil, translate(err)
 	}
@@ -131,7 +137,7 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 	for i, r := range rows {
 		logs[i] = requestLogFromRow(r)
 	}
-	logs, next := page(logs, f.Limit, func(l *core.RequestLog) uuid.UUID { return l.ID })
+	logs, next := windowPage(logs, f.Limit, func(l *core.RequestLog) uuid.UUID { return l.ID }, walk)
 	return logs, next, nil
 }
 

@@ -45,7 +45,7 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	team := core.SupportTeamFor(in.Category, in.Severity)
 	var created *core.SupportCase
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		if err := organizationExists(ctx, q, orgID); err != nil {
+		if err := s.db.organizationWithinQuota(ctx, q, orgID, core.QuotaOpenSupportCases); err != nil {
 			return err
 		}
 		if err := checkProduct(ctx, q, in.ProductID); err != nil {
@@ -126,9 +126,16 @@ func (s *SupportCaseService) ListSupportCases(ctx context.Context, f core.Suppor
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.db.queries(ctx).SupportCaseList(ctx, dbq.SupportCaseListParams{
-		OrganizationID: orgID, Status: f.Status, After: after, RowLimit: int32(f.Limit) + 1,
-	})
+	var rows []dbq.SupportCase
+	if f.Status != nil {
+		rows, err = s.db.queries(ctx).SupportCaseListByStatus(ctx, dbq.SupportCaseListByStatusParams{
+			OrganizationID: orgID, Status: *f.Status, After: orLeast(after), RowLimit: int32(f.Limit) + 1,
+		})
+	} else {
+		rows, err = s.db.queries(ctx).SupportCaseList(ctx, dbq.SupportCaseListParams{
+			OrganizationID: orgID, After: after, RowLimit: int32(f.Limit) + 1,
+		})
+	}
 	if err != nil {
 		return nil, nil, translate(err)
 	}

@@ -89,6 +89,60 @@ func afterCursor(cursor *string) (*uuid.UUID, error) {
 	return &after, nil
 }
 
+// orLeast is the cursor after, or the least id for the first page of a list in id order:
+// a bound that is never NULL in SQL, so that an index serves it in a generic plan too.
+func orLeast(after *uuid.UUID) uuid.UUID {
+	if after == nil {
+		return uuid.Nil
+	}
+	return *after
+}
+
+// keyRange is the range [floor, before) of a newest-first list's key that one page walks.
+// Neither end is ever NULL in SQL, so that a cached generic plan bounds the walk as a custom
+// plan does.
+type keyRange struct {
+	before, floor uuid.UUID
+	// cut: the floor is a row of the list, core.FilterScanRows below before, and the list
+	// may go on below it.
+	cut bool
+}
+
+// pageRange is the range a page below the cursor after (nil: the first page) walks. A page
+// that filters nothing takes the whole key below the cursor, its LIMIT bounds it; a filtered
+// one stops at core.FilterScanRows rows (docs/design.md, "Lists"), at the floor floorAt reads
+// given the rows to skip.
+func pageRange(after *uuid.UUID, filtered bool, floorAt func(before uuid.UUID, skip int32) (uuid.UUID, error)) (keyRange, error) {
+	r := keyRange{before: uuid.Max, floor: uuid.Nil}
+	if after != nil {
+		r.before = *after
+	}
+	if !filtered {
+		return r, nil
+	}
+	floor, err := floorAt(r.before, core.FilterScanRows-1)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // fewer rows remain than the bound
+		return r, nil
+	case err != nil:
+		return r, translate(err)
+	}
+	r.floor, r.cut = floor, true
+	return r, nil
+}
+
+// windowPage is page for a page that walked r: when the walk was cut and found less than a
+// page, the next page continues below the floor, so a page may hold fewer items than limit,
+// or none, and still have a next_cursor.
+func windowPage[T any](items []T, limit int, idOf func(T) uuid.UUID, r keyRange) ([]T, *string) {
+	items, next := page(items, limit, idOf)
+	if next == nil && r.cut {
+		s := r.floor.String()
+		next = &s
+	}
+	return items, next
+}
+
 // page trims a result fetched with limit+1 rows to limit and returns the cursor of the next
 // page: the id of the last item returned, or nil on the last page.
 func page[T any](items []T, limit int, idOf func(T) uuid.UUID) ([]T, *string) {

@@ -29,6 +29,7 @@ var tenancyExempt = map[string]string{
 	"APIKeyGetByIDForUpdateAnyOrganization":            "operator lock",
 	"APIKeyListAnyOrganization":                        "operator list",
 	"AuditEventListAnyOrganization":                    "operator list",
+	"AuditEventScanFloorAnyOrganization":               "operator list: where its filtered page stops",
 	"ConnectedBusinessGetByIDAnyOrganization":          "operator read",
 	"ConnectedBusinessGetByIDForUpdateAnyOrganization": "operator lock",
 	"ConnectedBusinessListAnyOrganization":             "operator list",

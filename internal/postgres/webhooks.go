@@ -51,6 +51,9 @@ func (s *WebhookService) CreateWebhookEndpoint(ctx context.Context, in core.Webh
 		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
 			return notFoundAs(err, "Organization %s does not exist.", in.OrganizationID)
 		}
+		if err := s.db.organizationWithinQuota(ctx, q, orgID, core.QuotaWebhookEndpoints); err != nil {
+			return err
+		}
 		row, err := q.WebhookEndpointInsert(ctx, dbq.WebhookEndpointInsertParams{
 			ID: id, OrganizationID: orgID, Url: in.URL, Description: in.Description,
 			EnabledEvents: in.EnabledEvents, Secret: s.box.Seal([]byte(secret), id[:]),
