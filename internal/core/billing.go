@@ -84,30 +84,73 @@ func PercentHalfUp(amount, percent int64) int64 {
 func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 	start := dateOf(now)
 	var lines []InvoiceLine
-	charge := func(componentType, description string, amount *int64) {
-		if amount != nil && *amount > 0 {
-			lines = append(lines, InvoiceLine{ComponentType: componentType, Description: description, Amount: *amount})
-		}
-	}
 	var end time.Time
 	if t := plan.TrialPolicy; t != nil && t.TrialDays > 0 {
 		if !t.RequiresPaymentMethod {
 			return nil
 		}
 		end = start.AddDate(0, 0, t.TrialDays-1)
-		charge(PriceSetupFee, "Setup fee", plan.SetupFee)
+		lines = appendCharge(lines, PriceSetupFee, "Setup fee", plan.SetupFee)
 		lines = append(lines, InvoiceLine{ComponentType: "trial", Description: fmt.Sprintf("%d-day trial of %s", t.TrialDays, plan.Name), Amount: 0})
 	} else {
 		end = start
 		if renews := plan.NextRenewal(now, now); renews != nil {
 			end = dateOf(*renews).AddDate(0, 0, -1)
 		}
-		charge(PriceSetupFee, "Setup fee", plan.SetupFee)
-		charge(PriceRecurringFee, fmt.Sprintf("%s, %s to %s", plan.Name, start.Format(time.DateOnly), end.Format(time.DateOnly)), plan.RecurringFee)
+		lines = appendCharge(lines, PriceSetupFee, "Setup fee", plan.SetupFee)
+		lines = appendCharge(lines, PriceRecurringFee, recurringDescription(plan, start, end), plan.RecurringFee)
 		if len(lines) == 0 {
 			return nil
 		}
 	}
+	return issueInvoice(plan, start, end, lines, true, now)
+}
+
+// RenewalInvoice is the invoice a subscription on plan issues at now for the period its
+// renewal at renewsAt opens, up to the next renewal (next): the recurring fee of that period,
+// billed in advance, with VAT as on FirstInvoice; usage is billed in arrears, never here.
+// The renewal at the end of a trial (trialEnd) opens the first paid period: when the trial
+// needed no payment method, the plan selection issued no invoice (see FirstInvoice), so this
+// one also carries the setup fee and the plan's discount and credit components. Returns nil
+// when nothing is due (a free or usage-only plan).
+func RenewalInvoice(plan *Plan, renewsAt, next time.Time, trialEnd bool, now time.Time) *BillingInvoice {
+	start, end := RenewalPeriod(renewsAt, next)
+	firstCharge := trialEnd && (plan.TrialPolicy == nil || !plan.TrialPolicy.RequiresPaymentMethod)
+	var lines []InvoiceLine
+	if firstCharge {
+		lines = appendCharge(lines, PriceSetupFee, "Setup fee", plan.SetupFee)
+	}
+	lines = appendCharge(lines, PriceRecurringFee, recurringDescription(plan, start, end), plan.RecurringFee)
+	if len(lines) == 0 {
+		return nil
+	}
+	return issueInvoice(plan, start, end, lines, firstCharge, now)
+}
+
+// RenewalPeriod is the period (first and last day, UTC) a renewal at renewsAt opens when the
+// following one falls at next.
+func RenewalPeriod(renewsAt, next time.Time) (start, end time.Time) {
+	return dateOf(renewsAt), dateOf(next).AddDate(0, 0, -1)
+}
+
+// appendCharge appends a charge line of amount to lines when the amount is set and positive.
+func appendCharge(lines []InvoiceLine, componentType, description string, amount *int64) []InvoiceLine {
+	if amount != nil && *amount > 0 {
+		lines = append(lines, InvoiceLine{ComponentType: componentType, Description: description, Amount: *amount})
+	}
+	return lines
+}
+
+// recurringDescription describes the recurring fee of plan for the period from start to end.
+func recurringDescription(plan *Plan, start, end time.Time) string {
+	return fmt.Sprintf("%s, %s to %s", plan.Name, start.Format(time.DateOnly), end.Format(time.DateOnly))
+}
+
+// issueInvoice totals the charge lines of plan for the period from start to end into an
+// invoice issued at now: the plan's active discount and credit components reduce it when
+// discounted, by their absolute amount and never below zero; VAT (VATPercent) is charged on
+// subtotal - discount, rounded half-up; it is due PaymentTerms after issue.
+func issueInvoice(plan *Plan, start, end time.Time, lines []InvoiceLine, discounted bool, now time.Time) *BillingInvoice {
 	inv := &BillingInvoice{
 		PlanID:            plan.ID,
 		PeriodStart:       start,
@@ -120,7 +163,7 @@ func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 		inv.Subtotal += l.Amount
 	}
 	for _, p := range plan.Prices {
-		if p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
+		if !discounted || p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
 			continue
 		}
 		d := min(abs(*p.Amount), inv.Subtotal-inv.Discount)
