@@ -57,8 +57,8 @@ type Subscription struct {
 	// then, unless it is reactivated before. Nil when not cancelled, or when nothing renewed (a
 	// one-time plan). Internal: the API's subscription does not show it.
 	ServiceEndsAt *time.Time `json:"service_ends_at"`
-	SuspendedAt     *time.Time `json:"suspended_at"`
-	TerminatedAt    *time.Time `json:"terminated_at"`
+	SuspendedAt   *time.Time `json:"suspended_at"`
+	TerminatedAt  *time.Time `json:"terminated_at"`
 	// SuspendedBy and CancelledBy say who suspended the service and who cancelled the
 	// subscription (an actor type: ActorOperator, "organization", "connected_business"); ""
 	// when it is not suspended or not cancelled. Internal: the audit trail records them, the
