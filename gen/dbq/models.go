@@ -352,6 +352,24 @@ type Subscription struct {
 	SuspendedBy            *string
 	CancelledBy            *string
 	ProvisionedAt          *time.Time
+	ServiceEndsAt          *time.Time
+	SelectionInvoiceID     *uuid.UUID
+}
+
+type SubscriptionBillingStep struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+	DueAt          *time.Time
+}
+
+type SubscriptionRenewal struct {
+	OrganizationID uuid.UUID
+	SubscriptionID uuid.UUID
+	PeriodStart    pgtype.Date
+	PeriodEnd      pgtype.Date
+	InvoiceID      *uuid.UUID
+	RenewedAt      time.Time
+	CreatedAt      time.Time
 }
 
 type SupportCase struct {
@@ -404,6 +422,14 @@ type TaxInvoice struct {
 	Xml                 string
 	RequestID           *string
 	ConnectedBusinessID *uuid.UUID
+}
+
+type TestClock struct {
+	ID             uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	OrganizationID uuid.UUID
+	FrozenTime     time.Time
 }
 
 type UsageCounter struct {

@@ -26,6 +26,7 @@ type Services struct {
 	Operators     OperatorTokenService
 	Webhooks      WebhookService
 	Incidents     IncidentService
+	TestClocks    TestClockService
 }
 
 // equalPtr reports whether two optional values are both absent or both present and equal.

@@ -23,6 +23,7 @@ const (
 	EventSubscriptionDegraded         EventType = "subscription.degraded"
 	EventSubscriptionRestored         EventType = "subscription.restored"
 	EventBillingInvoiceIssued         EventType = "billing_invoice.issued"
+	EventSubscriptionRenewed          EventType = "subscription.renewed"
 	EventConnectedBusinessCreated     EventType = "connected_business.created"
 	EventConnectedBusinessUpdated     EventType = "connected_business.updated"
 	EventAPIKeyCreated                EventType = "api_key.created"
@@ -57,6 +58,7 @@ func EventTypes() []EventType {
 		EventTaxInvoiceGenerated, EventProductUpdated, EventPlanDeprecated, EventPlanRetired,
 		EventWebhookEndpointTest,
 		EventOrganizationUpdated,
+		EventSubscriptionRenewed,
 	}
 }
 

@@ -29,6 +29,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Operators:     NewOperatorTokenService(d),
 		Webhooks:      NewWebhookService(d, box, hooks),
 		Incidents:     NewIncidentService(d),
+		TestClocks:    NewTestClockService(d),
 	}
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
 	return s
