@@ -57,6 +57,8 @@ const environmentHelp = `Environment:
   LOG_LEVEL                   debug, info, warn or error (default info); JSON logs
   CREDENTIAL_CACHE_TTL        how long an authenticated credential is trusted without a database
                               lookup when no change was announced (default 5s; 0: no cache)
+  RENEWAL_INTERVAL            how often the renewal run looks for renewals and ended services
+                              that are due (default 1m)
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
@@ -263,6 +265,8 @@ type config struct {
 	logLevel    slog.Level
 	// credentialCacheTTL bounds how long a credential is trusted without a lookup.
 	credentialCacheTTL time.Duration
+	// renewalInterval is how often the renewal run starts.
+	renewalInterval time.Duration
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -310,6 +314,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.credentialCacheTTL, err = time.ParseDuration(valueOr(getenv("CREDENTIAL_CACHE_TTL"), postgres.DefaultCredentialCacheTTL.String())); err != nil || cfg.credentialCacheTTL < 0 {
 		return cfg, fmt.Errorf("CREDENTIAL_CACHE_TTL must be a duration such as 5s, or 0")
+	}
+	if cfg.renewalInterval, err = time.ParseDuration(valueOr(getenv("RENEWAL_INTERVAL"), jobs.DefaultRenewalInterval.String())); err != nil || cfg.renewalInterval <= 0 {
+		return cfg, fmt.Errorf("RENEWAL_INTERVAL must be a positive duration such as 1m")
 	}
 	return cfg, nil
 }
@@ -457,7 +464,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks})
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, RenewalInterval: cfg.renewalInterval})
 	if err != nil {
 		return err
 	}
