@@ -87,40 +87,45 @@ func (d *DB) billingStep(ctx context.Context, org, id uuid.UUID) (bool, error) {
 			return err
 		}
 		after := *before
-		action, event := "subscription.renewed", core.EventSubscriptionRenewed
 		switch {
 		case before.ServiceEndDue(at):
 			after.EndService(at)
-			action, event, ended = "subscription.terminated", core.EventSubscriptionTerminated, true
+			took, ended = true, true
+			return d.recordBillingStep(ctx, q, before, &after, at, "subscription.terminated", core.EventSubscriptionTerminated)
 		case before.RenewalDue(at):
 			if err := d.renew(ctx, q, &after, at); err != nil {
 				return err
 			}
-		default:
-			return nil
+			took = true
+			return d.recordBillingStep(ctx, q, before, &after, at, "subscription.renewed", core.EventSubscriptionRenewed)
 		}
-		after.UpdatedAt = at
-		sub, err := updateSubscription(ctx, q, &after)
-		if err != nil {
-			return err
-		}
-		if err := audit(ctx, q, core.AuditEntry{
-			OrganizationID: &sub.OrganizationID,
-			Action:         action,
-			ResourceType:   "subscription",
-			ResourceID:     sub.ID.String(),
-			Before:         before,
-			After:          sub,
-		}); err != nil {
-			return err
-		}
-		took = true
-		return d.publish(ctx, q, sub.OrganizationID, event, sub)
+		return nil
 	})
 	if ended {
 		d.credentialsChanged(ctx) // the product's next operation obeys the ended service
 	}
 	return took, err
+}
+
+// recordBillingStep stores after, the state a billing step at at moved before to, with its
+// audit action and publishes event.
+func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, after *core.Subscription, at time.Time, action string, event core.EventType) error {
+	after.UpdatedAt = at
+	sub, err := updateSubscription(ctx, q, after)
+	if err != nil {
+		return err
+	}
+	if err := audit(ctx, q, core.AuditEntry{
+		OrganizationID: &sub.OrganizationID,
+		Action:         action,
+		ResourceType:   "subscription",
+		ResourceID:     sub.ID.String(),
+		Before:         before,
+		After:          sub,
+	}); err != nil {
+		return err
+	}
+	return d.publish(ctx, q, sub.OrganizationID, event, sub)
 }
 
 // renew renews sub for one period at at (core.Subscription.Renew) on its current plan: it
