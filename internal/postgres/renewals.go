@@ -58,9 +58,10 @@ func (d *DB) BillDue(ctx context.Context) (int, error) {
 				progressed = true
 			}
 		}
-		// A full batch with progress may hide more (a subscription several periods behind
-		// comes back once per period); one without progress would come back unchanged.
-		if len(rows) < billStepsBatch || !progressed || ctx.Err() != nil {
+		// A subscription several periods behind comes back once per period, and a full batch
+		// may hide more: read again while steps are being taken. A read without progress
+		// (nothing due, or only failing steps) would come back unchanged.
+		if !progressed || ctx.Err() != nil {
 			return taken, errors.Join(errs...)
 		}
 	}
