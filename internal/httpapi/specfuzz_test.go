@@ -151,6 +151,11 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		"getOrganizationOnboarding": onboarded.JSON(t)["organization"].(map[string]any)["id"].(string),
 	}
 	seedCatalogueFixtures(t, env, fx)
+	// The test clock operations advance a clock of an organization of their own (the clock's
+	// example time is before the examples of advanceTestClock); createTestClock's valid
+	// requests put fx.org on one.
+	fx.ids["test-clocks"] = post("/v1/test-clocks", apitest.OperatorToken,
+		`{"organization_id":"`+createOrganization(t, env, minimalOrganization)["id"].(string)+`","frozen_time":"2025-03-01T09:30:00Z"}`)
 	// The incident operations work on the catalogue fixture's product, which no subscription
 	// uses: an open incident there degrades nothing the other families' requests rely on.
 	fx.ids["incident_id"] = post("/v1/products/"+fx.ids["products"]+"/incidents", apitest.OperatorToken, `{"summary":"Seeded by the fuzzing test."}`)
