@@ -233,47 +233,28 @@ func TestRenewalPeriods(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
 	start := "2025-01-31T12:00:00Z"
+	// renewed is the one renewal a case wants: its invoice and the renewal after it.
+	type renewed struct {
+		start, end, issued string
+		fee, total         int64
+	}
 	cases := []struct {
 		name, product, plan, selectPlan string
 		to                              string
-		check                           func(t *testing.T, sub string)
+		renewal                         *renewed // nil: none
+		renewsAt                        string   // after the advance ("": null)
+		invoices                        int      // of the subscription after the advance
 	}{
-		{name: "Monthly", product: productEinvoice, plan: planEinvoiceGrowthMonthly, to: "2025-03-30T00:00:00Z", check: func(t *testing.T, sub string) {
-			invs := invoicesOf(t, env, sub)
-			if len(invs) != 1 {
-				t.Fatalf("%d invoices, want 1", len(invs))
-			}
-			// January 31 + 1 month is February 28; the period ends the day before March 31.
-			wantInvoice(t, invs[0], "2025-02-28", "2025-03-30", clockAt(t, "2025-02-28T12:00:00Z"), "recurring_fee", int64(29900))
-			if invs[0].Total != 34385 {
-				t.Errorf("total %d, want 34385", invs[0].Total)
-			}
-			wantRenewsAt(t, getSubscription(t, env, apitest.OperatorToken, sub), "2025-03-31T12:00:00Z")
-		}},
-		{name: "Annual", product: productEinvoice, plan: planEinvoiceGrowthAnnual, to: "2026-02-01T00:00:00Z", check: func(t *testing.T, sub string) {
-			invs := invoicesOf(t, env, sub)
-			if len(invs) != 1 {
-				t.Fatalf("%d invoices, want 1", len(invs))
-			}
-			wantInvoice(t, invs[0], "2026-01-31", "2027-01-30", clockAt(t, "2026-01-31T12:00:00Z"), "recurring_fee", int64(299000))
-			if invs[0].Total != 343850 {
-				t.Errorf("total %d, want 343850", invs[0].Total)
-			}
-			wantRenewsAt(t, getSubscription(t, env, apitest.OperatorToken, sub), "2027-01-31T12:00:00Z")
-		}},
-		{name: "OneTimeNever", product: productPlatform, plan: planPlatformDeveloper, selectPlan: planPlatformOnboarding, to: "2026-01-01T00:00:00Z", check: func(t *testing.T, sub string) {
-			if n := env.Count(`SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, sub); n != 0 {
-				t.Errorf("a one-time plan renewed %d times", n)
-			}
-			wantRenewsAt(t, getSubscription(t, env, apitest.OperatorToken, sub), "")
-		}},
-		{name: "AwaitingPaymentNever", product: productEinvoice, plan: planEinvoiceSandbox, selectPlan: planEinvoiceGrowthMonthly, to: "2025-06-01T00:00:00Z", check: func(t *testing.T, sub string) {
-			invs := invoicesOf(t, env, sub)
-			if len(invs) != 1 || invs[0].Start != "2025-01-31" {
-				t.Errorf("invoices %+v, want the selection's only", invs)
-			}
-			wantRenewsAt(t, getSubscription(t, env, apitest.OperatorToken, sub), "2025-02-28T12:00:00Z") // not moved
-		}},
+		// January 31 + 1 month is February 28; the period ends the day before March 31.
+		{name: "Monthly", product: productEinvoice, plan: planEinvoiceGrowthMonthly, to: "2025-03-30T00:00:00Z",
+			renewal: &renewed{"2025-02-28", "2025-03-30", "2025-02-28T12:00:00Z", 29900, 34385}, renewsAt: "2025-03-31T12:00:00Z", invoices: 1},
+		{name: "Annual", product: productEinvoice, plan: planEinvoiceGrowthAnnual, to: "2026-02-01T00:00:00Z",
+			renewal: &renewed{"2026-01-31", "2027-01-30", "2026-01-31T12:00:00Z", 299000, 343850}, renewsAt: "2027-01-31T12:00:00Z", invoices: 1},
+		{name: "OneTimeNever", product: productPlatform, plan: planPlatformDeveloper, selectPlan: planPlatformOnboarding, to: "2026-01-01T00:00:00Z",
+			invoices: 1},
+		// The selection's invoice is unpaid: renews_at stays where it was.
+		{name: "AwaitingPaymentNever", product: productEinvoice, plan: planEinvoiceSandbox, selectPlan: planEinvoiceGrowthMonthly, to: "2025-06-01T00:00:00Z",
+			renewsAt: "2025-02-28T12:00:00Z", invoices: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,7 +269,20 @@ func TestRenewalPeriods(t *testing.T) {
 				}
 			}
 			advance(t, env, token, clock.ID, tc.to)
-			tc.check(t, sub.ID)
+			invs := invoicesOf(t, env, sub.ID)
+			if len(invs) != tc.invoices {
+				t.Fatalf("%d invoices, want %d", len(invs), tc.invoices)
+			}
+			renewals := env.Count(`SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, sub.ID)
+			if r := tc.renewal; r != nil {
+				wantInvoice(t, invs[0], r.start, r.end, clockAt(t, r.issued), "recurring_fee", r.fee)
+				if invs[0].Total != r.total || renewals != 1 {
+					t.Errorf("total %d and %d renewals, want %d and 1", invs[0].Total, renewals, r.total)
+				}
+			} else if renewals != 0 {
+				t.Errorf("renewed %d times, want never", renewals)
+			}
+			wantRenewsAt(t, getSubscription(t, env, apitest.OperatorToken, sub.ID), tc.renewsAt)
 		})
 	}
 }
