@@ -8,17 +8,6 @@ ALTER TABLE subscriptions ADD COLUMN service_ends_at timestamptz;
 ALTER TABLE subscriptions
     ADD CONSTRAINT subscriptions_service_ends_cancelled CHECK (service_ends_at IS NULL OR commercial_status = 'cancelled');
 
--- The first invoice of the current plan selection, null when the selection issued none. A
--- subscription does not renew while it is not paid: its selection awaits its first payment.
-ALTER TABLE subscriptions ADD COLUMN selection_invoice_id uuid REFERENCES billing_invoices (id);
-
--- Existing selections: their newest invoice that is not void is the selection's (plan
--- selection issued every invoice so far, voiding the earlier ones).
-UPDATE subscriptions s SET selection_invoice_id = (
-    SELECT i.id FROM billing_invoices i
-    WHERE i.organization_id = s.organization_id AND i.subscription_id = s.id AND i.status <> 'void'
-    ORDER BY i.id DESC LIMIT 1);
-
 -- What the renewal worker looks for: renewals that have arrived, services that have ended.
 CREATE INDEX subscriptions_renews_at ON subscriptions (renews_at) WHERE renews_at IS NOT NULL;
 CREATE INDEX subscriptions_service_ends_at ON subscriptions (service_ends_at)
@@ -51,7 +40,8 @@ CREATE TABLE test_clocks (
 );
 
 -- The billing steps of subscriptions, each at the time it falls due: the renewal of a live
--- subscription (not while its plan selection awaits its first payment), and the end of the
+-- subscription (not while the first invoice of its plan selection is open: the selection awaits
+-- its first payment), and the end of the
 -- service of a cancelled one. The renewal worker (wall clock) and a test clock's advance
 -- (one organization) both read it, so they agree on what is due.
 CREATE VIEW subscription_billing_steps AS
@@ -59,7 +49,8 @@ SELECT s.organization_id, s.id, s.renews_at AS due_at
 FROM subscriptions s
 WHERE s.renews_at IS NOT NULL AND s.commercial_status IN ('active', 'past_due') AND s.service_status <> 'terminated'
   AND NOT EXISTS (SELECT 1 FROM billing_invoices i
-                  WHERE i.organization_id = s.organization_id AND i.id = s.selection_invoice_id AND i.status <> 'paid')
+                  WHERE i.organization_id = s.organization_id AND i.subscription_id = s.id
+                    AND i.opens_selection AND i.status IN ('issued', 'partially_paid'))
 UNION ALL
 SELECT s.organization_id, s.id, s.service_ends_at
 FROM subscriptions s
@@ -72,6 +63,5 @@ DROP TABLE subscription_renewals;
 DROP INDEX subscriptions_service_ends_at;
 DROP INDEX subscriptions_renews_at;
 ALTER TABLE subscriptions
-    DROP COLUMN selection_invoice_id,
     DROP CONSTRAINT subscriptions_service_ends_cancelled,
     DROP COLUMN service_ends_at;

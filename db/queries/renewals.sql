@@ -22,11 +22,6 @@ LIMIT 1;
 SELECT EXISTS (SELECT 1 FROM subscription_billing_steps b
                WHERE b.organization_id = @organization_id AND b.id = @id AND b.due_at <= @now::timestamptz);
 
--- name: SubscriptionSetSelectionInvoice :exec
--- Records the first invoice of the plan selection just made (null: it issued none).
-UPDATE subscriptions SET selection_invoice_id = sqlc.narg(invoice_id)
-WHERE organization_id = @organization_id AND id = @id;
-
 -- name: SubscriptionRenewalInsert :exec
 -- Records a renewal; its primary key refuses a second renewal of one period.
 INSERT INTO subscription_renewals (organization_id, subscription_id, period_start, period_end, invoice_id, renewed_at)

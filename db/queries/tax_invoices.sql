@@ -1,10 +1,12 @@
 -- name: TaxInvoiceInsert :one
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
-    requested_type, valid, payable_amount, issued_at, request, result, xml, request_id
+    requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,
+    billing_reference_invoice_id, billing_reference_number
 ) VALUES (
     @id, @organization_id, @connected_business_id, @egs_unit_id, @icv, @number, @uuid, @pih, @invoice_hash, @status, @invoice_type,
-    @requested_type, @valid, @payable_amount, @issued_at, @request, @result, @xml, @request_id
+    @requested_type, @valid, @payable_amount, @issued_at, @request, @result, @xml, @request_id,
+    @billing_reference_invoice_id, @billing_reference_number
 )
 RETURNING *;
 
@@ -26,3 +28,21 @@ SELECT id, icv, pih, invoice_hash FROM tax_invoices
 WHERE organization_id = @organization_id AND egs_unit_id = @egs_unit_id
   AND connected_business_id IS NOT DISTINCT FROM sqlc.narg(connected_business_id)::uuid
 ORDER BY icv;
+
+-- name: TaxInvoiceList :many
+-- The archive: one organization's documents newest first (keyset on the UUIDv7 id), a
+-- connected business's own only when connected_business_id is given. The bodies (request,
+-- result, XML) are not read.
+SELECT id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, invoice_hash, status, invoice_type,
+       payable_amount, issued_at, created_at, billing_reference_number
+FROM tax_invoices
+WHERE organization_id = @organization_id
+  AND (sqlc.narg(connected_business_id)::uuid IS NULL OR connected_business_id = sqlc.narg(connected_business_id))
+  AND (sqlc.narg(invoice_type)::text IS NULL OR invoice_type = sqlc.narg(invoice_type))
+  AND (sqlc.narg(issued_from)::timestamptz IS NULL OR issued_at >= sqlc.narg(issued_from))
+  AND (sqlc.narg(issued_before)::timestamptz IS NULL OR issued_at < sqlc.narg(issued_before))
+  AND (sqlc.narg(icv_from)::bigint IS NULL OR icv >= sqlc.narg(icv_from))
+  AND (sqlc.narg(icv_to)::bigint IS NULL OR icv <= sqlc.narg(icv_to))
+  AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
+ORDER BY id DESC
+LIMIT @row_limit;

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -150,6 +151,33 @@ func (e AuditResourceType) Valid() bool {
 	case AuditResourceTypeTaxInvoice:
 		return true
 	case AuditResourceTypeWebhookEndpoint:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BillingInvoiceLineComponentType.
+const (
+	Credit       BillingInvoiceLineComponentType = "credit"
+	Discount     BillingInvoiceLineComponentType = "discount"
+	RecurringFee BillingInvoiceLineComponentType = "recurring_fee"
+	SetupFee     BillingInvoiceLineComponentType = "setup_fee"
+	Trial        BillingInvoiceLineComponentType = "trial"
+)
+
+// Valid indicates whether the value is a known member of the BillingInvoiceLineComponentType enum.
+func (e BillingInvoiceLineComponentType) Valid() bool {
+	switch e {
+	case Credit:
+		return true
+	case Discount:
+		return true
+	case RecurringFee:
+		return true
+	case SetupFee:
+		return true
+	case Trial:
 		return true
 	default:
 		return false
@@ -690,6 +718,45 @@ func (e PaymentMethodCode) Valid() bool {
 	}
 }
 
+// Defines values for PaymentMethodToken.
+const (
+	PaymentMethodSandboxDeclined          PaymentMethodToken = "pm_sandbox_declined"
+	PaymentMethodSandboxInsufficientFunds PaymentMethodToken = "pm_sandbox_insufficient_funds"
+	PaymentMethodSandboxSuccess           PaymentMethodToken = "pm_sandbox_success"
+)
+
+// Valid indicates whether the value is a known member of the PaymentMethodToken enum.
+func (e PaymentMethodToken) Valid() bool {
+	switch e {
+	case PaymentMethodSandboxDeclined:
+		return true
+	case PaymentMethodSandboxInsufficientFunds:
+		return true
+	case PaymentMethodSandboxSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PaymentStatus.
+const (
+	PaymentStatusFailed    PaymentStatus = "failed"
+	PaymentStatusSucceeded PaymentStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the PaymentStatus enum.
+func (e PaymentStatus) Valid() bool {
+	switch e {
+	case PaymentStatusFailed:
+		return true
+	case PaymentStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PlanActivation.
 const (
 	PlanActivationActive          PlanActivation = "active"
@@ -956,13 +1023,28 @@ func (e RegulatoryClassification) Valid() bool {
 
 // Defines values for RequestedInvoiceType.
 const (
+	RequestedInvoiceTypeSimplifiedCreditNote RequestedInvoiceType = "simplified_credit_note"
+	RequestedInvoiceTypeSimplifiedDebitNote  RequestedInvoiceType = "simplified_debit_note"
 	RequestedInvoiceTypeSimplifiedTaxInvoice RequestedInvoiceType = "simplified_tax_invoice"
+	RequestedInvoiceTypeStandardCreditNote   RequestedInvoiceType = "standard_credit_note"
+	RequestedInvoiceTypeStandardDebitNote    RequestedInvoiceType = "standard_debit_note"
+	RequestedInvoiceTypeStandardTaxInvoice   RequestedInvoiceType = "standard_tax_invoice"
 )
 
 // Valid indicates whether the value is a known member of the RequestedInvoiceType enum.
 func (e RequestedInvoiceType) Valid() bool {
 	switch e {
+	case RequestedInvoiceTypeSimplifiedCreditNote:
+		return true
+	case RequestedInvoiceTypeSimplifiedDebitNote:
+		return true
 	case RequestedInvoiceTypeSimplifiedTaxInvoice:
+		return true
+	case RequestedInvoiceTypeStandardCreditNote:
+		return true
+	case RequestedInvoiceTypeStandardDebitNote:
+		return true
+	case RequestedInvoiceTypeStandardTaxInvoice:
 		return true
 	default:
 		return false
@@ -1703,6 +1785,11 @@ const (
 	WebhookEventTypeBillingInvoiceIssued         WebhookEventType = "billing_invoice.issued"
 	WebhookEventTypeConnectedBusinessCreated     WebhookEventType = "connected_business.created"
 	WebhookEventTypeConnectedBusinessUpdated     WebhookEventType = "connected_business.updated"
+	WebhookEventTypeInvoiceIssued                WebhookEventType = "invoice.issued"
+	WebhookEventTypeInvoicePaid                  WebhookEventType = "invoice.paid"
+	WebhookEventTypeInvoicePaymentFailed         WebhookEventType = "invoice.payment_failed"
+	WebhookEventTypeInvoiceUncollectible         WebhookEventType = "invoice.uncollectible"
+	WebhookEventTypeInvoiceVoided                WebhookEventType = "invoice.voided"
 	WebhookEventTypeOrganizationUpdated          WebhookEventType = "organization.updated"
 	WebhookEventTypePlanDeprecated               WebhookEventType = "plan.deprecated"
 	WebhookEventTypePlanRetired                  WebhookEventType = "plan.retired"
@@ -1742,6 +1829,16 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeConnectedBusinessCreated:
 		return true
 	case WebhookEventTypeConnectedBusinessUpdated:
+		return true
+	case WebhookEventTypeInvoiceIssued:
+		return true
+	case WebhookEventTypeInvoicePaid:
+		return true
+	case WebhookEventTypeInvoicePaymentFailed:
+		return true
+	case WebhookEventTypeInvoiceUncollectible:
+		return true
+	case WebhookEventTypeInvoiceVoided:
 		return true
 	case WebhookEventTypeOrganizationUpdated:
 		return true
@@ -2034,6 +2131,53 @@ type BillingInvoice struct {
 	// Total subtotal - discount + tax, minor units.
 	Total     int64     `json:"total"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// BillingInvoiceLine One line of a billing invoice: a charge (positive `amount`) or a discount (negative), `quantity` × `unit_amount`, minor units of the invoice's currency.
+type BillingInvoiceLine struct {
+	// Amount quantity × unit_amount, minor units, tax-exclusive.
+	Amount int64 `json:"amount"`
+
+	// ComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), or a `discount` or `credit` price component.
+	ComponentType BillingInvoiceLineComponentType `json:"component_type"`
+
+	// Description What the line charges or takes off.
+	Description string `json:"description"`
+
+	// Period Dates covered by an invoice.
+	Period BillingPeriod `json:"period"`
+
+	// PriceId The plan's price component the line came from; null for the plan's own setup and recurring fee and for a trial.
+	PriceId nullable.Nullable[openapi_types.UUID] `json:"price_id"`
+
+	// Proration Whether the line charges or credits part of a period because of a mid-period change.
+	Proration bool  `json:"proration"`
+	Quantity  int64 `json:"quantity"`
+
+	// Tax The line's share of the invoice's VAT, minor units (see `listInvoiceLines`).
+	Tax int64 `json:"tax"`
+
+	// UnitAmount Minor units per unit, tax-exclusive.
+	UnitAmount int64 `json:"unit_amount"`
+}
+
+// BillingInvoiceLineComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), or a `discount` or `credit` price component.
+type BillingInvoiceLineComponentType string
+
+// BillingInvoiceLineList Every line of a billing invoice; `next_cursor` is always null.
+type BillingInvoiceLineList struct {
+	Items []BillingInvoiceLine `json:"items"`
+
+	// NextCursor Always null.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
+// BillingInvoiceList A page of billing invoices.
+type BillingInvoiceList struct {
+	Items []nullable.Nullable[BillingInvoice] `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
 // BillingInvoiceStatus Status of a billing invoice.
@@ -2403,7 +2547,7 @@ type InternalValidation struct {
 	Valid bool `json:"valid"`
 }
 
-// InvoiceAddress A postal address of the seller. Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
+// InvoiceAddress A postal address of the seller or, as `buyer.postal_address`, of the buyer (BG-8; a standard document needs one with street, city and country, SBX-STD-03; a Saudi one is complete by BR-KSA-63). Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
 type InvoiceAddress struct {
 	// AdditionalNumber Additional number (plot identification).
 	AdditionalNumber     nullable.Nullable[string] `json:"additional_number,omitempty"`
@@ -2439,27 +2583,44 @@ type InvoiceAllowanceCharge struct {
 	ReasonCode *string `json:"reason_code,omitempty"`
 }
 
+// InvoiceBillingReference The invoice a credit or debit note corrects (BG-3): either `invoice_id`, an invoice this service generated for the same seller (its number and issue date are written), or the `number` (BT-25) and optionally the `issue_date` (BT-26) of an invoice issued elsewhere. Giving `invoice_id` with `number` or `issue_date` is 422.
+//
+// Example: {"invoice_id":"0193b5eb-93a4-7ed1-9cea-6f708192a3b4"}
+type InvoiceBillingReference struct {
+	// InvoiceId Id of the original invoice (`invoice.id` of its generation result).
+	InvoiceId *openapi_types.UUID `json:"invoice_id,omitempty"`
+
+	// IssueDate Issue date of that original invoice.
+	IssueDate *openapi_types.Date `json:"issue_date,omitempty"`
+
+	// Number Number (cbc:ID) of an original invoice issued elsewhere.
+	Number *string `json:"number,omitempty"`
+}
+
 // InvoiceBuyer The buyer (optional on a simplified invoice).
 type InvoiceBuyer struct {
 	// AdditionalIdentifiers Additional identifiers; default none.
 	AdditionalIdentifiers *[]BuyerAdditionalIdentifier `json:"additional_identifiers,omitempty"`
 
-	// Address Free-text address.
+	// Address Free-text address (written as the street); `postal_address` replaces it when given.
 	Address nullable.Nullable[string] `json:"address,omitempty"`
 
 	// BuyerType Kind of buyer.
 	BuyerType              BuyerType                 `json:"buyer_type"`
 	CommercialRegistration nullable.Nullable[string] `json:"commercial_registration,omitempty"`
 	LegalName              nullable.Nullable[string] `json:"legal_name,omitempty"`
-	VatNumber              nullable.Nullable[string] `json:"vat_number,omitempty"`
+
+	// PostalAddress A postal address of the seller or, as `buyer.postal_address`, of the buyer (BG-8; a standard document needs one with street, city and country, SBX-STD-03; a Saudi one is complete by BR-KSA-63). Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
+	PostalAddress nullable.Nullable[InvoiceAddress] `json:"postal_address,omitempty"`
+	VatNumber     nullable.Nullable[string]         `json:"vat_number,omitempty"`
 }
 
 // InvoiceClassification Which invoice type was generated.
 type InvoiceClassification struct {
-	// RequestedType The requested invoice type: a simplified (B2C) tax invoice (UBL InvoiceTypeCode 388, name `0200000`).
+	// RequestedType The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
 	RequestedType RequestedInvoiceType `json:"requested_type"`
 
-	// SelectedType The type generated: `simplified_tax_invoice`.
+	// SelectedType The kind generated: the requested one.
 	SelectedType string `json:"selected_type"`
 }
 
@@ -2471,7 +2632,7 @@ type InvoiceIdentity struct {
 	// InvoiceHash SHA-256 (base64) of the canonical XML without UBLExtensions, Signature and QR reference.
 	InvoiceHash string `json:"invoice_hash"`
 
-	// InvoiceType `simplified_tax_invoice`.
+	// InvoiceType The document kind, a `RequestedInvoiceType` value: `simplified_tax_invoice`, `simplified_credit_note`, `simplified_debit_note`, `standard_tax_invoice`, `standard_credit_note` or `standard_debit_note`.
 	InvoiceType string             `json:"invoice_type"`
 	IssueDate   openapi_types.Date `json:"issue_date"`
 
@@ -2484,10 +2645,10 @@ type InvoiceIdentity struct {
 	// Pih Previous invoice hash (base64); the first invoice uses the hash of "0".
 	Pih string `json:"pih"`
 
-	// TypeCode UBL InvoiceTypeCode: `388`.
+	// TypeCode UBL InvoiceTypeCode: `388` tax invoice, `381` credit note, `383` debit note.
 	TypeCode string `json:"type_code"`
 
-	// TypeName InvoiceTypeCode name attribute: `0200000`.
+	// TypeName InvoiceTypeCode name attribute: `0200000` simplified, `0100000` standard.
 	TypeName string `json:"type_name"`
 
 	// Uuid Invoice UUID (cbc:UUID).
@@ -2554,7 +2715,7 @@ type InvoiceSeller struct {
 	// AdditionalIdentifiers Additional identifiers; default none.
 	AdditionalIdentifiers *[]SellerAdditionalIdentifier `json:"additional_identifiers,omitempty"`
 
-	// Address A postal address of the seller. Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
+	// Address A postal address of the seller or, as `buyer.postal_address`, of the buyer (BG-8; a standard document needs one with street, city and country, SBX-STD-03; a Saudi one is complete by BR-KSA-63). Completeness (BR-KSA-09) is a validation issue, not a 400. Nullable: null where a property referencing it says so.
 	Address nullable.Nullable[InvoiceAddress] `json:"address,omitempty"`
 
 	// Branch Branch name or code.
@@ -2890,8 +3051,54 @@ type OverageRuleInput struct {
 	UnitPrice MinorUnits `json:"unit_price"`
 }
 
+// Payment A payment of a billing invoice. A failed payment applied nothing and says why.
+type Payment struct {
+	// Amount Minor units.
+	Amount    int64     `json:"amount"`
+	CreatedAt time.Time `json:"created_at"`
+	Currency  string    `json:"currency"`
+
+	// FailureCode Why a failed payment failed: `card_declined` or `insufficient_funds` (clients must accept codes they do not know); null when it succeeded.
+	FailureCode nullable.Nullable[string] `json:"failure_code"`
+
+	// FailureMessage The reason in words; null when it succeeded.
+	FailureMessage nullable.Nullable[string] `json:"failure_message"`
+	Id             openapi_types.UUID        `json:"id"`
+	InvoiceId      openapi_types.UUID        `json:"invoice_id"`
+	OrganizationId openapi_types.UUID        `json:"organization_id"`
+
+	// PaymentMethod A sandbox payment method: a test token with a fixed outcome (`pm_sandbox_success` succeeds, `pm_sandbox_declined` and `pm_sandbox_insufficient_funds` fail).
+	PaymentMethod PaymentMethodToken `json:"payment_method"`
+
+	// Status Outcome of a payment.
+	Status PaymentStatus `json:"status"`
+}
+
+// PaymentCreateRequest Body of `createInvoicePayment`.
+type PaymentCreateRequest struct {
+	// Amount Minor units of the invoice's currency; at most what is still due.
+	Amount int64 `json:"amount"`
+
+	// PaymentMethod A sandbox payment method: a test token with a fixed outcome (`pm_sandbox_success` succeeds, `pm_sandbox_declined` and `pm_sandbox_insufficient_funds` fail).
+	PaymentMethod PaymentMethodToken `json:"payment_method"`
+}
+
+// PaymentList A page of payments.
+type PaymentList struct {
+	Items []Payment `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
 // PaymentMethodCode UNTDID 4461 payment means code: 1 not defined, 10 cash, 30 credit transfer, 42 payment to bank account, 48 bank card.
 type PaymentMethodCode string
+
+// PaymentMethodToken A sandbox payment method: a test token with a fixed outcome (`pm_sandbox_success` succeeds, `pm_sandbox_declined` and `pm_sandbox_insufficient_funds` fail).
+type PaymentMethodToken string
+
+// PaymentStatus Outcome of a payment.
+type PaymentStatus string
 
 // Plan A plan of a product (without prices). `trial_policy` is null when the plan has no trial.
 type Plan struct {
@@ -3405,7 +3612,7 @@ type RequestLogList struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
-// RequestedInvoiceType The requested invoice type: a simplified (B2C) tax invoice (UBL InvoiceTypeCode 388, name `0200000`).
+// RequestedInvoiceType The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
 type RequestedInvoiceType string
 
 // ResolvedAddress An address; every unknown field is null and listed in `missing_fields`.
@@ -3490,6 +3697,11 @@ type ShortAddressStatus string
 
 // SimplifiedInvoiceRequest Body of `generateSimplifiedInvoice`. Required: `organization_id`, `tax_calculation_mode`, `requested_invoice_type`, `seller` (with `legal_name`, `vat_number`) and at least one line. Structural problems are 400; business-rule errors are 422 (the invoice is not issued), warnings come back as `validation.internal_validation.issues`.
 type SimplifiedInvoiceRequest struct {
+	// BillingReference The invoice a credit or debit note corrects (BG-3): either `invoice_id`, an invoice this service generated for the same seller (its number and issue date are written), or the `number` (BT-25) and optionally the `issue_date` (BT-26) of an invoice issued elsewhere. Giving `invoice_id` with `number` or `issue_date` is 422.
+	//
+	// Example: {"invoice_id":"0193b5eb-93a4-7ed1-9cea-6f708192a3b4"}
+	BillingReference nullable.Nullable[InvoiceBillingReference] `json:"billing_reference,omitempty"`
+
 	// Buyer The buyer (optional on a simplified invoice).
 	Buyer *InvoiceBuyer `json:"buyer,omitempty"`
 
@@ -3497,11 +3709,14 @@ type SimplifiedInvoiceRequest struct {
 	EgsUnitId nullable.Nullable[string] `json:"egs_unit_id,omitempty"`
 	LineItems []InvoiceLineItem         `json:"line_items"`
 
+	// NoteReason Why a credit or debit note is issued (KSA-10, written as `cac:PaymentMeans/cbc:InstructionNote`); required on a note (BR-KSA-17), ignored on a tax invoice (SBX-REF-02).
+	NoteReason nullable.Nullable[string] `json:"note_reason,omitempty"`
+
 	// Notes Free-text notes keyed by the caller (e.g. `en`, `ar`), written as invoice notes.
 	Notes          *map[string]string `json:"notes,omitempty"`
 	OrganizationId string             `json:"organization_id"`
 
-	// RequestedInvoiceType The requested invoice type: a simplified (B2C) tax invoice (UBL InvoiceTypeCode 388, name `0200000`).
+	// RequestedInvoiceType The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
 	RequestedInvoiceType RequestedInvoiceType `json:"requested_invoice_type"`
 
 	// Seller The seller. `address` may be null or absent; a missing or incomplete address is a validation issue (BR-KSA-09), not a 400.
@@ -3902,6 +4117,53 @@ type TaxInvoiceEventData struct {
 	Uuid           openapi_types.UUID `json:"uuid"`
 }
 
+// TaxInvoiceSummary A tax document in the archive (`listTaxInvoices`); `getTaxInvoice` reads the whole result.
+type TaxInvoiceSummary struct {
+	// BillingReferenceNumber The number of the invoice a credit or debit note corrects; null on a tax invoice.
+	BillingReferenceNumber nullable.Nullable[string] `json:"billing_reference_number"`
+
+	// ConnectedBusinessId The connected business that is the seller; null for the organization's own documents.
+	ConnectedBusinessId nullable.Nullable[openapi_types.UUID] `json:"connected_business_id"`
+	CreatedAt           time.Time                             `json:"created_at"`
+
+	// Currency `SAR`.
+	Currency    string             `json:"currency"`
+	EgsUnitId   string             `json:"egs_unit_id"`
+	Icv         int64              `json:"icv"`
+	Id          openapi_types.UUID `json:"id"`
+	InvoiceHash string             `json:"invoice_hash"`
+	IssueDate   openapi_types.Date `json:"issue_date"`
+
+	// IssueTime Issue time (UTC) `HH:MM:SS`.
+	IssueTime string `json:"issue_time"`
+
+	// Kind The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
+	Kind           RequestedInvoiceType `json:"kind"`
+	Number         string               `json:"number"`
+	OrganizationId openapi_types.UUID   `json:"organization_id"`
+
+	// PayableAmount Amount payable in minor units (halalas).
+	PayableAmount int64 `json:"payable_amount"`
+
+	// Status `GENERATED`.
+	Status string `json:"status"`
+
+	// TypeCode UBL InvoiceTypeCode: `388`, `381` or `383`.
+	TypeCode string `json:"type_code"`
+
+	// TypeName InvoiceTypeCode name: `0200000` simplified, `0100000` standard.
+	TypeName string             `json:"type_name"`
+	Uuid     openapi_types.UUID `json:"uuid"`
+}
+
+// TaxInvoiceSummaryList A page of the archive.
+type TaxInvoiceSummaryList struct {
+	Items []TaxInvoiceSummary `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
 // TaxTreatment Whether a price includes tax.
 type TaxTreatment string
 
@@ -4153,8 +4415,13 @@ type WebhookEvent struct {
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
-	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice, or a renewal does | `BillingInvoice` |
-	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is a `billing_invoice.issued` of the same transaction | `Subscription` |
+	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
+	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
+	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
+	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
+	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4164,7 +4431,7 @@ type WebhookEvent struct {
 	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
-	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4188,8 +4455,13 @@ type WebhookEventData struct {
 // | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
 // | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 // | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
-// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice, or a renewal does | `BillingInvoice` |
-// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is a `billing_invoice.issued` of the same transaction | `Subscription` |
+// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
+// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
+// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
+// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
+// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
+// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
+// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
 // | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 // | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4199,7 +4471,7 @@ type WebhookEventData struct {
 // | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 // | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 // | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
-// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 // | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 // | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 // | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4231,8 +4503,13 @@ type WebhookTestResult struct {
 	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
-	// | `billing_invoice.issued` | `selectSubscriptionPlan` issues an invoice, or a renewal does | `BillingInvoice` |
-	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is a `billing_invoice.issued` of the same transaction | `Subscription` |
+	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
+	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
+	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
+	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
+	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4242,7 +4519,7 @@ type WebhookTestResult struct {
 	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
-	// | `tax_invoice.generated` | `generateSimplifiedInvoice` | `TaxInvoiceEventData` |
+	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4441,6 +4718,42 @@ type GetGrowthSummaryParams struct {
 	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
 }
 
+// ListInvoicesParams defines parameters for ListInvoices.
+type ListInvoicesParams struct {
+	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
+	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+
+	// SubscriptionId Only invoices of this subscription.
+	SubscriptionId *openapi_types.UUID `form:"subscription_id,omitempty" json:"subscription_id,omitempty"`
+
+	// Status Only invoices in this status.
+	Status *BillingInvoiceStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// MarkInvoiceUncollectibleParams defines parameters for MarkInvoiceUncollectible.
+type MarkInvoiceUncollectibleParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateInvoicePaymentParams defines parameters for CreateInvoicePayment.
+type CreateInvoicePaymentParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// VoidInvoiceParams defines parameters for VoidInvoice.
+type VoidInvoiceParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateOAuthTokenParams defines parameters for CreateOAuthToken.
 type CreateOAuthTokenParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
@@ -4457,6 +4770,21 @@ type CreateVerifiedLoginOnboardingParams struct {
 type CreateOrganizationParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPaymentsParams defines parameters for ListPayments.
+type ListPaymentsParams struct {
+	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
+	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+
+	// InvoiceId Only payments of this invoice.
+	InvoiceId *openapi_types.UUID `form:"invoice_id,omitempty" json:"invoice_id,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListPlansParams defines parameters for ListPlans.
@@ -4645,8 +4973,41 @@ type CreateSupportCaseMessageParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListTaxInvoicesParams defines parameters for ListTaxInvoices.
+type ListTaxInvoicesParams struct {
+	// OrganizationId The organization (an organization principal must pass its own id).
+	OrganizationId OrganizationIdRequired `form:"organization_id" json:"organization_id"`
+
+	// Kind Only documents of this kind.
+	Kind *RequestedInvoiceType `form:"kind,omitempty" json:"kind,omitempty"`
+
+	// IssuedFrom Only documents issued on or after this UTC date.
+	IssuedFrom *openapi_types.Date `form:"issued_from,omitempty" json:"issued_from,omitempty"`
+
+	// IssuedTo Only documents issued on or before this UTC date.
+	IssuedTo *openapi_types.Date `form:"issued_to,omitempty" json:"issued_to,omitempty"`
+
+	// IcvFrom Only documents with a counter value of at least this.
+	IcvFrom *int64 `form:"icv_from,omitempty" json:"icv_from,omitempty"`
+
+	// IcvTo Only documents with a counter value of at most this.
+	IcvTo *int64 `form:"icv_to,omitempty" json:"icv_to,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // GenerateSimplifiedInvoiceParams defines parameters for GenerateSimplifiedInvoice.
 type GenerateSimplifiedInvoiceParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GenerateStandardInvoiceParams defines parameters for GenerateStandardInvoice.
+type GenerateStandardInvoiceParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -4738,6 +5099,9 @@ type CreateConnectedBusinessCredentialJSONRequestBody = ConnectedBusinessCredent
 // CreateGrowthEventJSONRequestBody defines body for CreateGrowthEvent for application/json ContentType.
 type CreateGrowthEventJSONRequestBody = GrowthEventCreateRequest
 
+// CreateInvoicePaymentJSONRequestBody defines body for CreateInvoicePayment for application/json ContentType.
+type CreateInvoicePaymentJSONRequestBody = PaymentCreateRequest
+
 // CreateOAuthTokenJSONRequestBody defines body for CreateOAuthToken for application/json ContentType.
 type CreateOAuthTokenJSONRequestBody = OAuthTokenRequest
 
@@ -4806,6 +5170,9 @@ type CreateSupportCaseMessageJSONRequestBody = SupportCaseMessageCreateRequest
 
 // GenerateSimplifiedInvoiceJSONRequestBody defines body for GenerateSimplifiedInvoice for application/json ContentType.
 type GenerateSimplifiedInvoiceJSONRequestBody = SimplifiedInvoiceRequest
+
+// GenerateStandardInvoiceJSONRequestBody defines body for GenerateStandardInvoice for application/json ContentType.
+type GenerateStandardInvoiceJSONRequestBody = SimplifiedInvoiceRequest
 
 // CreateTestClockJSONRequestBody defines body for CreateTestClock for application/json ContentType.
 type CreateTestClockJSONRequestBody = TestClockCreateRequest
@@ -5570,6 +5937,115 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/growth/summary (the `GetGrowthSummary` operationId).
 	GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListInvoices List billing invoices
+	//
+	// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+	// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+	// may name any organization or none (every organization's invoices).
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+	ListInvoices(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInvoice Get a billing invoice
+	//
+	// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+	GetInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListInvoiceLines List the lines of a billing invoice
+	//
+	// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+	// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+	// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+	// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+	// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+	// Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+	ListInvoiceLines(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+	//
+	// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+	// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+	// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+	// replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+	//
+	// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+	MarkInvoiceUncollectible(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInvoicePaymentWithBody Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePaymentWithBody(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInvoicePayment Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePayment(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VoidInvoice Void a billing invoice
+	//
+	// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+	// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+	// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+	VoidInvoice(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateOAuthTokenWithBody Issue an access token (client credentials)
 	//
 	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -5737,10 +6213,10 @@ type ClientInterface interface {
 	// |---|---|---|
 	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 	//
 	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -5748,6 +6224,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
 	GetOrganizationOnboarding(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayments List payments
+	//
+	// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+	// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+	// organization or none (every organization's payments).
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+	ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayment Get a payment
+	//
+	// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+	GetPayment(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPlans List plans with prices
 	//
@@ -6508,9 +7004,16 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
 	CreateSupportCaseMessage(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoices List tax documents (archive)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+	//
+	// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+	ListTaxInvoices(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -6523,9 +7026,9 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoiceWithBody(ctx context.Context, params *GenerateSimplifiedInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+	// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -6538,12 +7041,41 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoice(ctx context.Context, params *GenerateSimplifiedInvoiceParams, body GenerateSimplifiedInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GenerateStandardInvoiceWithBody Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoiceWithBody(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoice(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetTaxInvoice Get a tax invoice
 	//
 	// Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 	GetTaxInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTaxInvoiceXml Download a tax document's XML
+	//
+	// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+	//
+	// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+	GetTaxInvoiceXml(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTestClockWithBody Put an organization on a test clock
 	//
@@ -6597,7 +7129,7 @@ type ClientInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -6618,7 +7150,7 @@ type ClientInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -7078,6 +7610,185 @@ func (c *Client) GetGrowthSummary(ctx context.Context, params *GetGrowthSummaryP
 	return c.Client.Do(req)
 }
 
+// ListInvoices List billing invoices
+//
+// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+// may name any organization or none (every organization's invoices).
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInvoicesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInvoice Get a billing invoice
+//
+// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+func (c *Client) GetInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInvoiceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInvoiceLines List the lines of a billing invoice
+//
+// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+// Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+func (c *Client) ListInvoiceLines(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInvoiceLinesRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+//
+// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+// replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+//
+// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+func (c *Client) MarkInvoiceUncollectible(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkInvoiceUncollectibleRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInvoicePaymentWithBody Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *Client) CreateInvoicePaymentWithBody(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInvoicePaymentRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInvoicePayment Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *Client) CreateInvoicePayment(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInvoicePaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VoidInvoice Void a billing invoice
+//
+// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+func (c *Client) VoidInvoice(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVoidInvoiceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateOAuthTokenWithBody Issue an access token (client credentials)
 //
 // OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -7345,10 +8056,10 @@ func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrgan
 // |---|---|---|
 // | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 // | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 //
 // A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 // commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 // appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 // action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -7357,6 +8068,46 @@ func (c *Client) UpdateOrganization(ctx context.Context, id Id, body UpdateOrgan
 // Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
 func (c *Client) GetOrganizationOnboarding(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOrganizationOnboardingRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayments List payments
+//
+// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+// organization or none (every organization's payments).
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPaymentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayment Get a payment
+//
+// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+func (c *Client) GetPayment(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -8626,9 +9377,26 @@ func (c *Client) CreateSupportCaseMessage(ctx context.Context, id Id, params *Cr
 	return c.Client.Do(req)
 }
 
-// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice (sandbox)
+// ListTaxInvoices List tax documents (archive)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+//
+// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+func (c *Client) ListTaxInvoices(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTaxInvoicesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateSimplifiedInvoiceWithBody Generate a simplified tax invoice, credit note or debit note (sandbox)
+//
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -8651,9 +9419,9 @@ func (c *Client) GenerateSimplifiedInvoiceWithBody(ctx context.Context, params *
 	return c.Client.Do(req)
 }
 
-// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -8676,6 +9444,48 @@ func (c *Client) GenerateSimplifiedInvoice(ctx context.Context, params *Generate
 	return c.Client.Do(req)
 }
 
+// GenerateStandardInvoiceWithBody Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *Client) GenerateStandardInvoiceWithBody(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateStandardInvoiceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *Client) GenerateStandardInvoice(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGenerateStandardInvoiceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetTaxInvoice Get a tax invoice
 //
 // Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
@@ -8683,6 +9493,23 @@ func (c *Client) GenerateSimplifiedInvoice(ctx context.Context, params *Generate
 // Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 func (c *Client) GetTaxInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTaxInvoiceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTaxInvoiceXml Download a tax document's XML
+//
+// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+//
+// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+func (c *Client) GetTaxInvoiceXml(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTaxInvoiceXmlRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -8775,7 +9602,7 @@ func (c *Client) GetTestClock(ctx context.Context, id Id, reqEditors ...RequestE
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 // many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -8806,7 +9633,7 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, id Id, params *Ad
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 // many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -9824,6 +10651,336 @@ func NewGetGrowthSummaryRequest(server string, params *GetGrowthSummaryParams) (
 	return req, nil
 }
 
+// NewListInvoicesRequest constructs an http.Request for the ListInvoices method
+func NewListInvoicesRequest(server string, params *ListInvoicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SubscriptionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscription_id", *params.SubscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetInvoiceRequest constructs an http.Request for the GetInvoice method
+func NewGetInvoiceRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListInvoiceLinesRequest constructs an http.Request for the ListInvoiceLines method
+func NewListInvoiceLinesRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/lines", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMarkInvoiceUncollectibleRequest constructs an http.Request for the MarkInvoiceUncollectible method
+func NewMarkInvoiceUncollectibleRequest(server string, id Id, params *MarkInvoiceUncollectibleParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/mark-uncollectible", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateInvoicePaymentRequest calls the generic CreateInvoicePayment builder with application/json body
+func NewCreateInvoicePaymentRequest(server string, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateInvoicePaymentRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateInvoicePaymentRequestWithBody constructs an http.Request for the CreateInvoicePayment method, with any body, and a specified content type
+func NewCreateInvoicePaymentRequestWithBody(server string, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/payments", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewVoidInvoiceRequest constructs an http.Request for the VoidInvoice method
+func NewVoidInvoiceRequest(server string, id Id, params *VoidInvoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/void", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateOAuthTokenRequest calls the generic CreateOAuthToken builder with application/json body
 func NewCreateOAuthTokenRequest(server string, params *CreateOAuthTokenParams, body CreateOAuthTokenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -10098,6 +11255,130 @@ func NewGetOrganizationOnboardingRequest(server string, id Id) (*http.Request, e
 	}
 
 	operationPath := fmt.Sprintf("/v1/organizations/%s/onboarding", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPaymentsRequest constructs an http.Request for the ListPayments method
+func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.InvoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "invoice_id", *params.InvoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPaymentRequest constructs an http.Request for the GetPayment method
+func NewGetPaymentRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payments/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12021,6 +13302,140 @@ func NewCreateSupportCaseMessageRequestWithBody(server string, id Id, params *Cr
 	return req, nil
 }
 
+// NewListTaxInvoicesRequest constructs an http.Request for the ListTaxInvoices method
+func NewListTaxInvoicesRequest(server string, params *ListTaxInvoicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Kind != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IssuedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "issued_from", *params.IssuedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IssuedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "issued_to", *params.IssuedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IcvFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "icv_from", *params.IcvFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IcvTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "icv_to", *params.IcvTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGenerateSimplifiedInvoiceRequest calls the generic GenerateSimplifiedInvoice builder with application/json body
 func NewGenerateSimplifiedInvoiceRequest(server string, params *GenerateSimplifiedInvoiceParams, body GenerateSimplifiedInvoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -12076,6 +13491,61 @@ func NewGenerateSimplifiedInvoiceRequestWithBody(server string, params *Generate
 	return req, nil
 }
 
+// NewGenerateStandardInvoiceRequest calls the generic GenerateStandardInvoice builder with application/json body
+func NewGenerateStandardInvoiceRequest(server string, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewGenerateStandardInvoiceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewGenerateStandardInvoiceRequestWithBody constructs an http.Request for the GenerateStandardInvoice method, with any body, and a specified content type
+func NewGenerateStandardInvoiceRequestWithBody(server string, params *GenerateStandardInvoiceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices/generate/standard")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetTaxInvoiceRequest constructs an http.Request for the GetTaxInvoice method
 func NewGetTaxInvoiceRequest(server string, id Id) (*http.Request, error) {
 	var err error
@@ -12093,6 +13563,40 @@ func NewGetTaxInvoiceRequest(server string, id Id) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/taxauth/invoices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTaxInvoiceXmlRequest constructs an http.Request for the GetTaxInvoiceXml method
+func NewGetTaxInvoiceXmlRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices/%s/xml", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12850,6 +14354,125 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/growth/summary (the `GetGrowthSummary` operationId).
 	GetGrowthSummaryWithResponse(ctx context.Context, params *GetGrowthSummaryParams, reqEditors ...RequestEditorFn) (*GetGrowthSummaryResponse, error)
 
+	// ListInvoicesWithResponse List billing invoices
+	//
+	// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+	// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+	// may name any organization or none (every organization's invoices).
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+	ListInvoicesWithResponse(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*ListInvoicesResponse, error)
+
+	// GetInvoiceWithResponse Get a billing invoice
+	//
+	// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+	GetInvoiceWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetInvoiceResponse, error)
+
+	// ListInvoiceLinesWithResponse List the lines of a billing invoice
+	//
+	// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+	// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+	// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+	// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+	// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+	// Another organization's invoice is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+	ListInvoiceLinesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*ListInvoiceLinesResponse, error)
+
+	// MarkInvoiceUncollectibleWithResponse Mark a billing invoice uncollectible
+	//
+	// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+	// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+	// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+	// replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+	MarkInvoiceUncollectibleWithResponse(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*MarkInvoiceUncollectibleResponse, error)
+
+	// CreateInvoicePaymentWithBodyWithResponse Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePaymentWithBodyWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error)
+
+	// CreateInvoicePaymentWithResponse Pay a billing invoice (sandbox)
+	//
+	// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+	// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+	// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+	// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+	//
+	// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+	// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+	//
+	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+	// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+	// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+	//
+	// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+	CreateInvoicePaymentWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error)
+
+	// VoidInvoiceWithResponse Void a billing invoice
+	//
+	// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+	// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+	// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	//
+	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+	VoidInvoiceWithResponse(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*VoidInvoiceResponse, error)
+
 	// CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 	//
 	// OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -13019,10 +14642,10 @@ type ClientWithResponsesInterface interface {
 	// |---|---|---|
 	// | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 	// | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+	// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 	//
 	// A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-	// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+	// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 	// commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 	// appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 	// action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -13032,6 +14655,30 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/organizations/{id}/onboarding (the `GetOrganizationOnboarding` operationId).
 	GetOrganizationOnboardingWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetOrganizationOnboardingResponse, error)
+
+	// ListPaymentsWithResponse List payments
+	//
+	// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+	// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+	// organization or none (every organization's payments).
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+	ListPaymentsWithResponse(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error)
+
+	// GetPaymentWithResponse Get a payment
+	//
+	// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+	GetPaymentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
 
 	// ListPlansWithResponse List plans with prices
 	//
@@ -13824,9 +15471,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
 	CreateSupportCaseMessageWithResponse(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSupportCaseMessageResponse, error)
 
-	// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoicesWithResponse List tax documents (archive)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+	ListTaxInvoicesWithResponse(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*ListTaxInvoicesResponse, error)
+
+	// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -13839,9 +15495,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoiceWithBodyWithResponse(ctx context.Context, params *GenerateSimplifiedInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateSimplifiedInvoiceResponse, error)
 
-	// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice (sandbox)
+	// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
 	//
-	// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+	// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 	//
 	// Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 	//
@@ -13854,6 +15510,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/taxauth/invoices/generate/simplified (the `GenerateSimplifiedInvoice` operationId).
 	GenerateSimplifiedInvoiceWithResponse(ctx context.Context, params *GenerateSimplifiedInvoiceParams, body GenerateSimplifiedInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*GenerateSimplifiedInvoiceResponse, error)
 
+	// GenerateStandardInvoiceWithBodyWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoiceWithBodyWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error)
+
+	// GenerateStandardInvoiceWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+	//
+	// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+	//
+	// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+	GenerateStandardInvoiceWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error)
+
 	// GetTaxInvoiceWithResponse Get a tax invoice
 	//
 	// Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
@@ -13862,6 +15540,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 	GetTaxInvoiceWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceResponse, error)
+
+	// GetTaxInvoiceXmlWithResponse Download a tax document's XML
+	//
+	// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+	GetTaxInvoiceXmlWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceXmlResponse, error)
 
 	// CreateTestClockWithBodyWithResponse Put an organization on a test clock
 	//
@@ -13917,7 +15604,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -13938,7 +15625,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -16295,6 +17982,985 @@ func (r GetGrowthSummaryResponse) ContentType() string {
 	return ""
 }
 
+// ListInvoicesResponse200Headers the declared response headers of an HTTP 200 response for ListInvoices
+type ListInvoicesResponse200Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse400Headers the declared response headers of an HTTP 400 response for ListInvoices
+type ListInvoicesResponse400Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse401Headers the declared response headers of an HTTP 401 response for ListInvoices
+type ListInvoicesResponse401Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse403Headers the declared response headers of an HTTP 403 response for ListInvoices
+type ListInvoicesResponse403Headers struct {
+	RequestId string
+}
+
+// ListInvoicesResponse429Headers the declared response headers of an HTTP 429 response for ListInvoices
+type ListInvoicesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListInvoicesResponse503Headers the declared response headers of an HTTP 503 response for ListInvoices
+type ListInvoicesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListInvoicesResponseDefaultHeaders the declared response headers of an HTTP default response for ListInvoices
+type ListInvoicesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListInvoicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoiceList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInvoicesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListInvoicesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInvoicesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListInvoicesResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInvoicesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInvoicesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListInvoicesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInvoicesResponse) GetJSON200() *BillingInvoiceList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListInvoicesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInvoicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInvoicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInvoicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInvoicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetInvoice
+type GetInvoiceResponse200Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse400Headers the declared response headers of an HTTP 400 response for GetInvoice
+type GetInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse401Headers the declared response headers of an HTTP 401 response for GetInvoice
+type GetInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse403Headers the declared response headers of an HTTP 403 response for GetInvoice
+type GetInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse404Headers the declared response headers of an HTTP 404 response for GetInvoice
+type GetInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// GetInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GetInvoice
+type GetInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetInvoiceResponse503Headers the declared response headers of an HTTP 503 response for GetInvoice
+type GetInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for GetInvoice
+type GetInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoice
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetInvoiceResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetInvoiceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInvoiceResponse) GetJSON200() *BillingInvoice {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListInvoiceLinesResponse200Headers the declared response headers of an HTTP 200 response for ListInvoiceLines
+type ListInvoiceLinesResponse200Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse400Headers the declared response headers of an HTTP 400 response for ListInvoiceLines
+type ListInvoiceLinesResponse400Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse401Headers the declared response headers of an HTTP 401 response for ListInvoiceLines
+type ListInvoiceLinesResponse401Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse403Headers the declared response headers of an HTTP 403 response for ListInvoiceLines
+type ListInvoiceLinesResponse403Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse404Headers the declared response headers of an HTTP 404 response for ListInvoiceLines
+type ListInvoiceLinesResponse404Headers struct {
+	RequestId string
+}
+
+// ListInvoiceLinesResponse429Headers the declared response headers of an HTTP 429 response for ListInvoiceLines
+type ListInvoiceLinesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListInvoiceLinesResponse503Headers the declared response headers of an HTTP 503 response for ListInvoiceLines
+type ListInvoiceLinesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListInvoiceLinesResponseDefaultHeaders the declared response headers of an HTTP default response for ListInvoiceLines
+type ListInvoiceLinesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListInvoiceLinesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoiceLineList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInvoiceLinesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListInvoiceLinesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInvoiceLinesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListInvoiceLinesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListInvoiceLinesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInvoiceLinesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInvoiceLinesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListInvoiceLinesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInvoiceLinesResponse) GetJSON200() *BillingInvoiceLineList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListInvoiceLinesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInvoiceLinesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInvoiceLinesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInvoiceLinesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInvoiceLinesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// MarkInvoiceUncollectibleResponse200Headers the declared response headers of an HTTP 200 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// MarkInvoiceUncollectibleResponse400Headers the declared response headers of an HTTP 400 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse400Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse401Headers the declared response headers of an HTTP 401 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse401Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse403Headers the declared response headers of an HTTP 403 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse403Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse404Headers the declared response headers of an HTTP 404 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse404Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse409Headers the declared response headers of an HTTP 409 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse409Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse422Headers the declared response headers of an HTTP 422 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse422Headers struct {
+	RequestId string
+}
+
+// MarkInvoiceUncollectibleResponse429Headers the declared response headers of an HTTP 429 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// MarkInvoiceUncollectibleResponse503Headers the declared response headers of an HTTP 503 response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// MarkInvoiceUncollectibleResponseDefaultHeaders the declared response headers of an HTTP default response for MarkInvoiceUncollectible
+type MarkInvoiceUncollectibleResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type MarkInvoiceUncollectibleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoice
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MarkInvoiceUncollectibleResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MarkInvoiceUncollectibleResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MarkInvoiceUncollectibleResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *MarkInvoiceUncollectibleResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *MarkInvoiceUncollectibleResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MarkInvoiceUncollectibleResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *MarkInvoiceUncollectibleResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MarkInvoiceUncollectibleResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MarkInvoiceUncollectibleResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *MarkInvoiceUncollectibleResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MarkInvoiceUncollectibleResponse) GetJSON200() *BillingInvoice {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r MarkInvoiceUncollectibleResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r MarkInvoiceUncollectibleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MarkInvoiceUncollectibleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MarkInvoiceUncollectibleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MarkInvoiceUncollectibleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateInvoicePaymentResponse201Headers the declared response headers of an HTTP 201 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// CreateInvoicePaymentResponse400Headers the declared response headers of an HTTP 400 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse400Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse401Headers the declared response headers of an HTTP 401 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse401Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse403Headers the declared response headers of an HTTP 403 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse403Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse404Headers the declared response headers of an HTTP 404 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse404Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse409Headers the declared response headers of an HTTP 409 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse409Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse422Headers the declared response headers of an HTTP 422 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse422Headers struct {
+	RequestId string
+}
+
+// CreateInvoicePaymentResponse429Headers the declared response headers of an HTTP 429 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreateInvoicePaymentResponse503Headers the declared response headers of an HTTP 503 response for CreateInvoicePayment
+type CreateInvoicePaymentResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreateInvoicePaymentResponseDefaultHeaders the declared response headers of an HTTP default response for CreateInvoicePayment
+type CreateInvoicePaymentResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreateInvoicePaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Payment
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateInvoicePaymentResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateInvoicePaymentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateInvoicePaymentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateInvoicePaymentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateInvoicePaymentResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateInvoicePaymentResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateInvoicePaymentResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateInvoicePaymentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateInvoicePaymentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateInvoicePaymentResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateInvoicePaymentResponse) GetJSON201() *Payment {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateInvoicePaymentResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateInvoicePaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateInvoicePaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateInvoicePaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateInvoicePaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VoidInvoiceResponse200Headers the declared response headers of an HTTP 200 response for VoidInvoice
+type VoidInvoiceResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// VoidInvoiceResponse400Headers the declared response headers of an HTTP 400 response for VoidInvoice
+type VoidInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse401Headers the declared response headers of an HTTP 401 response for VoidInvoice
+type VoidInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse403Headers the declared response headers of an HTTP 403 response for VoidInvoice
+type VoidInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse404Headers the declared response headers of an HTTP 404 response for VoidInvoice
+type VoidInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse409Headers the declared response headers of an HTTP 409 response for VoidInvoice
+type VoidInvoiceResponse409Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse422Headers the declared response headers of an HTTP 422 response for VoidInvoice
+type VoidInvoiceResponse422Headers struct {
+	RequestId string
+}
+
+// VoidInvoiceResponse429Headers the declared response headers of an HTTP 429 response for VoidInvoice
+type VoidInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// VoidInvoiceResponse503Headers the declared response headers of an HTTP 503 response for VoidInvoice
+type VoidInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// VoidInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for VoidInvoice
+type VoidInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type VoidInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoice
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VoidInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *VoidInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *VoidInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *VoidInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VoidInvoiceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VoidInvoiceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *VoidInvoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VoidInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *VoidInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *VoidInvoiceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VoidInvoiceResponse) GetJSON200() *BillingInvoice {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r VoidInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r VoidInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VoidInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VoidInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VoidInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateOAuthTokenResponse200Headers the declared response headers of an HTTP 200 response for CreateOAuthToken
 type CreateOAuthTokenResponse200Headers struct {
 	IdempotentReplayed *string
@@ -17255,6 +19921,294 @@ func (r GetOrganizationOnboardingResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOrganizationOnboardingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPaymentsResponse200Headers the declared response headers of an HTTP 200 response for ListPayments
+type ListPaymentsResponse200Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse400Headers the declared response headers of an HTTP 400 response for ListPayments
+type ListPaymentsResponse400Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse401Headers the declared response headers of an HTTP 401 response for ListPayments
+type ListPaymentsResponse401Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse403Headers the declared response headers of an HTTP 403 response for ListPayments
+type ListPaymentsResponse403Headers struct {
+	RequestId string
+}
+
+// ListPaymentsResponse429Headers the declared response headers of an HTTP 429 response for ListPayments
+type ListPaymentsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListPaymentsResponse503Headers the declared response headers of an HTTP 503 response for ListPayments
+type ListPaymentsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListPaymentsResponseDefaultHeaders the declared response headers of an HTTP default response for ListPayments
+type ListPaymentsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListPaymentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaymentList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPaymentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPaymentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPaymentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPaymentsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPaymentsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPaymentsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListPaymentsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPaymentsResponse) GetJSON200() *PaymentList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListPaymentsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPaymentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPaymentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPaymentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPaymentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentResponse200Headers the declared response headers of an HTTP 200 response for GetPayment
+type GetPaymentResponse200Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse400Headers the declared response headers of an HTTP 400 response for GetPayment
+type GetPaymentResponse400Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse401Headers the declared response headers of an HTTP 401 response for GetPayment
+type GetPaymentResponse401Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse403Headers the declared response headers of an HTTP 403 response for GetPayment
+type GetPaymentResponse403Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse404Headers the declared response headers of an HTTP 404 response for GetPayment
+type GetPaymentResponse404Headers struct {
+	RequestId string
+}
+
+// GetPaymentResponse429Headers the declared response headers of an HTTP 429 response for GetPayment
+type GetPaymentResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetPaymentResponse503Headers the declared response headers of an HTTP 503 response for GetPayment
+type GetPaymentResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetPaymentResponseDefaultHeaders the declared response headers of an HTTP default response for GetPayment
+type GetPaymentResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetPaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Payment
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPaymentResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPaymentResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPaymentResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPaymentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPaymentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetPaymentResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentResponse) GetJSON200() *Payment {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetPaymentResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22722,6 +25676,157 @@ func (r CreateSupportCaseMessageResponse) ContentType() string {
 	return ""
 }
 
+// ListTaxInvoicesResponse200Headers the declared response headers of an HTTP 200 response for ListTaxInvoices
+type ListTaxInvoicesResponse200Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse400Headers the declared response headers of an HTTP 400 response for ListTaxInvoices
+type ListTaxInvoicesResponse400Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse401Headers the declared response headers of an HTTP 401 response for ListTaxInvoices
+type ListTaxInvoicesResponse401Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse403Headers the declared response headers of an HTTP 403 response for ListTaxInvoices
+type ListTaxInvoicesResponse403Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse404Headers the declared response headers of an HTTP 404 response for ListTaxInvoices
+type ListTaxInvoicesResponse404Headers struct {
+	RequestId string
+}
+
+// ListTaxInvoicesResponse429Headers the declared response headers of an HTTP 429 response for ListTaxInvoices
+type ListTaxInvoicesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListTaxInvoicesResponse503Headers the declared response headers of an HTTP 503 response for ListTaxInvoices
+type ListTaxInvoicesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListTaxInvoicesResponseDefaultHeaders the declared response headers of an HTTP default response for ListTaxInvoices
+type ListTaxInvoicesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListTaxInvoicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaxInvoiceSummaryList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTaxInvoicesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListTaxInvoicesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTaxInvoicesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListTaxInvoicesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListTaxInvoicesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTaxInvoicesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTaxInvoicesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListTaxInvoicesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTaxInvoicesResponse) GetJSON200() *TaxInvoiceSummaryList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListTaxInvoicesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTaxInvoicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTaxInvoicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTaxInvoicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTaxInvoicesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GenerateSimplifiedInvoiceResponse201Headers the declared response headers of an HTTP 201 response for GenerateSimplifiedInvoice
 type GenerateSimplifiedInvoiceResponse201Headers struct {
 	IdempotentReplayed *string
@@ -22902,6 +26007,186 @@ func (r GenerateSimplifiedInvoiceResponse) ContentType() string {
 	return ""
 }
 
+// GenerateStandardInvoiceResponse201Headers the declared response headers of an HTTP 201 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// GenerateStandardInvoiceResponse400Headers the declared response headers of an HTTP 400 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse401Headers the declared response headers of an HTTP 401 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse403Headers the declared response headers of an HTTP 403 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse404Headers the declared response headers of an HTTP 404 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse409Headers the declared response headers of an HTTP 409 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse409Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse422Headers the declared response headers of an HTTP 422 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse422Headers struct {
+	RequestId string
+}
+
+// GenerateStandardInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GenerateStandardInvoiceResponse503Headers the declared response headers of an HTTP 503 response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GenerateStandardInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for GenerateStandardInvoice
+type GenerateStandardInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GenerateStandardInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *SimplifiedInvoiceResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ProductOperationForbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *GenerateStandardInvoiceResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GenerateStandardInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GenerateStandardInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GenerateStandardInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GenerateStandardInvoiceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GenerateStandardInvoiceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GenerateStandardInvoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GenerateStandardInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GenerateStandardInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GenerateStandardInvoiceResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r GenerateStandardInvoiceResponse) GetJSON201() *SimplifiedInvoiceResult {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON403() *ProductOperationForbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GenerateStandardInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GenerateStandardInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GenerateStandardInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GenerateStandardInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GenerateStandardInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetTaxInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetTaxInvoice
 type GetTaxInvoiceResponse200Headers struct {
 	RequestId string
@@ -23047,6 +26332,157 @@ func (r GetTaxInvoiceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetTaxInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTaxInvoiceXmlResponse200Headers the declared response headers of an HTTP 200 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse200Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse400Headers the declared response headers of an HTTP 400 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse400Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse401Headers the declared response headers of an HTTP 401 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse401Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse403Headers the declared response headers of an HTTP 403 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse403Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse404Headers the declared response headers of an HTTP 404 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse404Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceXmlResponse429Headers the declared response headers of an HTTP 429 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetTaxInvoiceXmlResponse503Headers the declared response headers of an HTTP 503 response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetTaxInvoiceXmlResponseDefaultHeaders the declared response headers of an HTTP default response for GetTaxInvoiceXml
+type GetTaxInvoiceXmlResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetTaxInvoiceXmlResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *string
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTaxInvoiceXmlResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetTaxInvoiceXmlResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTaxInvoiceXmlResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTaxInvoiceXmlResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTaxInvoiceXmlResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTaxInvoiceXmlResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTaxInvoiceXmlResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetTaxInvoiceXmlResponseDefaultHeaders
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetTaxInvoiceXmlResponse) GetXML200() *string {
+	return r.XML200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTaxInvoiceXmlResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTaxInvoiceXmlResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTaxInvoiceXmlResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTaxInvoiceXmlResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTaxInvoiceXmlResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24840,6 +28276,167 @@ func (c *ClientWithResponses) GetGrowthSummaryWithResponse(ctx context.Context, 
 	return ParseGetGrowthSummaryResponse(rsp)
 }
 
+// ListInvoicesWithResponse List billing invoices
+//
+// Lists billing invoices oldest first (id order), optionally of one subscription and of one status. Default page size 50. An
+// organization principal sees only its own organization's invoices (naming another organization is 403 `forbidden`); the operator
+// may name any organization or none (every organization's invoices).
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+func (c *ClientWithResponses) ListInvoicesWithResponse(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*ListInvoicesResponse, error) {
+	rsp, err := c.ListInvoices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInvoicesResponse(rsp)
+}
+
+// GetInvoiceWithResponse Get a billing invoice
+//
+// Returns one billing invoice (the object `select-plan` returns). Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices/{id} (the `GetInvoice` operationId).
+func (c *ClientWithResponses) GetInvoiceWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetInvoiceResponse, error) {
+	rsp, err := c.GetInvoice(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInvoiceResponse(rsp)
+}
+
+// ListInvoiceLinesWithResponse List the lines of a billing invoice
+//
+// Returns every line of the invoice, in the order they were issued (not paginated: `next_cursor` is always null). Charges come
+// first, then discounts (negative amounts). The lines add up exactly, in minor units: the sum of `amount` is the invoice's
+// `subtotal - discount` (positive amounts make `subtotal`, negative ones `discount`), the sum of `tax` is its `tax`, and the sum of
+// `amount + tax` is its `total`. A line's `tax` is its share of the invoice's VAT: the VAT (rounded half-up) of the running net
+// amount through the line less that through the line before, so a discount line carries the VAT it takes off (negative or zero).
+// Another organization's invoice is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices/{id}/lines (the `ListInvoiceLines` operationId).
+func (c *ClientWithResponses) ListInvoiceLinesWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*ListInvoiceLinesResponse, error) {
+	rsp, err := c.ListInvoiceLines(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInvoiceLinesResponse(rsp)
+}
+
+// MarkInvoiceUncollectibleWithResponse Mark a billing invoice uncollectible
+//
+// Writes the invoice off: status `uncollectible`; what was paid stays paid and nothing more is collected on it (it takes no
+// payments). Only an `issued` or `partially_paid` invoice may be written off (otherwise 409 `invalid_state_transition`, naming its
+// status). Takes no body. Audited; emits `invoice.uncollectible`. Honours `Idempotency-Key`: a repeat with the same key and body
+// replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the operator only; an organization principal is 403 `forbidden` before anything is read.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/mark-uncollectible (the `MarkInvoiceUncollectible` operationId).
+func (c *ClientWithResponses) MarkInvoiceUncollectibleWithResponse(ctx context.Context, id Id, params *MarkInvoiceUncollectibleParams, reqEditors ...RequestEditorFn) (*MarkInvoiceUncollectibleResponse, error) {
+	rsp, err := c.MarkInvoiceUncollectible(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarkInvoiceUncollectibleResponse(rsp)
+}
+
+// CreateInvoicePaymentWithBodyWithResponse Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *ClientWithResponses) CreateInvoicePaymentWithBodyWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error) {
+	rsp, err := c.CreateInvoicePaymentWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInvoicePaymentResponse(rsp)
+}
+
+// CreateInvoicePaymentWithResponse Pay a billing invoice (sandbox)
+//
+// Charges a sandbox payment method for `amount` (minor units of the invoice's currency) and records the payment, 201 whether it
+// succeeded or failed. The payment method is a test token with a fixed outcome: `pm_sandbox_success` succeeds,
+// `pm_sandbox_declined` fails with `failure_code` `card_declined`, `pm_sandbox_insufficient_funds` with `insufficient_funds`. A
+// failed payment is recorded and changes no balance; it emits `invoice.payment_failed`.
+//
+// A succeeded payment applies its amount: once nothing is due the invoice is `paid` with `paid_at` (emits `invoice.paid`), else it
+// is `partially_paid`. Paying in full the first invoice of a plan selection (`select-plan` answered `awaiting_payment`) activates
+// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
+// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
+//
+// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
+// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
+// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
+// concurrent payments never apply more than the total. Honours `Idempotency-Key`: a repeat with the same key and body replays the
+// first response with `Idempotent-Replayed: true` and charges nothing again. Audited.
+//
+// **Who may:** the organization (with `payments:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
+func (c *ClientWithResponses) CreateInvoicePaymentWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error) {
+	rsp, err := c.CreateInvoicePayment(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInvoicePaymentResponse(rsp)
+}
+
+// VoidInvoiceWithResponse Void a billing invoice
+//
+// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
+// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+//
+// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/void (the `VoidInvoice` operationId).
+func (c *ClientWithResponses) VoidInvoiceWithResponse(ctx context.Context, id Id, params *VoidInvoiceParams, reqEditors ...RequestEditorFn) (*VoidInvoiceResponse, error) {
+	rsp, err := c.VoidInvoice(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVoidInvoiceResponse(rsp)
+}
+
 // CreateOAuthTokenWithBodyWithResponse Issue an access token (client credentials)
 //
 // OAuth 2.0 client-credentials grant (RFC 6749 §4.4). The client is an API key: `client_id` is its prefix (or id), `client_secret` its secret. Send JSON or `application/x-www-form-urlencoded`. HTTP Basic client authentication (RFC 6749 §2.3.1) is accepted as well: with a form body, `client_id`/`client_secret` may then be left out of the form (JSON bodies carry them as the specification requires); presenting credentials both ways at once is `invalid_request`. The token carries the requested scopes (default: all of the key's), never more than the key has (`invalid_scope`); it is opaque, expires after 3600 s, or when its key expires if that is sooner (`expires_in` says which), and dies with its key. The key's rules hold for issuing its tokens: a key used from an address or an origin it does not allow, or a production key while production traffic is gated, gets no token (403 `ip_not_allowed`, `origin_not_allowed`, `production_gated`). Client credentials are never accepted in the URL (RFC 6749 §2.3.1): a query naming `client_id`, `client_secret` (or `access_token`, `client_assertion`, `password`, or another token request parameter: `grant_type`, `scope`) is 400 `invalid_request`. Errors follow RFC 6749 §5.2 inside a problem-details body. No bearer credential is needed. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
@@ -25069,10 +28666,10 @@ func (c *ClientWithResponses) UpdateOrganizationWithResponse(ctx context.Context
 // |---|---|---|
 // | `sandbox_ready` | the verified login is onboarded: sandbox subscription provisioned, developer key issued | `organization_created`, `sandbox_provisioned`, `credential_created` |
 // | `active` | the organization's first successful product operation (a generated tax invoice or a resolved short address) | `first_request`, `first_success` |
-// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`) | `plan_selected`, `subscription_active` |
+// | `completed` | the organization is live commercially: `select-plan` put one of its subscriptions on a plan that charges (any fee, commitment or overage) and the plan is active at once (`activation: active`), or the first invoice of a selection that awaited payment is paid in full (`createInvoicePayment`) | `plan_selected`, `subscription_active` |
 //
 // A selection of a charging plan that awaits payment (`activation: awaiting_payment`) appends `plan_selected` only; the state
-// becomes `completed` when that plan becomes active. Selecting a free plan is no milestone. An organization that becomes live
+// becomes `completed` when that plan becomes active: when its first invoice is paid in full. Selecting a free plan is no milestone. An organization that becomes live
 // commercially before its first successful operation goes from `sandbox_ready` to `completed`, and `first_success` is still
 // appended when it happens. Each change sets `updated_at` and is recorded in the audit trail (resource type `onboarding`,
 // action `onboarding.active` or `onboarding.completed` when the status changes, `onboarding.step_completed` otherwise); it
@@ -25087,6 +28684,42 @@ func (c *ClientWithResponses) GetOrganizationOnboardingWithResponse(ctx context.
 		return nil, err
 	}
 	return ParseGetOrganizationOnboardingResponse(rsp)
+}
+
+// ListPaymentsWithResponse List payments
+//
+// Lists payments, succeeded and failed, oldest first (id order), optionally of one invoice. Default page size 50. An organization
+// principal sees only its own organization's payments (naming another organization is 403 `forbidden`); the operator may name any
+// organization or none (every organization's payments).
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error) {
+	rsp, err := c.ListPayments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPaymentsResponse(rsp)
+}
+
+// GetPaymentWithResponse Get a payment
+//
+// Returns one payment. Another organization's payment is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `payments:read`, its own payments) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payments/{id} (the `GetPayment` operationId).
+func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error) {
+	rsp, err := c.GetPayment(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentResponse(rsp)
 }
 
 // ListPlansWithResponse List plans with prices
@@ -26180,9 +29813,24 @@ func (c *ClientWithResponses) CreateSupportCaseMessageWithResponse(ctx context.C
 	return ParseCreateSupportCaseMessageResponse(rsp)
 }
 
-// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice (sandbox)
+// ListTaxInvoicesWithResponse List tax documents (archive)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// The archive: the tax documents of one organization (every kind, standard and simplified, invoices and notes), newest first, in pages (`next_cursor`; default 50). Filters combine: `kind`, the issue date (`issued_from`, `issued_to`, inclusive UTC calendar dates) and the counter value (`icv_from`, `icv_to`, inclusive; ICVs count per seller and EGS unit, so a range matches in every chain of the organization). A `from` after its `to` is 400. Needs `invoice:archive` or `invoices:read`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`) and lists its own documents and all its connected businesses'; the operator may name any organization. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope` here): it reads its own documents one by one (`getTaxInvoice`, `getTaxInvoiceXml`). Each item is a summary; `getTaxInvoice` reads the whole result and `getTaxInvoiceXml` the stored XML. Reading is never refused by the entitlement rules.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/taxauth/invoices (the `ListTaxInvoices` operationId).
+func (c *ClientWithResponses) ListTaxInvoicesWithResponse(ctx context.Context, params *ListTaxInvoicesParams, reqEditors ...RequestEditorFn) (*ListTaxInvoicesResponse, error) {
+	rsp, err := c.ListTaxInvoices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTaxInvoicesResponse(rsp)
+}
+
+// GenerateSimplifiedInvoiceWithBodyWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
+//
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -26201,9 +29849,9 @@ func (c *ClientWithResponses) GenerateSimplifiedInvoiceWithBodyWithResponse(ctx 
 	return ParseGenerateSimplifiedInvoiceResponse(rsp)
 }
 
-// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice (sandbox)
+// GenerateSimplifiedInvoiceWithResponse Generate a simplified tax invoice, credit note or debit note (sandbox)
 //
-// Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
+// Generates the simplified (B2C) document `requested_invoice_type` names: `simplified_tax_invoice` (388), `simplified_credit_note` (381) or `simplified_debit_note` (383), all with name `0200000`; a `standard_…` type is 422 `unprocessable` (use `generateStandardInvoice`). A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01) and gives its reason (`note_reason`, BR-KSA-17); without either it is 422. `billing_reference.invoice_id` names an invoice of this service: a tax invoice (not a note) of the same family (simplified here) and the same seller; an unknown id and another organization's invoice are the same 422 (`pointer` `/billing_reference/invoice_id`). The note's number is chained like any invoice of the seller's EGS unit (one ICV/PIH chain for every kind). Validates the request, computes line and document amounts in minor units (line net = quantity x unit price - discounts + charges; line VAT = net x rate / 100 rounded half-up), renders a UBL 2.1 simplified invoice (InvoiceTypeCode 388, name `0200000`, profile `reporting:1.0`) with ICV and PIH chained per seller and EGS unit, its hash and a QR payload, and stores it. Structural problems (including the bounds of `quantity`, `unit_price` and the other amounts) are 400. An invalid document is not issued: a business-rule issue of severity `error` (e.g. BR-KSA-40 VAT number format, SBX-LINE-02 a discount larger than its line) is 422 `unprocessable` with each such issue in `errors` (`location` `body`, `pointer` the issue's path, `code` its rule id, `message`; at most 50, `detail` says how many there were); nothing is stored, no usage is counted and no counter value is used, so the next valid invoice takes the next ICV and links to the previous issued invoice. Warnings do not block: they are returned in `validation.internal_validation.issues` of the issued invoice (`valid: true`). Synthetic sandbox: nothing is reported to or cleared by the tax authority. Counts toward usage and obeys spend controls (429 `spend_limit_reached`). Obeys the entitlement rules of the `einvoice` product (see "Entitlements" above), checked before anything else is done: 403 `organization_suspended`, `organization_terminated`, `organization_archived`, `organization_risk_suspended`; with the organization's subscription to `einvoice` `provisioning`, `suspended` or `terminated`, 403 `subscription_inactive`; production traffic also 403 `organization_not_active`, `organization_not_verified`, `organization_risk_restricted` or `subscription_required`. A refusal stores nothing and counts nothing. Reading invoices (`getTaxInvoice`) stays open in every state. The `Idempotency-Key` names the logical operation: a retry after a timeout returns the same invoice. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any existing one (an unknown one is 404). A computed amount beyond 10^15 minor units is 422 `unprocessable` (the bounds keep every input exact; only sums can go beyond).
 //
 // Seller and chain: a connected business's credential names its platform's `organization_id` and generates as that business: the business is its own seller, recorded with the invoice, with its own ICV counter and PIH chain per EGS unit starting at ICV 1, apart from the platform's own chain and every other business's. Its invoices are readable by that business's credentials, the platform organization's and the operator; another business's credential gets 404 as for an unknown id.
 //
@@ -26222,6 +29870,40 @@ func (c *ClientWithResponses) GenerateSimplifiedInvoiceWithResponse(ctx context.
 	return ParseGenerateSimplifiedInvoiceResponse(rsp)
 }
 
+// GenerateStandardInvoiceWithBodyWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *ClientWithResponses) GenerateStandardInvoiceWithBodyWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error) {
+	rsp, err := c.GenerateStandardInvoiceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateStandardInvoiceResponse(rsp)
+}
+
+// GenerateStandardInvoiceWithResponse Generate a standard tax invoice, credit note or debit note (sandbox)
+//
+// Generates the standard (B2B) document `requested_invoice_type` names: `standard_tax_invoice` (InvoiceTypeCode 388), `standard_credit_note` (381) or `standard_debit_note` (383), all with name `0100000` and profile `reporting:1.0`; a `simplified_…` type is 422 `unprocessable` (use `generateSimplifiedInvoice`). Same request and result as `generateSimplifiedInvoice`, with the same amounts, chain (one ICV/PIH chain per seller and EGS unit for every kind), sandbox stamp, QR payload, rules, 400/422 answers, idempotency, usage counting and spend controls (429 `spend_limit_reached`), entitlement rules of the `einvoice` product (403 as listed there, checked first; a refusal stores and counts nothing) and the webhook event `tax_invoice.generated`. Callers: an organization principal for its own organization (another organization's id is 403 `forbidden`), a connected business's credential as that business (its own seller and chain), the operator for any existing organization (an unknown one is 404).
+//
+// Besides the rules of `generateSimplifiedInvoice`, a standard document identifies its buyer: SBX-STD-01 the buyer's name (error), SBX-STD-02 its VAT number or another identification (`commercial_registration` or `additional_identifiers`; error, BR-KSA-81), SBX-STD-03 a structured `buyer.postal_address` with street name, city and country code (error; BR-10, BR-KSA-10), BR-KSA-63 a Saudi address with building number, postal code and district (warning), BR-KSA-67 a 5-digit Saudi postal code (warning); BR-KSA-15 a standard tax invoice has `supply` (warning). SBX-NOTE-01, SBX-TYPE-01 and BR-KSA-25 concern simplified documents only. A credit or debit note refers to the invoice it corrects (`billing_reference`, SBX-REF-01, error) and gives its reason (`note_reason`, BR-KSA-17, error); `billing_reference.invoice_id` names a standard tax invoice of the same seller generated here (an unknown id, a note, a simplified invoice and another organization's invoice are 422 at `/billing_reference/invoice_id`, the last two answered exactly as an unknown id). On a tax invoice both are ignored (SBX-REF-02, warning).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/invoices/generate/standard (the `GenerateStandardInvoice` operationId).
+func (c *ClientWithResponses) GenerateStandardInvoiceWithResponse(ctx context.Context, params *GenerateStandardInvoiceParams, body GenerateStandardInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*GenerateStandardInvoiceResponse, error) {
+	rsp, err := c.GenerateStandardInvoice(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGenerateStandardInvoiceResponse(rsp)
+}
+
 // GetTaxInvoiceWithResponse Get a tax invoice
 //
 // Returns a stored tax invoice of the caller's organization with the request it was generated from. Needs `invoice:generate` or `invoice:archive`. A connected business's credential reads only that business's invoices (any other is 404, as for an unknown id); the platform organization reads its own and all of its businesses'; the operator reads any.
@@ -26235,6 +29917,21 @@ func (c *ClientWithResponses) GetTaxInvoiceWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseGetTaxInvoiceResponse(rsp)
+}
+
+// GetTaxInvoiceXmlWithResponse Download a tax document's XML
+//
+// Returns the stored UBL 2.1 XML of a tax document byte for byte (`application/xml`, UTF-8), exactly the `xml.content` of its generation result. Needs `invoice:generate` or `invoice:archive`. Who may read it as for `getTaxInvoice`; another organization's or business's document is 404, as for an unknown id.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
+func (c *ClientWithResponses) GetTaxInvoiceXmlWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceXmlResponse, error) {
+	rsp, err := c.GetTaxInvoiceXml(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTaxInvoiceXmlResponse(rsp)
 }
 
 // CreateTestClockWithBodyWithResponse Put an organization on a test clock
@@ -26309,7 +30006,7 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, id I
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 // many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -26336,7 +30033,7 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `billing_invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
 // many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
@@ -29409,6 +33106,1270 @@ func ParseGetGrowthSummaryResponse(rsp *http.Response) (*GetGrowthSummaryRespons
 	return response, nil
 }
 
+// ParseListInvoicesResponse parses an HTTP response from a ListInvoicesWithResponse call
+func ParseListInvoicesResponse(rsp *http.Response) (*ListInvoicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInvoicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoiceList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInvoicesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListInvoicesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListInvoicesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListInvoicesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInvoicesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInvoicesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListInvoicesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetInvoiceResponse parses an HTTP response from a GetInvoiceWithResponse call
+func ParseGetInvoiceResponse(rsp *http.Response) (*GetInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetInvoiceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListInvoiceLinesResponse parses an HTTP response from a ListInvoiceLinesWithResponse call
+func ParseListInvoiceLinesResponse(rsp *http.Response) (*ListInvoiceLinesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInvoiceLinesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoiceLineList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInvoiceLinesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListInvoiceLinesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListInvoiceLinesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListInvoiceLinesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListInvoiceLinesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInvoiceLinesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInvoiceLinesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListInvoiceLinesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMarkInvoiceUncollectibleResponse parses an HTTP response from a MarkInvoiceUncollectibleWithResponse call
+func ParseMarkInvoiceUncollectibleResponse(rsp *http.Response) (*MarkInvoiceUncollectibleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MarkInvoiceUncollectibleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers MarkInvoiceUncollectibleResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MarkInvoiceUncollectibleResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers MarkInvoiceUncollectibleResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers MarkInvoiceUncollectibleResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers MarkInvoiceUncollectibleResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MarkInvoiceUncollectibleResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers MarkInvoiceUncollectibleResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers MarkInvoiceUncollectibleResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers MarkInvoiceUncollectibleResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers MarkInvoiceUncollectibleResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateInvoicePaymentResponse parses an HTTP response from a CreateInvoicePaymentWithResponse call
+func ParseCreateInvoicePaymentResponse(rsp *http.Response) (*CreateInvoicePaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateInvoicePaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Payment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateInvoicePaymentResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateInvoicePaymentResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateInvoicePaymentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateInvoicePaymentResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateInvoicePaymentResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateInvoicePaymentResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateInvoicePaymentResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateInvoicePaymentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateInvoicePaymentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreateInvoicePaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVoidInvoiceResponse parses an HTTP response from a VoidInvoiceWithResponse call
+func ParseVoidInvoiceResponse(rsp *http.Response) (*VoidInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VoidInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VoidInvoiceResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers VoidInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers VoidInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers VoidInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers VoidInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers VoidInvoiceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers VoidInvoiceResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers VoidInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers VoidInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers VoidInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateOAuthTokenResponse parses an HTTP response from a CreateOAuthTokenWithResponse call
 func ParseCreateOAuthTokenResponse(rsp *http.Response) (*CreateOAuthTokenResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -30650,6 +35611,375 @@ func ParseGetOrganizationOnboardingResponse(rsp *http.Response) (*GetOrganizatio
 		response.Headers503 = &headers
 	case true:
 		var headers GetOrganizationOnboardingResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPaymentsResponse parses an HTTP response from a ListPaymentsWithResponse call
+func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPaymentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaymentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPaymentsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPaymentsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPaymentsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPaymentsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPaymentsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPaymentsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListPaymentsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentResponse parses an HTTP response from a GetPaymentWithResponse call
+func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Payment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPaymentResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPaymentResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPaymentResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPaymentResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPaymentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetPaymentResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37705,6 +43035,199 @@ func ParseCreateSupportCaseMessageResponse(rsp *http.Response) (*CreateSupportCa
 	return response, nil
 }
 
+// ParseListTaxInvoicesResponse parses an HTTP response from a ListTaxInvoicesWithResponse call
+func ParseListTaxInvoicesResponse(rsp *http.Response) (*ListTaxInvoicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTaxInvoicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaxInvoiceSummaryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTaxInvoicesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListTaxInvoicesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListTaxInvoicesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListTaxInvoicesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListTaxInvoicesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListTaxInvoicesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTaxInvoicesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListTaxInvoicesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGenerateSimplifiedInvoiceResponse parses an HTTP response from a GenerateSimplifiedInvoiceWithResponse call
 func ParseGenerateSimplifiedInvoiceResponse(rsp *http.Response) (*GenerateSimplifiedInvoiceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37939,6 +43462,240 @@ func ParseGenerateSimplifiedInvoiceResponse(rsp *http.Response) (*GenerateSimpli
 	return response, nil
 }
 
+// ParseGenerateStandardInvoiceResponse parses an HTTP response from a GenerateStandardInvoiceWithResponse call
+func ParseGenerateStandardInvoiceResponse(rsp *http.Response) (*GenerateStandardInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GenerateStandardInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest SimplifiedInvoiceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ProductOperationForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers GenerateStandardInvoiceResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers GenerateStandardInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GenerateStandardInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GenerateStandardInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GenerateStandardInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers GenerateStandardInvoiceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers GenerateStandardInvoiceResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GenerateStandardInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GenerateStandardInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GenerateStandardInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetTaxInvoiceResponse parses an HTTP response from a GetTaxInvoiceWithResponse call
 func ParseGetTaxInvoiceResponse(rsp *http.Response) (*GetTaxInvoiceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38119,6 +43876,199 @@ func ParseGetTaxInvoiceResponse(rsp *http.Response) (*GetTaxInvoiceResponse, err
 		response.Headers503 = &headers
 	case true:
 		var headers GetTaxInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTaxInvoiceXmlResponse parses an HTTP response from a GetTaxInvoiceXmlWithResponse call
+func ParseGetTaxInvoiceXmlResponse(rsp *http.Response) (*GetTaxInvoiceXmlResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTaxInvoiceXmlResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest string
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTaxInvoiceXmlResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetTaxInvoiceXmlResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTaxInvoiceXmlResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTaxInvoiceXmlResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTaxInvoiceXmlResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTaxInvoiceXmlResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTaxInvoiceXmlResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetTaxInvoiceXmlResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40231,6 +46181,24 @@ type ServerInterface interface {
 	// GetGrowthSummary Get the growth summary
 	// (GET /v1/growth/summary)
 	GetGrowthSummary(w http.ResponseWriter, r *http.Request, params GetGrowthSummaryParams)
+	// ListInvoices List billing invoices
+	// (GET /v1/invoices)
+	ListInvoices(w http.ResponseWriter, r *http.Request, params ListInvoicesParams)
+	// GetInvoice Get a billing invoice
+	// (GET /v1/invoices/{id})
+	GetInvoice(w http.ResponseWriter, r *http.Request, id Id)
+	// ListInvoiceLines List the lines of a billing invoice
+	// (GET /v1/invoices/{id}/lines)
+	ListInvoiceLines(w http.ResponseWriter, r *http.Request, id Id)
+	// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+	// (POST /v1/invoices/{id}/mark-uncollectible)
+	MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request, id Id, params MarkInvoiceUncollectibleParams)
+	// CreateInvoicePayment Pay a billing invoice (sandbox)
+	// (POST /v1/invoices/{id}/payments)
+	CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams)
+	// VoidInvoice Void a billing invoice
+	// (POST /v1/invoices/{id}/void)
+	VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams)
 	// CreateOAuthToken Issue an access token (client credentials)
 	// (POST /v1/oauth/token)
 	CreateOAuthToken(w http.ResponseWriter, r *http.Request, params CreateOAuthTokenParams)
@@ -40249,6 +46217,12 @@ type ServerInterface interface {
 	// GetOrganizationOnboarding Get an organization's onboarding
 	// (GET /v1/organizations/{id}/onboarding)
 	GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request, id Id)
+	// ListPayments List payments
+	// (GET /v1/payments)
+	ListPayments(w http.ResponseWriter, r *http.Request, params ListPaymentsParams)
+	// GetPayment Get a payment
+	// (GET /v1/payments/{id})
+	GetPayment(w http.ResponseWriter, r *http.Request, id Id)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(w http.ResponseWriter, r *http.Request, params ListPlansParams)
@@ -40348,12 +46322,21 @@ type ServerInterface interface {
 	// CreateSupportCaseMessage Add a message to a support case
 	// (POST /v1/support-cases/{id}/messages)
 	CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request, id Id, params CreateSupportCaseMessageParams)
-	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoices List tax documents (archive)
+	// (GET /v1/taxauth/invoices)
+	ListTaxInvoices(w http.ResponseWriter, r *http.Request, params ListTaxInvoicesParams)
+	// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 	// (POST /v1/taxauth/invoices/generate/simplified)
 	GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request, params GenerateSimplifiedInvoiceParams)
+	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+	// (POST /v1/taxauth/invoices/generate/standard)
+	GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams)
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id)
+	// GetTaxInvoiceXml Download a tax document's XML
+	// (GET /v1/taxauth/invoices/{id}/xml)
+	GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id)
 	// CreateTestClock Put an organization on a test clock
 	// (POST /v1/test-clocks)
 	CreateTestClock(w http.ResponseWriter, r *http.Request, params CreateTestClockParams)
@@ -40471,6 +46454,42 @@ func (_ Unimplemented) GetGrowthSummary(w http.ResponseWriter, r *http.Request, 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListInvoices List billing invoices
+// (GET /v1/invoices)
+func (_ Unimplemented) ListInvoices(w http.ResponseWriter, r *http.Request, params ListInvoicesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetInvoice Get a billing invoice
+// (GET /v1/invoices/{id})
+func (_ Unimplemented) GetInvoice(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListInvoiceLines List the lines of a billing invoice
+// (GET /v1/invoices/{id}/lines)
+func (_ Unimplemented) ListInvoiceLines(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+// (POST /v1/invoices/{id}/mark-uncollectible)
+func (_ Unimplemented) MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request, id Id, params MarkInvoiceUncollectibleParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateInvoicePayment Pay a billing invoice (sandbox)
+// (POST /v1/invoices/{id}/payments)
+func (_ Unimplemented) CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// VoidInvoice Void a billing invoice
+// (POST /v1/invoices/{id}/void)
+func (_ Unimplemented) VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // CreateOAuthToken Issue an access token (client credentials)
 // (POST /v1/oauth/token)
 func (_ Unimplemented) CreateOAuthToken(w http.ResponseWriter, r *http.Request, params CreateOAuthTokenParams) {
@@ -40504,6 +46523,18 @@ func (_ Unimplemented) UpdateOrganization(w http.ResponseWriter, r *http.Request
 // GetOrganizationOnboarding Get an organization's onboarding
 // (GET /v1/organizations/{id}/onboarding)
 func (_ Unimplemented) GetOrganizationOnboarding(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListPayments List payments
+// (GET /v1/payments)
+func (_ Unimplemented) ListPayments(w http.ResponseWriter, r *http.Request, params ListPaymentsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPayment Get a payment
+// (GET /v1/payments/{id})
+func (_ Unimplemented) GetPayment(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -40705,15 +46736,33 @@ func (_ Unimplemented) CreateSupportCaseMessage(w http.ResponseWriter, r *http.R
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
-// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+// ListTaxInvoices List tax documents (archive)
+// (GET /v1/taxauth/invoices)
+func (_ Unimplemented) ListTaxInvoices(w http.ResponseWriter, r *http.Request, params ListTaxInvoicesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 // (POST /v1/taxauth/invoices/generate/simplified)
 func (_ Unimplemented) GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request, params GenerateSimplifiedInvoiceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+// (POST /v1/taxauth/invoices/generate/standard)
+func (_ Unimplemented) GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
 // GetTaxInvoice Get a tax invoice
 // (GET /v1/taxauth/invoices/{id})
 func (_ Unimplemented) GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetTaxInvoiceXml Download a tax document's XML
+// (GET /v1/taxauth/invoices/{id}/xml)
+func (_ Unimplemented) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -41460,6 +47509,293 @@ func (siw *ServerInterfaceWrapper) GetGrowthSummary(w http.ResponseWriter, r *ht
 	handler.ServeHTTP(w, r)
 }
 
+// ListInvoices operation middleware
+func (siw *ServerInterfaceWrapper) ListInvoices(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListInvoicesParams
+
+	// ------------- Optional query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "subscription_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "subscription_id", r.URL.Query(), &params.SubscriptionId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "subscription_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "subscription_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", r.URL.Query(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "status", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInvoices(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetInvoice operation middleware
+func (siw *ServerInterfaceWrapper) GetInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetInvoice(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListInvoiceLines operation middleware
+func (siw *ServerInterfaceWrapper) ListInvoiceLines(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInvoiceLines(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// MarkInvoiceUncollectible operation middleware
+func (siw *ServerInterfaceWrapper) MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params MarkInvoiceUncollectibleParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.MarkInvoiceUncollectible(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateInvoicePayment operation middleware
+func (siw *ServerInterfaceWrapper) CreateInvoicePayment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateInvoicePaymentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateInvoicePayment(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// VoidInvoice operation middleware
+func (siw *ServerInterfaceWrapper) VoidInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params VoidInvoiceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.VoidInvoice(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateOAuthToken operation middleware
 func (siw *ServerInterfaceWrapper) CreateOAuthToken(w http.ResponseWriter, r *http.Request) {
 
@@ -41652,6 +47988,104 @@ func (siw *ServerInterfaceWrapper) GetOrganizationOnboarding(w http.ResponseWrit
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOrganizationOnboarding(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPayments operation middleware
+func (siw *ServerInterfaceWrapper) ListPayments(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPaymentsParams
+
+	// ------------- Optional query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "invoice_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "invoice_id", r.URL.Query(), &params.InvoiceId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "invoice_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "invoice_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPayments(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPayment operation middleware
+func (siw *ServerInterfaceWrapper) GetPayment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPayment(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -43150,6 +49584,130 @@ func (siw *ServerInterfaceWrapper) CreateSupportCaseMessage(w http.ResponseWrite
 	handler.ServeHTTP(w, r)
 }
 
+// ListTaxInvoices operation middleware
+func (siw *ServerInterfaceWrapper) ListTaxInvoices(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListTaxInvoicesParams
+
+	// ------------- Required query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "kind" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "kind", r.URL.Query(), &params.Kind, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "kind"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "kind", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "issued_from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "issued_from", r.URL.Query(), &params.IssuedFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "issued_from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "issued_from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "issued_to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "issued_to", r.URL.Query(), &params.IssuedTo, runtime.BindQueryParameterOptions{Type: "string", Format: "date"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "issued_to"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "issued_to", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "icv_from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "icv_from", r.URL.Query(), &params.IcvFrom, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "icv_from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "icv_from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "icv_to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "icv_to", r.URL.Query(), &params.IcvTo, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "icv_to"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "icv_to", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTaxInvoices(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GenerateSimplifiedInvoice operation middleware
 func (siw *ServerInterfaceWrapper) GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request) {
 
@@ -43191,6 +49749,47 @@ func (siw *ServerInterfaceWrapper) GenerateSimplifiedInvoice(w http.ResponseWrit
 	handler.ServeHTTP(w, r)
 }
 
+// GenerateStandardInvoice operation middleware
+func (siw *ServerInterfaceWrapper) GenerateStandardInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GenerateStandardInvoiceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GenerateStandardInvoice(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetTaxInvoice operation middleware
 func (siw *ServerInterfaceWrapper) GetTaxInvoice(w http.ResponseWriter, r *http.Request) {
 
@@ -43208,6 +49807,32 @@ func (siw *ServerInterfaceWrapper) GetTaxInvoice(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetTaxInvoice(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetTaxInvoiceXml operation middleware
+func (siw *ServerInterfaceWrapper) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTaxInvoiceXml(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -43831,6 +50456,30 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/subscriptions/{id}/terminate", wrapper.TerminateSubscription)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/invoices", wrapper.ListInvoices)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/invoices/{id}", wrapper.GetInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/invoices/{id}/lines", wrapper.ListInvoiceLines)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/invoices/{id}/payments", wrapper.CreateInvoicePayment)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/invoices/{id}/void", wrapper.VoidInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/invoices/{id}/mark-uncollectible", wrapper.MarkInvoiceUncollectible)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/payments", wrapper.ListPayments)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/payments/{id}", wrapper.GetPayment)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/test-clocks", wrapper.CreateTestClock)
 	})
 	r.Group(func(r chi.Router) {
@@ -43891,7 +50540,16 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/taxauth/invoices/generate/simplified", wrapper.GenerateSimplifiedInvoice)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/taxauth/invoices/generate/standard", wrapper.GenerateStandardInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/taxauth/invoices", wrapper.ListTaxInvoices)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/taxauth/invoices/{id}", wrapper.GetTaxInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/taxauth/invoices/{id}/xml", wrapper.GetTaxInvoiceXml)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/address/resolve-short", wrapper.ResolveShortAddress)
@@ -46689,6 +53347,1091 @@ func (response GetGrowthSummarydefaultApplicationProblemPlusJSONResponse) VisitG
 	return err
 }
 
+type ListInvoicesRequestObject struct {
+	Params ListInvoicesParams
+}
+
+type ListInvoicesResponseObject interface {
+	VisitListInvoicesResponse(w http.ResponseWriter) error
+}
+
+type ListInvoices200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListInvoices200JSONResponse struct {
+	Body    BillingInvoiceList
+	Headers ListInvoices200ResponseHeaders
+}
+
+func (response ListInvoices200JSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices400ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices401ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices403ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices429ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoices503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoices503ApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoicesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListInvoicesdefaultApplicationProblemPlusJSONResponse) VisitListInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoiceRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetInvoiceResponseObject interface {
+	VisitGetInvoiceResponse(w http.ResponseWriter) error
+}
+
+type GetInvoice200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetInvoice200JSONResponse struct {
+	Body    BillingInvoice
+	Headers GetInvoice200ResponseHeaders
+}
+
+func (response GetInvoice200JSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice400ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice401ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice403ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice404ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice429ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetInvoice503ApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetInvoicedefaultApplicationProblemPlusJSONResponse) VisitGetInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLinesRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type ListInvoiceLinesResponseObject interface {
+	VisitListInvoiceLinesResponse(w http.ResponseWriter) error
+}
+
+type ListInvoiceLines200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListInvoiceLines200JSONResponse struct {
+	Body    BillingInvoiceLineList
+	Headers ListInvoiceLines200ResponseHeaders
+}
+
+func (response ListInvoiceLines200JSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines400ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines401ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines403ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines404ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines429ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLines503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceLines503ApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceLinesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListInvoiceLinesdefaultApplicationProblemPlusJSONResponse) VisitListInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectibleRequestObject struct {
+	Id     Id `json:"id"`
+	Params MarkInvoiceUncollectibleParams
+}
+
+type MarkInvoiceUncollectibleResponseObject interface {
+	VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error
+}
+
+type MarkInvoiceUncollectible200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type MarkInvoiceUncollectible200JSONResponse struct {
+	Body    BillingInvoice
+	Headers MarkInvoiceUncollectible200ResponseHeaders
+}
+
+func (response MarkInvoiceUncollectible200JSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible400ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible401ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible403ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible404ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible409ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible422ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible429ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectible503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response MarkInvoiceUncollectible503ApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkInvoiceUncollectibledefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response MarkInvoiceUncollectibledefaultApplicationProblemPlusJSONResponse) VisitMarkInvoiceUncollectibleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePaymentRequestObject struct {
+	Id     Id `json:"id"`
+	Params CreateInvoicePaymentParams
+	Body   *CreateInvoicePaymentJSONRequestBody
+}
+
+type CreateInvoicePaymentResponseObject interface {
+	VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error
+}
+
+type CreateInvoicePayment201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type CreateInvoicePayment201JSONResponse struct {
+	Body    Payment
+	Headers CreateInvoicePayment201ResponseHeaders
+}
+
+func (response CreateInvoicePayment201JSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment400ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment401ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment403ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment404ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment409ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment422ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment429ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePayment503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateInvoicePayment503ApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvoicePaymentdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreateInvoicePaymentdefaultApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoiceRequestObject struct {
+	Id     Id `json:"id"`
+	Params VoidInvoiceParams
+}
+
+type VoidInvoiceResponseObject interface {
+	VisitVoidInvoiceResponse(w http.ResponseWriter) error
+}
+
+type VoidInvoice200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type VoidInvoice200JSONResponse struct {
+	Body    BillingInvoice
+	Headers VoidInvoice200ResponseHeaders
+}
+
+func (response VoidInvoice200JSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice400ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice401ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice403ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice404ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice409ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice422ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice429ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response VoidInvoice503ApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type VoidInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response VoidInvoicedefaultApplicationProblemPlusJSONResponse) VisitVoidInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateOAuthTokenRequestObject struct {
 	Params       CreateOAuthTokenParams
 	JSONBody     *CreateOAuthTokenJSONRequestBody
@@ -47765,6 +55508,317 @@ type GetOrganizationOnboardingdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetOrganizationOnboardingdefaultApplicationProblemPlusJSONResponse) VisitGetOrganizationOnboardingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPaymentsRequestObject struct {
+	Params ListPaymentsParams
+}
+
+type ListPaymentsResponseObject interface {
+	VisitListPaymentsResponse(w http.ResponseWriter) error
+}
+
+type ListPayments200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListPayments200JSONResponse struct {
+	Body    PaymentList
+	Headers ListPayments200ResponseHeaders
+}
+
+func (response ListPayments200JSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments400ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments401ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments403ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments429ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayments503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListPayments503ApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPaymentsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListPaymentsdefaultApplicationProblemPlusJSONResponse) VisitListPaymentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetPaymentResponseObject interface {
+	VisitGetPaymentResponse(w http.ResponseWriter) error
+}
+
+type GetPayment200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetPayment200JSONResponse struct {
+	Body    Payment
+	Headers GetPayment200ResponseHeaders
+}
+
+func (response GetPayment200JSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment400ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment401ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment403ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment404ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment429ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayment503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetPayment503ApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetPaymentdefaultApplicationProblemPlusJSONResponse) VisitGetPaymentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -53848,6 +61902,170 @@ func (response CreateSupportCaseMessagedefaultApplicationProblemPlusJSONResponse
 	return err
 }
 
+type ListTaxInvoicesRequestObject struct {
+	Params ListTaxInvoicesParams
+}
+
+type ListTaxInvoicesResponseObject interface {
+	VisitListTaxInvoicesResponse(w http.ResponseWriter) error
+}
+
+type ListTaxInvoices200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListTaxInvoices200JSONResponse struct {
+	Body    TaxInvoiceSummaryList
+	Headers ListTaxInvoices200ResponseHeaders
+}
+
+func (response ListTaxInvoices200JSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices400ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices401ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices403ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices404ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices429ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoices503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListTaxInvoices503ApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTaxInvoicesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListTaxInvoicesdefaultApplicationProblemPlusJSONResponse) VisitListTaxInvoicesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GenerateSimplifiedInvoiceRequestObject struct {
 	Params GenerateSimplifiedInvoiceParams
 	Body   *GenerateSimplifiedInvoiceJSONRequestBody
@@ -54051,6 +62269,209 @@ func (response GenerateSimplifiedInvoicedefaultApplicationProblemPlusJSONRespons
 	return err
 }
 
+type GenerateStandardInvoiceRequestObject struct {
+	Params GenerateStandardInvoiceParams
+	Body   *GenerateStandardInvoiceJSONRequestBody
+}
+
+type GenerateStandardInvoiceResponseObject interface {
+	VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error
+}
+
+type GenerateStandardInvoice201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type GenerateStandardInvoice201JSONResponse struct {
+	Body    SimplifiedInvoiceResult
+	Headers GenerateStandardInvoice201ResponseHeaders
+}
+
+func (response GenerateStandardInvoice201JSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice400ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice401ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice403ApplicationProblemPlusJSONResponse struct {
+	ProductOperationForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice403ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice404ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice409ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice422ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice429ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GenerateStandardInvoice503ApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GenerateStandardInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GenerateStandardInvoicedefaultApplicationProblemPlusJSONResponse) VisitGenerateStandardInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetTaxInvoiceRequestObject struct {
 	Id Id `json:"id"`
 }
@@ -54203,6 +62624,174 @@ type GetTaxInvoicedefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetTaxInvoicedefaultApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXmlRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetTaxInvoiceXmlResponseObject interface {
+	VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error
+}
+
+type GetTaxInvoiceXml200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetTaxInvoiceXml200ApplicationxmlResponse struct {
+	Body          io.Reader
+	Headers       GetTaxInvoiceXml200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetTaxInvoiceXml200ApplicationxmlResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/xml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetTaxInvoiceXml400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml400ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml401ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml403ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml404ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml429ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXml503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceXml503ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceXmldefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetTaxInvoiceXmldefaultApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceXmlResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -55884,6 +64473,24 @@ type StrictServerInterface interface {
 	// GetGrowthSummary Get the growth summary
 	// (GET /v1/growth/summary)
 	GetGrowthSummary(ctx context.Context, request GetGrowthSummaryRequestObject) (GetGrowthSummaryResponseObject, error)
+	// ListInvoices List billing invoices
+	// (GET /v1/invoices)
+	ListInvoices(ctx context.Context, request ListInvoicesRequestObject) (ListInvoicesResponseObject, error)
+	// GetInvoice Get a billing invoice
+	// (GET /v1/invoices/{id})
+	GetInvoice(ctx context.Context, request GetInvoiceRequestObject) (GetInvoiceResponseObject, error)
+	// ListInvoiceLines List the lines of a billing invoice
+	// (GET /v1/invoices/{id}/lines)
+	ListInvoiceLines(ctx context.Context, request ListInvoiceLinesRequestObject) (ListInvoiceLinesResponseObject, error)
+	// MarkInvoiceUncollectible Mark a billing invoice uncollectible
+	// (POST /v1/invoices/{id}/mark-uncollectible)
+	MarkInvoiceUncollectible(ctx context.Context, request MarkInvoiceUncollectibleRequestObject) (MarkInvoiceUncollectibleResponseObject, error)
+	// CreateInvoicePayment Pay a billing invoice (sandbox)
+	// (POST /v1/invoices/{id}/payments)
+	CreateInvoicePayment(ctx context.Context, request CreateInvoicePaymentRequestObject) (CreateInvoicePaymentResponseObject, error)
+	// VoidInvoice Void a billing invoice
+	// (POST /v1/invoices/{id}/void)
+	VoidInvoice(ctx context.Context, request VoidInvoiceRequestObject) (VoidInvoiceResponseObject, error)
 	// CreateOAuthToken Issue an access token (client credentials)
 	// (POST /v1/oauth/token)
 	CreateOAuthToken(ctx context.Context, request CreateOAuthTokenRequestObject) (CreateOAuthTokenResponseObject, error)
@@ -55902,6 +64509,12 @@ type StrictServerInterface interface {
 	// GetOrganizationOnboarding Get an organization's onboarding
 	// (GET /v1/organizations/{id}/onboarding)
 	GetOrganizationOnboarding(ctx context.Context, request GetOrganizationOnboardingRequestObject) (GetOrganizationOnboardingResponseObject, error)
+	// ListPayments List payments
+	// (GET /v1/payments)
+	ListPayments(ctx context.Context, request ListPaymentsRequestObject) (ListPaymentsResponseObject, error)
+	// GetPayment Get a payment
+	// (GET /v1/payments/{id})
+	GetPayment(ctx context.Context, request GetPaymentRequestObject) (GetPaymentResponseObject, error)
 	// ListPlans List plans with prices
 	// (GET /v1/plans)
 	ListPlans(ctx context.Context, request ListPlansRequestObject) (ListPlansResponseObject, error)
@@ -56001,12 +64614,21 @@ type StrictServerInterface interface {
 	// CreateSupportCaseMessage Add a message to a support case
 	// (POST /v1/support-cases/{id}/messages)
 	CreateSupportCaseMessage(ctx context.Context, request CreateSupportCaseMessageRequestObject) (CreateSupportCaseMessageResponseObject, error)
-	// GenerateSimplifiedInvoice Generate a simplified tax invoice (sandbox)
+	// ListTaxInvoices List tax documents (archive)
+	// (GET /v1/taxauth/invoices)
+	ListTaxInvoices(ctx context.Context, request ListTaxInvoicesRequestObject) (ListTaxInvoicesResponseObject, error)
+	// GenerateSimplifiedInvoice Generate a simplified tax invoice, credit note or debit note (sandbox)
 	// (POST /v1/taxauth/invoices/generate/simplified)
 	GenerateSimplifiedInvoice(ctx context.Context, request GenerateSimplifiedInvoiceRequestObject) (GenerateSimplifiedInvoiceResponseObject, error)
+	// GenerateStandardInvoice Generate a standard tax invoice, credit note or debit note (sandbox)
+	// (POST /v1/taxauth/invoices/generate/standard)
+	GenerateStandardInvoice(ctx context.Context, request GenerateStandardInvoiceRequestObject) (GenerateStandardInvoiceResponseObject, error)
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(ctx context.Context, request GetTaxInvoiceRequestObject) (GetTaxInvoiceResponseObject, error)
+	// GetTaxInvoiceXml Download a tax document's XML
+	// (GET /v1/taxauth/invoices/{id}/xml)
+	GetTaxInvoiceXml(ctx context.Context, request GetTaxInvoiceXmlRequestObject) (GetTaxInvoiceXmlResponseObject, error)
 	// CreateTestClock Put an organization on a test clock
 	// (POST /v1/test-clocks)
 	CreateTestClock(ctx context.Context, request CreateTestClockRequestObject) (CreateTestClockResponseObject, error)
@@ -56494,6 +65116,172 @@ func (sh *strictHandler) GetGrowthSummary(w http.ResponseWriter, r *http.Request
 	}
 }
 
+// ListInvoices operation middleware
+func (sh *strictHandler) ListInvoices(w http.ResponseWriter, r *http.Request, params ListInvoicesParams) {
+	var request ListInvoicesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInvoices(ctx, request.(ListInvoicesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInvoices")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInvoicesResponseObject); ok {
+		if err := validResponse.VisitListInvoicesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetInvoice operation middleware
+func (sh *strictHandler) GetInvoice(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetInvoiceRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetInvoice(ctx, request.(GetInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetInvoiceResponseObject); ok {
+		if err := validResponse.VisitGetInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListInvoiceLines operation middleware
+func (sh *strictHandler) ListInvoiceLines(w http.ResponseWriter, r *http.Request, id Id) {
+	var request ListInvoiceLinesRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInvoiceLines(ctx, request.(ListInvoiceLinesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInvoiceLines")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInvoiceLinesResponseObject); ok {
+		if err := validResponse.VisitListInvoiceLinesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// MarkInvoiceUncollectible operation middleware
+func (sh *strictHandler) MarkInvoiceUncollectible(w http.ResponseWriter, r *http.Request, id Id, params MarkInvoiceUncollectibleParams) {
+	var request MarkInvoiceUncollectibleRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.MarkInvoiceUncollectible(ctx, request.(MarkInvoiceUncollectibleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "MarkInvoiceUncollectible")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(MarkInvoiceUncollectibleResponseObject); ok {
+		if err := validResponse.VisitMarkInvoiceUncollectibleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateInvoicePayment operation middleware
+func (sh *strictHandler) CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams) {
+	var request CreateInvoicePaymentRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body CreateInvoicePaymentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateInvoicePayment(ctx, request.(CreateInvoicePaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateInvoicePayment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateInvoicePaymentResponseObject); ok {
+		if err := validResponse.VisitCreateInvoicePaymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// VoidInvoice operation middleware
+func (sh *strictHandler) VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams) {
+	var request VoidInvoiceRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.VoidInvoice(ctx, request.(VoidInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "VoidInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(VoidInvoiceResponseObject); ok {
+		if err := validResponse.VisitVoidInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateOAuthToken operation middleware
 func (sh *strictHandler) CreateOAuthToken(w http.ResponseWriter, r *http.Request, params CreateOAuthTokenParams) {
 	var request CreateOAuthTokenRequestObject
@@ -56686,6 +65474,58 @@ func (sh *strictHandler) GetOrganizationOnboarding(w http.ResponseWriter, r *htt
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOrganizationOnboardingResponseObject); ok {
 		if err := validResponse.VisitGetOrganizationOnboardingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPayments operation middleware
+func (sh *strictHandler) ListPayments(w http.ResponseWriter, r *http.Request, params ListPaymentsParams) {
+	var request ListPaymentsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPayments(ctx, request.(ListPaymentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPayments")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPaymentsResponseObject); ok {
+		if err := validResponse.VisitListPaymentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPayment operation middleware
+func (sh *strictHandler) GetPayment(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetPaymentRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayment(ctx, request.(GetPaymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPaymentResponseObject); ok {
+		if err := validResponse.VisitGetPaymentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -57696,6 +66536,32 @@ func (sh *strictHandler) CreateSupportCaseMessage(w http.ResponseWriter, r *http
 	}
 }
 
+// ListTaxInvoices operation middleware
+func (sh *strictHandler) ListTaxInvoices(w http.ResponseWriter, r *http.Request, params ListTaxInvoicesParams) {
+	var request ListTaxInvoicesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTaxInvoices(ctx, request.(ListTaxInvoicesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTaxInvoices")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTaxInvoicesResponseObject); ok {
+		if err := validResponse.VisitListTaxInvoicesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GenerateSimplifiedInvoice operation middleware
 func (sh *strictHandler) GenerateSimplifiedInvoice(w http.ResponseWriter, r *http.Request, params GenerateSimplifiedInvoiceParams) {
 	var request GenerateSimplifiedInvoiceRequestObject
@@ -57729,6 +66595,39 @@ func (sh *strictHandler) GenerateSimplifiedInvoice(w http.ResponseWriter, r *htt
 	}
 }
 
+// GenerateStandardInvoice operation middleware
+func (sh *strictHandler) GenerateStandardInvoice(w http.ResponseWriter, r *http.Request, params GenerateStandardInvoiceParams) {
+	var request GenerateStandardInvoiceRequestObject
+
+	request.Params = params
+
+	var body GenerateStandardInvoiceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GenerateStandardInvoice(ctx, request.(GenerateStandardInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GenerateStandardInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GenerateStandardInvoiceResponseObject); ok {
+		if err := validResponse.VisitGenerateStandardInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetTaxInvoice operation middleware
 func (sh *strictHandler) GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id) {
 	var request GetTaxInvoiceRequestObject
@@ -57748,6 +66647,32 @@ func (sh *strictHandler) GetTaxInvoice(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetTaxInvoiceResponseObject); ok {
 		if err := validResponse.VisitGetTaxInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetTaxInvoiceXml operation middleware
+func (sh *strictHandler) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetTaxInvoiceXmlRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTaxInvoiceXml(ctx, request.(GetTaxInvoiceXmlRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTaxInvoiceXml")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTaxInvoiceXmlResponseObject); ok {
+		if err := validResponse.VisitGetTaxInvoiceXmlResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -16,12 +16,12 @@ import (
 const billingInvoiceInsert = `-- name: BillingInvoiceInsert :one
 INSERT INTO billing_invoices (
     id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines,
-    subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at
+    subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, opens_selection
 ) VALUES (
     $1, $2, $2, $3, $4, $5, $6, $7, $8,
-    $9, $10, $11, $12, $13, $14, $15, $2, $16
+    $9, $10, $11, $12, $13, $14, $15, $2, $16, $17
 )
-RETURNING id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at
+RETURNING id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection
 `
 
 type BillingInvoiceInsertParams struct {
@@ -41,6 +41,7 @@ type BillingInvoiceInsertParams struct {
 	Status            string
 	TaxDocumentStatus string
 	DueAt             *time.Time
+	OpensSelection    bool
 }
 
 // created_at and updated_at are issued_at.
@@ -62,6 +63,7 @@ func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceIn
 		arg.Status,
 		arg.TaxDocumentStatus,
 		arg.DueAt,
+		arg.OpensSelection,
 	)
 	var i BillingInvoice
 	err := row.Scan(
@@ -84,6 +86,8 @@ func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceIn
 		&i.IssuedAt,
 		&i.DueAt,
 		&i.PaidAt,
+		&i.AmountPaid,
+		&i.OpensSelection,
 	)
 	return i, err
 }
@@ -91,7 +95,7 @@ func (q *Queries) BillingInvoiceInsert(ctx context.Context, arg BillingInvoiceIn
 const billingInvoiceVoidOpen = `-- name: BillingInvoiceVoidOpen :many
 UPDATE billing_invoices SET status = 'void', updated_at = now()
 WHERE organization_id = $1 AND subscription_id = $2 AND status = 'issued'
-RETURNING id
+RETURNING id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection
 `
 
 type BillingInvoiceVoidOpenParams struct {
@@ -101,19 +105,41 @@ type BillingInvoiceVoidOpenParams struct {
 
 // Voids the unpaid invoices of a subscription, so selecting a plan again never leaves two
 // invoices due for one subscription.
-func (q *Queries) BillingInvoiceVoidOpen(ctx context.Context, arg BillingInvoiceVoidOpenParams) ([]uuid.UUID, error) {
+func (q *Queries) BillingInvoiceVoidOpen(ctx context.Context, arg BillingInvoiceVoidOpenParams) ([]BillingInvoice, error) {
 	rows, err := q.db.Query(ctx, billingInvoiceVoidOpen, arg.OrganizationID, arg.SubscriptionID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []uuid.UUID
+	var items []BillingInvoice
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
+		var i BillingInvoice
+		if err := rows.Scan(
+			&i.ID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.OrganizationID,
+			&i.SubscriptionID,
+			&i.PlanID,
+			&i.PeriodStart,
+			&i.PeriodEnd,
+			&i.Lines,
+			&i.Subtotal,
+			&i.Discount,
+			&i.Tax,
+			&i.Total,
+			&i.Currency,
+			&i.Status,
+			&i.TaxDocumentStatus,
+			&i.IssuedAt,
+			&i.DueAt,
+			&i.PaidAt,
+			&i.AmountPaid,
+			&i.OpensSelection,
+		); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

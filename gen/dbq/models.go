@@ -68,6 +68,21 @@ type BillingInvoice struct {
 	IssuedAt          *time.Time
 	DueAt             *time.Time
 	PaidAt            *time.Time
+	AmountPaid        int64
+	OpensSelection    bool
+}
+
+type BillingPayment struct {
+	ID             uuid.UUID
+	CreatedAt      time.Time
+	OrganizationID uuid.UUID
+	InvoiceID      uuid.UUID
+	Amount         int64
+	Currency       string
+	PaymentMethod  string
+	Status         string
+	FailureCode    *string
+	FailureMessage *string
 }
 
 type CatalogueVersion struct {
@@ -353,7 +368,6 @@ type Subscription struct {
 	CancelledBy            *string
 	ProvisionedAt          *time.Time
 	ServiceEndsAt          *time.Time
-	SelectionInvoiceID     *uuid.UUID
 }
 
 type SubscriptionBillingStep struct {
@@ -402,26 +416,28 @@ type SupportCaseMessage struct {
 }
 
 type TaxInvoice struct {
-	ID                  uuid.UUID
-	OrganizationID      uuid.UUID
-	EgsUnitID           string
-	Icv                 int64
-	Number              string
-	Uuid                uuid.UUID
-	Pih                 string
-	InvoiceHash         string
-	Status              string
-	InvoiceType         string
-	RequestedType       string
-	Valid               bool
-	PayableAmount       int64
-	IssuedAt            time.Time
-	CreatedAt           time.Time
-	Request             []byte
-	Result              []byte
-	Xml                 string
-	RequestID           *string
-	ConnectedBusinessID *uuid.UUID
+	ID                        uuid.UUID
+	OrganizationID            uuid.UUID
+	EgsUnitID                 string
+	Icv                       int64
+	Number                    string
+	Uuid                      uuid.UUID
+	Pih                       string
+	InvoiceHash               string
+	Status                    string
+	InvoiceType               string
+	RequestedType             string
+	Valid                     bool
+	PayableAmount             int64
+	IssuedAt                  time.Time
+	CreatedAt                 time.Time
+	Request                   []byte
+	Result                    []byte
+	Xml                       string
+	RequestID                 *string
+	ConnectedBusinessID       *uuid.UUID
+	BillingReferenceInvoiceID *uuid.UUID
+	BillingReferenceNumber    *string
 }
 
 type TestClock struct {

@@ -128,23 +128,6 @@ func (q *Queries) SubscriptionRenewalInsert(ctx context.Context, arg Subscriptio
 	return err
 }
 
-const subscriptionSetSelectionInvoice = `-- name: SubscriptionSetSelectionInvoice :exec
-UPDATE subscriptions SET selection_invoice_id = $1
-WHERE organization_id = $2 AND id = $3
-`
-
-type SubscriptionSetSelectionInvoiceParams struct {
-	InvoiceID      *uuid.UUID
-	OrganizationID uuid.UUID
-	ID             uuid.UUID
-}
-
-// Records the first invoice of the plan selection just made (null: it issued none).
-func (q *Queries) SubscriptionSetSelectionInvoice(ctx context.Context, arg SubscriptionSetSelectionInvoiceParams) error {
-	_, err := q.db.Exec(ctx, subscriptionSetSelectionInvoice, arg.InvoiceID, arg.OrganizationID, arg.ID)
-	return err
-}
-
 const testClockFrozenTime = `-- name: TestClockFrozenTime :one
 SELECT frozen_time FROM test_clocks WHERE organization_id = $1
 `

@@ -13,7 +13,7 @@ import (
 )
 
 const taxInvoiceGetByID = `-- name: TaxInvoiceGetByID :one
-SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id FROM tax_invoices
+SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number FROM tax_invoices
 WHERE organization_id = $1 AND id = $2
   AND ($3::uuid IS NULL OR connected_business_id = $3)
 `
@@ -50,12 +50,14 @@ func (q *Queries) TaxInvoiceGetByID(ctx context.Context, arg TaxInvoiceGetByIDPa
 		&i.Xml,
 		&i.RequestID,
 		&i.ConnectedBusinessID,
+		&i.BillingReferenceInvoiceID,
+		&i.BillingReferenceNumber,
 	)
 	return i, err
 }
 
 const taxInvoiceGetByIDAnyOrganization = `-- name: TaxInvoiceGetByIDAnyOrganization :one
-SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id FROM tax_invoices WHERE id = $1
+SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number FROM tax_invoices WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -83,6 +85,8 @@ func (q *Queries) TaxInvoiceGetByIDAnyOrganization(ctx context.Context, id uuid.
 		&i.Xml,
 		&i.RequestID,
 		&i.ConnectedBusinessID,
+		&i.BillingReferenceInvoiceID,
+		&i.BillingReferenceNumber,
 	)
 	return i, err
 }
@@ -90,34 +94,38 @@ func (q *Queries) TaxInvoiceGetByIDAnyOrganization(ctx context.Context, id uuid.
 const taxInvoiceInsert = `-- name: TaxInvoiceInsert :one
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
-    requested_type, valid, payable_amount, issued_at, request, result, xml, request_id
+    requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,
+    billing_reference_invoice_id, billing_reference_number
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-    $12, $13, $14, $15, $16, $17, $18, $19
+    $12, $13, $14, $15, $16, $17, $18, $19,
+    $20, $21
 )
-RETURNING id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id
+RETURNING id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number
 `
 
 type TaxInvoiceInsertParams struct {
-	ID                  uuid.UUID
-	OrganizationID      uuid.UUID
-	ConnectedBusinessID *uuid.UUID
-	EgsUnitID           string
-	Icv                 int64
-	Number              string
-	Uuid                uuid.UUID
-	Pih                 string
-	InvoiceHash         string
-	Status              string
-	InvoiceType         string
-	RequestedType       string
-	Valid               bool
-	PayableAmount       int64
-	IssuedAt            time.Time
-	Request             []byte
-	Result              []byte
-	Xml                 string
-	RequestID           *string
+	ID                        uuid.UUID
+	OrganizationID            uuid.UUID
+	ConnectedBusinessID       *uuid.UUID
+	EgsUnitID                 string
+	Icv                       int64
+	Number                    string
+	Uuid                      uuid.UUID
+	Pih                       string
+	InvoiceHash               string
+	Status                    string
+	InvoiceType               string
+	RequestedType             string
+	Valid                     bool
+	PayableAmount             int64
+	IssuedAt                  time.Time
+	Request                   []byte
+	Result                    []byte
+	Xml                       string
+	RequestID                 *string
+	BillingReferenceInvoiceID *uuid.UUID
+	BillingReferenceNumber    *string
 }
 
 func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (TaxInvoice, error) {
@@ -141,6 +149,8 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 		arg.Result,
 		arg.Xml,
 		arg.RequestID,
+		arg.BillingReferenceInvoiceID,
+		arg.BillingReferenceNumber,
 	)
 	var i TaxInvoice
 	err := row.Scan(
@@ -164,8 +174,103 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 		&i.Xml,
 		&i.RequestID,
 		&i.ConnectedBusinessID,
+		&i.BillingReferenceInvoiceID,
+		&i.BillingReferenceNumber,
 	)
 	return i, err
+}
+
+const taxInvoiceList = `-- name: TaxInvoiceList :many
+SELECT id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, invoice_hash, status, invoice_type,
+       payable_amount, issued_at, created_at, billing_reference_number
+FROM tax_invoices
+WHERE organization_id = $1
+  AND ($2::uuid IS NULL OR connected_business_id = $2)
+  AND ($3::text IS NULL OR invoice_type = $3)
+  AND ($4::timestamptz IS NULL OR issued_at >= $4)
+  AND ($5::timestamptz IS NULL OR issued_at < $5)
+  AND ($6::bigint IS NULL OR icv >= $6)
+  AND ($7::bigint IS NULL OR icv <= $7)
+  AND ($8::uuid IS NULL OR id < $8)
+ORDER BY id DESC
+LIMIT $9
+`
+
+type TaxInvoiceListParams struct {
+	OrganizationID      uuid.UUID
+	ConnectedBusinessID *uuid.UUID
+	InvoiceType         *string
+	IssuedFrom          *time.Time
+	IssuedBefore        *time.Time
+	IcvFrom             *int64
+	IcvTo               *int64
+	Before              *uuid.UUID
+	RowLimit            int32
+}
+
+type TaxInvoiceListRow struct {
+	ID                     uuid.UUID
+	OrganizationID         uuid.UUID
+	ConnectedBusinessID    *uuid.UUID
+	EgsUnitID              string
+	Icv                    int64
+	Number                 string
+	Uuid                   uuid.UUID
+	InvoiceHash            string
+	Status                 string
+	InvoiceType            string
+	PayableAmount          int64
+	IssuedAt               time.Time
+	CreatedAt              time.Time
+	BillingReferenceNumber *string
+}
+
+// The archive: one organization's documents newest first (keyset on the UUIDv7 id), a
+// connected business's own only when connected_business_id is given. The bodies (request,
+// result, XML) are not read.
+func (q *Queries) TaxInvoiceList(ctx context.Context, arg TaxInvoiceListParams) ([]TaxInvoiceListRow, error) {
+	rows, err := q.db.Query(ctx, taxInvoiceList,
+		arg.OrganizationID,
+		arg.ConnectedBusinessID,
+		arg.InvoiceType,
+		arg.IssuedFrom,
+		arg.IssuedBefore,
+		arg.IcvFrom,
+		arg.IcvTo,
+		arg.Before,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaxInvoiceListRow
+	for rows.Next() {
+		var i TaxInvoiceListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.ConnectedBusinessID,
+			&i.EgsUnitID,
+			&i.Icv,
+			&i.Number,
+			&i.Uuid,
+			&i.InvoiceHash,
+			&i.Status,
+			&i.InvoiceType,
+			&i.PayableAmount,
+			&i.IssuedAt,
+			&i.CreatedAt,
+			&i.BillingReferenceNumber,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const taxInvoiceListChain = `-- name: TaxInvoiceListChain :many

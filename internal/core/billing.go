@@ -9,8 +9,11 @@ import (
 
 // Billing invoice statuses.
 const (
-	InvoiceIssued = "issued"
-	InvoiceVoid   = "void"
+	InvoiceIssued        = "issued"
+	InvoicePaid          = "paid"
+	InvoicePartiallyPaid = "partially_paid"
+	InvoiceVoid          = "void"
+	InvoiceUncollectible = "uncollectible"
 
 	TaxDocumentPending       = "pending"
 	TaxDocumentNotApplicable = "not_applicable"
@@ -41,13 +44,43 @@ type BillingInvoice struct {
 	IssuedAt          *time.Time    `json:"issued_at"`
 	DueAt             *time.Time    `json:"due_at"`
 	PaidAt            *time.Time    `json:"paid_at"`
+	// AmountPaid is what succeeded payments applied (internal: the invoice object of the
+	// specification does not show it); OpensSelection marks the first invoice of a plan
+	// selection, whose payment activates the selection.
+	AmountPaid     int64 `json:"amount_paid"`
+	OpensSelection bool  `json:"opens_selection"`
 }
 
-// InvoiceLine is one amount of an invoice: a charge (positive) or a discount (negative).
+// InvoiceLine is one amount of an invoice: a charge (positive) or a discount (negative),
+// Quantity × UnitAmount, for the days PeriodStart to PeriodEnd (inclusive, UTC midnight).
+// ComponentType names the part of the plan it came from (setup_fee, recurring_fee, trial,
+// discount, credit) and PriceID the price component, when it is one (the plan's own fees
+// and the trial are not). Tax is the line's share of the invoice's VAT (AllocateTax).
 type InvoiceLine struct {
-	ComponentType string `json:"component_type"`
-	Description   string `json:"description"`
-	Amount        int64  `json:"amount"`
+	ComponentType string     `json:"component_type"`
+	PriceID       *uuid.UUID `json:"price_id"`
+	Description   string     `json:"description"`
+	PeriodStart   time.Time  `json:"period_start"`
+	PeriodEnd     time.Time  `json:"period_end"`
+	Quantity      int64      `json:"quantity"`
+	UnitAmount    int64      `json:"unit_amount"`
+	Amount        int64      `json:"amount"`
+	Tax           int64      `json:"tax"`
+	Proration     bool       `json:"proration"`
+}
+
+// AllocateTax sets the Tax of every line so that the lines' taxes add up exactly to the VAT
+// of their net sum at percent, rounded half-up as the invoice's tax is: the tax of a line
+// is the VAT of the running net amount through it less that through the line before. Lines
+// must list charges before the discounts, which never exceed them, so every running amount
+// is >= 0; a discount line's tax is negative or zero (the VAT it takes off).
+func AllocateTax(lines []InvoiceLine, percent int64) {
+	var running int64
+	for i := range lines {
+		before := PercentHalfUp(running, percent)
+		running += lines[i].Amount
+		lines[i].Tax = PercentHalfUp(running, percent) - before
+	}
 }
 
 // VATPercent is the VAT rate charged on invoices in currency: 15 % for SAR (Saudi VAT);
@@ -83,27 +116,27 @@ func PercentHalfUp(amount, percent int64) int64 {
 // rounded half-up, and the invoice is due PaymentTerms after issue.
 func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 	start := dateOf(now)
-	var lines []InvoiceLine
-	var end time.Time
+	d := &invoiceDraft{plan: plan, start: start, end: start}
 	if t := plan.TrialPolicy; t != nil && t.TrialDays > 0 {
 		if !t.RequiresPaymentMethod {
 			return nil
 		}
-		end = start.AddDate(0, 0, t.TrialDays-1)
-		lines = appendCharge(lines, PriceSetupFee, "Setup fee", plan.SetupFee)
-		lines = append(lines, InvoiceLine{ComponentType: "trial", Description: fmt.Sprintf("%d-day trial of %s", t.TrialDays, plan.Name), Amount: 0})
+		d.end = start.AddDate(0, 0, t.TrialDays-1)
+		d.charge(PriceSetupFee, "Setup fee", plan.SetupFee)
+		d.line("trial", nil, fmt.Sprintf("%d-day trial of %s", t.TrialDays, plan.Name), 0)
 	} else {
-		end = start
 		if renews := plan.NextRenewal(now, now); renews != nil {
-			end = dateOf(*renews).AddDate(0, 0, -1)
+			d.end = dateOf(*renews).AddDate(0, 0, -1)
 		}
-		lines = appendCharge(lines, PriceSetupFee, "Setup fee", plan.SetupFee)
-		lines = appendCharge(lines, PriceRecurringFee, recurringDescription(plan, start, end), plan.RecurringFee)
-		if len(lines) == 0 {
+		d.charge(PriceSetupFee, "Setup fee", plan.SetupFee)
+		d.charge(PriceRecurringFee, d.recurringDescription(), plan.RecurringFee)
+		if len(d.lines) == 0 {
 			return nil
 		}
 	}
-	return issueInvoice(plan, start, end, lines, true, now)
+	inv := d.issue(true, now)
+	inv.OpensSelection = true
+	return inv
 }
 
 // RenewalInvoice is the invoice a subscription on plan issues at now for the period its
@@ -115,16 +148,16 @@ func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 // when nothing is due (a free or usage-only plan).
 func RenewalInvoice(plan *Plan, renewsAt, next time.Time, trialEnd bool, now time.Time) *BillingInvoice {
 	start, end := RenewalPeriod(renewsAt, next)
+	d := &invoiceDraft{plan: plan, start: start, end: end}
 	firstCharge := trialEnd && (plan.TrialPolicy == nil || !plan.TrialPolicy.RequiresPaymentMethod)
-	var lines []InvoiceLine
 	if firstCharge {
-		lines = appendCharge(lines, PriceSetupFee, "Setup fee", plan.SetupFee)
+		d.charge(PriceSetupFee, "Setup fee", plan.SetupFee)
 	}
-	lines = appendCharge(lines, PriceRecurringFee, recurringDescription(plan, start, end), plan.RecurringFee)
-	if len(lines) == 0 {
+	d.charge(PriceRecurringFee, d.recurringDescription(), plan.RecurringFee)
+	if len(d.lines) == 0 {
 		return nil
 	}
-	return issueInvoice(plan, start, end, lines, firstCharge, now)
+	return d.issue(firstCharge, now)
 }
 
 // RenewalPeriod is the period (first and last day, UTC) a renewal at renewsAt opens when the
@@ -133,50 +166,63 @@ func RenewalPeriod(renewsAt, next time.Time) (start, end time.Time) {
 	return dateOf(renewsAt), dateOf(next).AddDate(0, 0, -1)
 }
 
-// appendCharge appends a charge line of amount to lines when the amount is set and positive.
-func appendCharge(lines []InvoiceLine, componentType, description string, amount *int64) []InvoiceLine {
+// invoiceDraft gathers the lines of an invoice of plan for the days start to end.
+type invoiceDraft struct {
+	plan       *Plan
+	start, end time.Time
+	lines      []InvoiceLine
+}
+
+// line appends a line of amount for the draft's days.
+func (d *invoiceDraft) line(componentType string, priceID *uuid.UUID, description string, amount int64) {
+	d.lines = append(d.lines, InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
+		PeriodStart: d.start, PeriodEnd: d.end, Quantity: 1, UnitAmount: amount, Amount: amount})
+}
+
+// charge appends a charge line of amount when the amount is set and positive.
+func (d *invoiceDraft) charge(componentType, description string, amount *int64) {
 	if amount != nil && *amount > 0 {
-		lines = append(lines, InvoiceLine{ComponentType: componentType, Description: description, Amount: *amount})
+		d.line(componentType, nil, description, *amount)
 	}
-	return lines
 }
 
-// recurringDescription describes the recurring fee of plan for the period from start to end.
-func recurringDescription(plan *Plan, start, end time.Time) string {
-	return fmt.Sprintf("%s, %s to %s", plan.Name, start.Format(time.DateOnly), end.Format(time.DateOnly))
+// recurringDescription describes the recurring fee of the draft's plan for its days.
+func (d *invoiceDraft) recurringDescription() string {
+	return fmt.Sprintf("%s, %s to %s", d.plan.Name, d.start.Format(time.DateOnly), d.end.Format(time.DateOnly))
 }
 
-// issueInvoice totals the charge lines of plan for the period from start to end into an
-// invoice issued at now: the plan's active discount and credit components reduce it when
-// discounted, by their absolute amount and never below zero; VAT (VATPercent) is charged on
-// subtotal - discount, rounded half-up; it is due PaymentTerms after issue.
-func issueInvoice(plan *Plan, start, end time.Time, lines []InvoiceLine, discounted bool, now time.Time) *BillingInvoice {
+// issue totals the draft's charge lines into an invoice issued at now: the plan's active
+// discount and credit components reduce it when discounted, by their absolute amount and
+// never below zero; VAT (VATPercent) is charged on subtotal - discount, rounded half-up, and
+// allocated to the lines (AllocateTax); it is due PaymentTerms after issue.
+func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 	inv := &BillingInvoice{
-		PlanID:            plan.ID,
-		PeriodStart:       start,
-		PeriodEnd:         end,
-		Currency:          plan.Currency,
+		PlanID:            d.plan.ID,
+		PeriodStart:       d.start,
+		PeriodEnd:         d.end,
+		Currency:          d.plan.Currency,
 		Status:            InvoiceIssued,
 		TaxDocumentStatus: TaxDocumentPending,
 	}
-	for _, l := range lines {
+	for _, l := range d.lines {
 		inv.Subtotal += l.Amount
 	}
-	for _, p := range plan.Prices {
+	for _, p := range d.plan.Prices {
 		if !discounted || p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
 			continue
 		}
-		d := min(abs(*p.Amount), inv.Subtotal-inv.Discount)
-		if d > 0 {
-			inv.Discount += d
-			lines = append(lines, InvoiceLine{ComponentType: p.ComponentType, Description: "Discount", Amount: -d})
+		amount := min(abs(*p.Amount), inv.Subtotal-inv.Discount)
+		if amount > 0 {
+			inv.Discount += amount
+			d.line(p.ComponentType, &p.ID, "Discount", -amount)
 		}
 	}
-	inv.Lines = lines
-	percent := VATPercent(plan.Currency)
+	percent := VATPercent(d.plan.Currency)
 	if percent == 0 {
 		inv.TaxDocumentStatus = TaxDocumentNotApplicable
 	}
+	AllocateTax(d.lines, percent)
+	inv.Lines = d.lines
 	inv.Tax = PercentHalfUp(inv.Subtotal-inv.Discount, percent)
 	inv.Total = inv.Subtotal - inv.Discount + inv.Tax
 	due := now.Add(PaymentTerms)

@@ -128,12 +128,22 @@ func TestFirstInvoice(t *testing.T) {
 			if inv.Total != inv.Subtotal-inv.Discount+inv.Tax {
 				t.Errorf("total %d != subtotal - discount + tax", inv.Total)
 			}
-			var lines int64
+			var lines, tax int64
 			for _, l := range inv.Lines {
 				lines += l.Amount
+				tax += l.Tax
+				if l.Quantity*l.UnitAmount != l.Amount || !l.PeriodStart.Equal(inv.PeriodStart) || !l.PeriodEnd.Equal(inv.PeriodEnd) || l.Proration {
+					t.Errorf("line %+v: quantity × unit amount, period or proration", l)
+				}
+				if (l.ComponentType == core.PriceDiscount) != (l.PriceID != nil) {
+					t.Errorf("line %+v: only a discount line names its price component", l)
+				}
 			}
-			if lines != inv.Subtotal-inv.Discount {
-				t.Errorf("lines sum to %d, want subtotal - discount = %d", lines, inv.Subtotal-inv.Discount)
+			if lines != inv.Subtotal-inv.Discount || tax != inv.Tax {
+				t.Errorf("lines sum to %d with tax %d, want subtotal - discount = %d with tax %d", lines, tax, inv.Subtotal-inv.Discount, inv.Tax)
+			}
+			if !inv.OpensSelection {
+				t.Error("a first invoice opens its selection")
 			}
 			if inv.Status != "issued" || inv.TaxDocumentStatus != tc.taxDocument {
 				t.Errorf("status %s/%s, want issued/%s", inv.Status, inv.TaxDocumentStatus, tc.taxDocument)

@@ -27,6 +27,7 @@ type Services struct {
 	Webhooks      WebhookService
 	Incidents     IncidentService
 	TestClocks    TestClockService
+	Invoices      InvoiceService
 }
 
 // equalPtr reports whether two optional values are both absent or both present and equal.

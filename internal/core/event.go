@@ -22,7 +22,12 @@ const (
 	EventSubscriptionTerminated       EventType = "subscription.terminated"
 	EventSubscriptionDegraded         EventType = "subscription.degraded"
 	EventSubscriptionRestored         EventType = "subscription.restored"
-	EventBillingInvoiceIssued         EventType = "billing_invoice.issued"
+	EventBillingInvoiceIssued         EventType = "billing_invoice.issued" // deprecated alias of invoice.issued
+	EventInvoiceIssued                EventType = "invoice.issued"
+	EventInvoicePaid                  EventType = "invoice.paid"
+	EventInvoicePaymentFailed         EventType = "invoice.payment_failed"
+	EventInvoiceVoided                EventType = "invoice.voided"
+	EventInvoiceUncollectible         EventType = "invoice.uncollectible"
 	EventSubscriptionRenewed          EventType = "subscription.renewed"
 	EventConnectedBusinessCreated     EventType = "connected_business.created"
 	EventConnectedBusinessUpdated     EventType = "connected_business.updated"
@@ -50,6 +55,7 @@ func EventTypes() []EventType {
 		EventSubscriptionCancelled, EventSubscriptionReactivated, EventSubscriptionSuspended,
 		EventSubscriptionResumed, EventSubscriptionTerminated,
 		EventSubscriptionDegraded, EventSubscriptionRestored, EventBillingInvoiceIssued,
+		EventInvoiceIssued, EventInvoicePaid, EventInvoicePaymentFailed, EventInvoiceVoided, EventInvoiceUncollectible,
 		EventConnectedBusinessCreated, EventConnectedBusinessUpdated,
 		EventAPIKeyCreated, EventAPIKeyRevoked, EventAPIKeyRotated,
 		EventSupportCaseOpened, EventSupportCaseClosed,

@@ -1,5 +1,5 @@
-// Package einvoice generates simplified (B2C) tax invoices modelled on the Saudi e-invoicing
-// phase-2 rules, as a sandbox: it checks a request against the business rules, computes every
+// Package einvoice generates tax invoices, credit notes and debit notes, standard (B2B) and
+// simplified (B2C), modelled on the Saudi e-invoicing phase-2 rules, as a sandbox: it checks a request against the business rules, computes every
 // amount exactly in minor units, renders a UBL 2.1 invoice with a mapping report, hashes its
 // C14N 1.1 canonical form, stamps it with a per-organization sandbox key and builds the TLV QR
 // payload.
@@ -16,13 +16,7 @@ const (
 	ModeServiceCalculated = "service_calculated"
 	ModeClientSupplied    = "client_supplied"
 
-	// TypeSimplified is the only invoice type this package generates.
-	TypeSimplified = "simplified_tax_invoice"
-	// TypeCode is the UBL InvoiceTypeCode of a tax invoice; TypeName marks it simplified
-	// (positions 1-2 "02") with no third-party, nominal, export, summary or self-billed flag.
-	TypeCode = "388"
-	TypeName = "0200000"
-	// ProfileID is the business process of a reported (simplified) invoice.
+	// ProfileID is the business process of every kind (BR-KSA-EN16931-01).
 	ProfileID = "reporting:1.0"
 	// Currency is the document and tax currency: SAR only (BR-KSA-68).
 	Currency = "SAR"
@@ -37,7 +31,7 @@ const (
 	Notice = "Sandbox result: synthetic, not reported to or cleared by the tax authority, not valid for tax purposes."
 )
 
-// Request is a simplified-invoice request in domain terms. Optional text is a nil pointer
+// Request is a tax document request in domain terms; RequestedType names its Kind. Optional text is a nil pointer
 // when absent or null; dates are ISO 8601 calendar dates (YYYY-MM-DD).
 type Request struct {
 	TaxCalculationMode string
@@ -49,6 +43,17 @@ type Request struct {
 	Lines              []Line
 	SuppliedTotals     *SuppliedTotals
 	Notes              map[string]string
+	// BillingReference is the invoice a credit or debit note corrects (BG-3), resolved by
+	// the caller; NoteReason is why the note was issued (KSA-10).
+	BillingReference *BillingReference
+	NoteReason       *string
+}
+
+// BillingReference names the original invoice of a note: its number (BT-25) and, when
+// known, its issue date (BT-26, YYYY-MM-DD).
+type BillingReference struct {
+	Number    string
+	IssueDate *string
 }
 
 // Seller is the supplier (BG-4).
@@ -61,7 +66,7 @@ type Seller struct {
 	Identifiers            []Identifier
 }
 
-// Address is the seller's postal address (BG-5).
+// Address is a postal address: the seller's (BG-5) or the buyer's (BG-8).
 type Address struct {
 	StreetName, AdditionalStreetName *string
 	BuildingNumber, AdditionalNumber *string
@@ -75,9 +80,11 @@ type Identifier struct {
 	Scheme, Value string
 }
 
-// Buyer is the customer (BG-7); every detail is optional on a simplified invoice.
+// Buyer is the customer (BG-7); every detail is optional on a simplified invoice. Address is
+// a free-text address; PostalAddress the structured one a standard document needs.
 type Buyer struct {
 	LegalName, VATNumber, CommercialRegistration, Address *string
+	PostalAddress                                         *Address
 	Identifiers                                           []Identifier
 	BuyerType                                             string
 }

@@ -13,25 +13,28 @@ import (
 	"github.com/provider/coreapi/internal/einvoice"
 )
 
-// FuzzInvoice feeds arbitrary invoice input (text of every kind, quantities, prices, rates,
-// discounts, charges, categories) through the whole generator. It must never panic: an
+// FuzzInvoice feeds arbitrary input of every document kind (text of every sort, quantities,
+// prices, rates, discounts, charges, categories, a note's reference and reason) through the
+// whole generator. It must never panic: an
 // input is either refused (ErrAmountOutOfRange, or issues on the invoice) or yields a
 // well-formed document whose QR payload decodes. The HTTP layer answers the first with a 4xx.
 // `make test-reliability` runs it with -fuzz for a while; `go test` runs the seeds.
 func FuzzInvoice(f *testing.F) {
-	f.Add("Nakhla", "310123456700003", "Coffee", "S", 2.0, int64(4500), 15.0, int64(500), int64(0), "en", "Thanks")
-	f.Add("شركة <&>", "3", "قهوة\x00", "Z", 1.5, int64(3333), 0.0, int64(0), int64(250), "ar", "\xff")
-	f.Add("", "", "", "E", 0.0, int64(-1), -15.0, int64(math.MaxInt64), int64(math.MaxInt64), "", "")
-	f.Add("x", "300000000000003", "y", "O", 1e308, int64(math.MaxInt64), 1e308, int64(1), int64(1), "en", "]]>")
-	f.Add("a", "b", "c", "S", math.SmallestNonzeroFloat64, int64(1), 14.999999, int64(-5), int64(-5), "\u202e", "\t")
+	f.Add(uint8(0), "Nakhla", "310123456700003", "Coffee", "S", 2.0, int64(4500), 15.0, int64(500), int64(0), "en", "Thanks")
+	f.Add(uint8(1), "شركة <&>", "3", "قهوة\x00", "Z", 1.5, int64(3333), 0.0, int64(0), int64(250), "ar", "\xff")
+	f.Add(uint8(2), "", "", "", "E", 0.0, int64(-1), -15.0, int64(math.MaxInt64), int64(math.MaxInt64), "", "")
+	f.Add(uint8(3), "x", "300000000000003", "y", "O", 1e308, int64(math.MaxInt64), 1e308, int64(1), int64(1), "en", "]]>")
+	f.Add(uint8(4), "a", "b", "c", "S", math.SmallestNonzeroFloat64, int64(1), 14.999999, int64(-5), int64(-5), "\u202e", "\t")
+	f.Add(uint8(5), "Nakhla", "310123456700003", "Coffee", "S", 1.0, int64(100), 15.0, int64(0), int64(0), "SA", "Price corrected")
 	key, err := einvoice.NewSandboxKey("fuzz", time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, seller, vat, item, category string, qty float64, price int64, rate float64, discount, charge int64, lang, note string) {
+	f.Fuzz(func(t *testing.T, kindIndex uint8, seller, vat, item, category string, qty float64, price int64, rate float64, discount, charge int64, lang, note string) {
+		kind := einvoice.Kinds[int(kindIndex)%len(einvoice.Kinds)]
 		req := einvoice.Request{
 			TaxCalculationMode: einvoice.ModeServiceCalculated,
-			RequestedType:      einvoice.TypeSimplified,
+			RequestedType:      kind.Type,
 			Seller: einvoice.Seller{LegalName: seller, VATNumber: vat,
 				Address: &einvoice.Address{StreetName: &item, City: &seller, CountryCode: lang}},
 			Lines: []einvoice.Line{{ID: "1", NameEn: item, NameAr: &note, Quantity: qty, UnitCode: "PCE", UnitPrice: price,
@@ -39,6 +42,14 @@ func FuzzInvoice(f *testing.F) {
 				Charges:     []einvoice.AllowanceCharge{{Amount: charge}},
 				TaxCategory: category, TaxRate: rate, TaxExemptionReason: &note}},
 			Notes: map[string]string{lang: note},
+		}
+		if kind.Standard {
+			req.Buyer = &einvoice.Buyer{LegalName: &seller, VATNumber: &vat, BuyerType: "business",
+				PostalAddress: &einvoice.Address{StreetName: &item, City: &note, PostalCode: &vat, CountryCode: lang}}
+		}
+		if kind.Note() {
+			req.BillingReference = &einvoice.BillingReference{Number: item, IssueDate: &note}
+			req.NoteReason = &note
 		}
 		d, err := einvoice.Prepare(req)
 		if err != nil {

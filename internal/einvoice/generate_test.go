@@ -59,6 +59,28 @@ func sampleRequest() einvoice.Request {
 	}
 }
 
+// requestOf turns a simplified-invoice request into a valid request of kind: a standard
+// document gets a VAT-registered buyer with a Saudi postal address, a note the invoice it
+// corrects and its reason.
+func requestOf(kind einvoice.Kind, req einvoice.Request) einvoice.Request {
+	req.RequestedType = kind.Type
+	if kind.Standard {
+		req.Buyer = &einvoice.Buyer{
+			LegalName: ptr("Al Noor Trading LLC"), VATNumber: ptr("300000000000003"), BuyerType: "business",
+			PostalAddress: &einvoice.Address{StreetName: ptr("Prince Sultan Street"), BuildingNumber: ptr("1111"), District: ptr("Al Rawdah"),
+				City: ptr("Jeddah"), PostalCode: ptr("23435"), CountryCode: "SA"},
+		}
+		if req.Supply == nil {
+			req.Supply = &einvoice.Supply{SupplyDate: "2025-03-01"}
+		}
+	}
+	if kind.Note() {
+		req.BillingReference = &einvoice.BillingReference{Number: "SINV-000001", IssueDate: ptr("2025-02-27")}
+		req.NoteReason = ptr("Returned goods")
+	}
+	return req
+}
+
 func generate(t testing.TB, req einvoice.Request) (*einvoice.Invoice, *einvoice.SandboxKey) {
 	t.Helper()
 	key, err := einvoice.NewSandboxKey("0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01", time.Now())
@@ -124,12 +146,60 @@ func TestGenerate_ValidUBL(t *testing.T) {
 	minimal := sampleRequest()
 	minimal.Buyer, minimal.Supply, minimal.Notes = nil, nil, nil
 	minimal.Lines = minimal.Lines[:1]
-	for name, req := range map[string]einvoice.Request{"Full": sampleRequest(), "Minimal": minimal} {
-		inv, _ := generate(t, req)
-		if len(inv.Issues) > 0 && name == "Full" {
-			t.Errorf("%s: the sample has issues: %+v", name, inv.Issues)
+	for _, kind := range einvoice.Kinds {
+		for name, req := range map[string]einvoice.Request{"Full": sampleRequest(), "Minimal": minimal} {
+			name = kind.Type + "-" + name
+			inv, _ := generate(t, requestOf(kind, req))
+			if !inv.Valid() || (name == einvoice.TypeSimplified+"-Full" && len(inv.Issues) > 0) {
+				t.Errorf("%s: the sample has issues: %+v", name, inv.Issues)
+			}
+			if inv.Type != kind.Type {
+				t.Errorf("%s: type %s", name, inv.Type)
+			}
+			xmllint(t, "--noout", "--schema", xsd, writeTemp(t, name+".xml", []byte(inv.XML)))
 		}
-		xmllint(t, "--noout", "--schema", xsd, writeTemp(t, name+".xml", []byte(inv.XML)))
+	}
+}
+
+// TestGenerate_Kinds checks what each kind writes: its type code and name, and on a note the
+// billing reference and the reason in the payment means.
+func TestGenerate_Kinds(t *testing.T) {
+	t.Parallel()
+	for _, kind := range einvoice.Kinds {
+		inv, _ := generate(t, requestOf(kind, sampleRequest()))
+		doc := etree.NewDocument()
+		if err := doc.ReadFromString(inv.XML); err != nil {
+			t.Fatal(err)
+		}
+		root := doc.Root()
+		tc := root.FindElement("cbc:InvoiceTypeCode")
+		if tc.Text() != kind.Code || tc.SelectAttrValue("name", "") != kind.Name {
+			t.Errorf("%s: InvoiceTypeCode %s name %s", kind.Type, tc.Text(), tc.SelectAttrValue("name", ""))
+		}
+		ref := root.FindElement("cac:BillingReference/cac:InvoiceDocumentReference/cbc:ID")
+		reason := root.FindElement("cac:PaymentMeans/cbc:InstructionNote")
+		if kind.Note() != (ref != nil && ref.Text() == "SINV-000001" && reason != nil && reason.Text() == "Returned goods") {
+			t.Errorf("%s: billing reference %v, reason %v", kind.Type, ref, reason)
+		}
+		if kind.Standard != (root.FindElement("cac:AccountingCustomerParty/cac:Party/cac:PostalAddress/cbc:CitySubdivisionName") != nil) {
+			t.Errorf("%s: the buyer's structured address is written only when given", kind.Type)
+		}
+	}
+}
+
+// TestGenerate_NoteWithoutPaymentMethod checks that a note's reason still has its payment
+// means, with the code of an undefined instrument (BR-49 wants one).
+func TestGenerate_NoteWithoutPaymentMethod(t *testing.T) {
+	t.Parallel()
+	req := requestOf(einvoice.Kinds[1], sampleRequest())
+	req.Supply = nil
+	inv, _ := generate(t, req)
+	doc := etree.NewDocument()
+	if err := doc.ReadFromString(inv.XML); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.FindElement("//cac:PaymentMeans/cbc:PaymentMeansCode"); got == nil || got.Text() != "1" {
+		t.Errorf("payment means code %v, want 1", got)
 	}
 }
 

@@ -44,8 +44,14 @@ func (is *issues) add(code, severity, path, format string, args ...any) {
 // marked invalid when a finding has severity error.
 func Validate(req Request, totals Totals) []Issue {
 	is := issues{}
+	kind := kindOf(req)
 	validateSeller(&is, req.Seller)
-	validateBuyer(&is, req.Buyer, req.Seller)
+	validateBuyer(&is, req.Buyer, req.Seller, kind)
+	validateReference(&is, req, kind)
+	if kind.Standard && !kind.Note() && req.Supply == nil {
+		// KSA file BR-KSA-15 (warning).
+		is.add("BR-KSA-15", SeverityWarning, "/supply", "A standard tax invoice should contain the supply date (supply.supply_date).")
+	}
 	if s := req.Supply; s != nil && s.EndDate != nil && *s.EndDate < s.SupplyDate {
 		// KSA file BR-KSA-36 (warning).
 		is.add("BR-KSA-36", SeverityWarning, "/supply/end_date",
@@ -64,7 +70,7 @@ func Validate(req Request, totals Totals) []Issue {
 			is.add("BR-KSA-F-06-C17", SeverityError, base+"/line_id",
 				"The line identifier has at most %d characters; %q has %d.", maxLineIDLength, l.ID, utf8.RuneCountInString(l.ID))
 		}
-		validateLine(&is, base, l, req.Buyer)
+		validateLine(&is, base, l, req.Buyer, kind)
 		if i < len(totals.Lines) && totals.Lines[i].Net < 0 {
 			is.add("SBX-LINE-02", SeverityError, base, "The line's net amount is negative (%s SAR): discounts exceed quantity x unit price plus charges.",
 				FormatAmount(totals.Lines[i].Net))
@@ -185,12 +191,15 @@ func sellerIdentification(s Seller) (sellerIdentifier, bool) {
 	return best, true
 }
 
-func validateBuyer(is *issues, b *Buyer, s Seller) {
-	if b == nil || (b.LegalName == nil && b.VATNumber == nil && b.CommercialRegistration == nil && b.Address == nil && len(b.Identifiers) == 0) {
+func validateBuyer(is *issues, b *Buyer, s Seller, kind Kind) {
+	if kind.Standard {
+		validateStandardBuyer(is, b)
+	} else if b == nil || (b.LegalName == nil && b.VATNumber == nil && b.CommercialRegistration == nil && b.Address == nil &&
+		b.PostalAddress == nil && len(b.Identifiers) == 0) {
 		is.add("SBX-NOTE-01", SeverityWarning, "/buyer", "No buyer details: allowed on a simplified invoice.")
-		if b == nil {
-			return
-		}
+	}
+	if b == nil {
+		return
 	}
 	if b.VATNumber != nil {
 		switch {
@@ -200,7 +209,7 @@ func validateBuyer(is *issues, b *Buyer, s Seller) {
 		case *b.VATNumber == s.VATNumber:
 			// KSA file BR-CUSTOM-VALIDATION-01 (error).
 			is.add("BR-CUSTOM-VALIDATION-01", SeverityError, "/buyer/vat_number", "The buyer VAT number must not be the seller's VAT number.")
-		case businessBuyerTypes[b.BuyerType]:
+		case businessBuyerTypes[b.BuyerType] && !kind.Standard:
 			is.add("SBX-TYPE-01", SeverityWarning, "/buyer/buyer_type",
 				"A VAT-registered %s buyer normally gets a standard tax invoice; a simplified invoice was generated as requested.", b.BuyerType)
 		}
@@ -217,6 +226,73 @@ func validateBuyer(is *issues, b *Buyer, s Seller) {
 	}
 }
 
+// validateStandardBuyer checks what a standard (B2B) document needs of its buyer: a name, a
+// VAT number or another identification (BR-KSA-81) and a postal address with street, city and
+// country (BR-10, BR-KSA-10), complete as BR-KSA-63 and BR-KSA-67 read a Saudi one. The KSA
+// and CEN files flag the first three as warnings; a B2B document without them identifies no
+// buyer, so this sandbox refuses it (SBX-STD-01 to 03, errors).
+func validateStandardBuyer(is *issues, b *Buyer) {
+	if b == nil {
+		b = &Buyer{}
+	}
+	if b.LegalName == nil {
+		is.add("SBX-STD-01", SeverityError, "/buyer/legal_name", "A standard tax document needs the buyer's name (BT-44).")
+	}
+	if b.VATNumber == nil && b.CommercialRegistration == nil && len(b.Identifiers) == 0 {
+		is.add("SBX-STD-02", SeverityError, "/buyer/vat_number",
+			"A standard tax document needs the buyer's VAT number or another identification (commercial_registration or additional_identifiers; BR-KSA-81).")
+	}
+	a := b.PostalAddress
+	if a == nil || a.StreetName == nil || a.City == nil {
+		is.add("SBX-STD-03", SeverityError, "/buyer/postal_address",
+			"A standard tax document needs the buyer's postal address (buyer.postal_address) with street name, city and country code (BR-10, BR-KSA-10).")
+		return
+	}
+	if a.CountryCode != "SA" {
+		return
+	}
+	var missing []string
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"building_number", a.BuildingNumber}, {"postal_code", a.PostalCode}, {"district", a.District}} {
+		if f.v == nil {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		// KSA file BR-KSA-63 (warning).
+		is.add("BR-KSA-63", SeverityWarning, "/buyer/postal_address",
+			"A Saudi buyer address should contain street name, building number, postal code, city, district and country code; missing: %s.", strings.Join(missing, ", "))
+	}
+	if a.PostalCode != nil && !fiveDigits.MatchString(*a.PostalCode) {
+		// KSA file BR-KSA-67 (warning).
+		is.add("BR-KSA-67", SeverityWarning, "/buyer/postal_address/postal_code", "A Saudi buyer postal code must be 5 digits.")
+	}
+}
+
+// validateReference checks the billing reference and reason of a note: a credit or debit note
+// says which invoice it corrects (SBX-REF-01; BR-KSA-56 in the KSA file, a warning there, but a
+// note that corrects nothing cannot be matched to its invoice) and why (BR-KSA-17, error). A tax
+// invoice carries neither; given one, it is ignored (SBX-REF-02).
+func validateReference(is *issues, req Request, kind Kind) {
+	if !kind.Note() {
+		if req.BillingReference != nil || req.NoteReason != nil {
+			is.add("SBX-REF-02", SeverityWarning, "/billing_reference",
+				"Only credit and debit notes refer to an original invoice and give a reason; billing_reference and note_reason were ignored.")
+		}
+		return
+	}
+	if req.BillingReference == nil || req.BillingReference.Number == "" {
+		is.add("SBX-REF-01", SeverityError, "/billing_reference",
+			"A credit or debit note refers to the invoice it corrects (billing_reference: its invoice_id, or its number, BT-25).")
+	}
+	if req.NoteReason == nil || strings.TrimSpace(*req.NoteReason) == "" {
+		// KSA file BR-KSA-17 (error).
+		is.add("BR-KSA-17", SeverityError, "/note_reason", "A credit or debit note gives the reason it was issued (note_reason, KSA-10).")
+	}
+}
+
 // hasNationalID reports whether the buyer has an identification with scheme NAT.
 func hasNationalID(b *Buyer) bool {
 	if b == nil {
@@ -230,7 +306,7 @@ func hasNationalID(b *Buyer) bool {
 	return false
 }
 
-func validateLine(is *issues, base string, l Line, buyer *Buyer) {
+func validateLine(is *issues, base string, l Line, buyer *Buyer, kind Kind) {
 	switch l.TaxCategory {
 	case "S":
 		validateStandardRate(is, base, l.TaxRate)
@@ -256,7 +332,7 @@ func validateLine(is *issues, base string, l Line, buyer *Buyer) {
 				is.add("BR-KSA-49", SeverityError, base+"/tax_exemption_reason",
 					"Exemption reason %s needs the buyer's national id: a buyer additional identifier with scheme NAT.", *l.TaxExemptionReason)
 			}
-			if buyer == nil || buyer.LegalName == nil {
+			if !kind.Standard && (buyer == nil || buyer.LegalName == nil) {
 				// KSA file BR-KSA-25 (warning).
 				is.add("BR-KSA-25", SeverityWarning, base+"/tax_exemption_reason",
 					"Exemption reason %s on a simplified invoice needs the buyer's name (buyer.legal_name).", *l.TaxExemptionReason)

@@ -68,6 +68,42 @@ func TestValidate_EveryRule(t *testing.T) {
 			r.Lines[0].Supplied = &einvoice.SuppliedLine{VATAmount: ptr(int64(1274))}
 		}},
 		"SBX-CALC-02": {"/tax_calculation_mode", func(r *einvoice.Request) { r.TaxCalculationMode = einvoice.ModeClientSupplied }},
+		"SBX-STD-01": {"/buyer/legal_name", func(r *einvoice.Request) {
+			*r = requestOf(standardKind, *r)
+			r.Buyer.LegalName = nil
+		}},
+		"SBX-STD-02": {"/buyer/vat_number", func(r *einvoice.Request) {
+			*r = requestOf(standardKind, *r)
+			r.Buyer.VATNumber = nil
+		}},
+		"SBX-STD-03": {"/buyer/postal_address", func(r *einvoice.Request) {
+			*r = requestOf(standardKind, *r)
+			r.Buyer.PostalAddress, r.Buyer.Address = nil, ptr("Prince Sultan Street, Jeddah")
+		}},
+		"BR-KSA-63": {"/buyer/postal_address", func(r *einvoice.Request) {
+			*r = requestOf(standardKind, *r)
+			r.Buyer.PostalAddress.District = nil
+		}},
+		"BR-KSA-67": {"/buyer/postal_address/postal_code", func(r *einvoice.Request) {
+			*r = requestOf(standardKind, *r)
+			r.Buyer.PostalAddress.PostalCode = ptr("2343")
+		}},
+		"BR-KSA-15": {"/supply", func(r *einvoice.Request) {
+			r.Supply = nil
+			*r = requestOf(standardKind, *r)
+			r.Supply = nil
+		}},
+		"SBX-REF-01": {"/billing_reference", func(r *einvoice.Request) {
+			*r = requestOf(creditNoteKind, *r)
+			r.BillingReference = nil
+		}},
+		"BR-KSA-17": {"/note_reason", func(r *einvoice.Request) {
+			*r = requestOf(creditNoteKind, *r)
+			r.NoteReason = nil
+		}},
+		"SBX-REF-02": {"/billing_reference", func(r *einvoice.Request) {
+			r.BillingReference = &einvoice.BillingReference{Number: "SINV-000001"}
+		}},
 	}
 	base, _ := generate(t, sampleRequest())
 	if len(base.Issues) != 0 || !base.Valid() {
@@ -102,6 +138,12 @@ func TestValidate_EveryRule(t *testing.T) {
 		})
 	}
 }
+
+// The kinds the rules of standard documents and of notes are triggered on.
+var (
+	standardKind, _   = einvoice.KindOf(einvoice.TypeStandard)
+	creditNoteKind, _ = einvoice.KindOf(einvoice.TypeSimplifiedCreditNote)
+)
 
 func onlyWarnings(issues []einvoice.Issue) bool {
 	for _, i := range issues {

@@ -206,6 +206,24 @@ func representativeCases() []struct {
 	manyIDs.Seller.CommercialRegistration = nil
 	manyIDs.Seller.Identifiers = []einvoice.Identifier{{Scheme: "OTH", Value: "X1"}, {Scheme: "MOM", Value: "M2"}, {Scheme: "700", Value: "7003"}}
 	cases = append(cases, tc{"seller-several-identifications", manyIDs})
+
+	// Every other kind: the full sample and a minimal one (no supply, one line) as each kind;
+	// notes refer to the first invoice of the chain.
+	for _, kind := range einvoice.Kinds[1:] {
+		cases = append(cases,
+			tc{kind.Type + "-sample", requestOf(kind, sampleRequest())},
+			tc{kind.Type + "-minimal", requestOf(kind, standard(line("1", 1, 1000, "S", 15, nil)))})
+	}
+	// Standard documents: a buyer identified by registration instead of a VAT number, and one
+	// abroad (the Saudi address rules do not apply).
+	std, _ := einvoice.KindOf(einvoice.TypeStandard)
+	crnBuyer := requestOf(std, standard(line("1", 2, 12500, "S", 15, nil)))
+	crnBuyer.Buyer.VATNumber, crnBuyer.Buyer.CommercialRegistration = nil, ptr("4030000000")
+	foreignBuyer := requestOf(std, standard(line("1", 1, 40000, "Z", 0, ptr("VATEX-SA-32"))))
+	foreignBuyer.Buyer.VATNumber = nil
+	foreignBuyer.Buyer.Identifiers = []einvoice.Identifier{{Scheme: "OTH", Value: "DE123456789"}}
+	foreignBuyer.Buyer.PostalAddress = &einvoice.Address{StreetName: ptr("Unter den Linden 1"), City: ptr("Berlin"), PostalCode: ptr("10117"), CountryCode: "DE"}
+	cases = append(cases, tc{"standard-buyer-crn", crnBuyer}, tc{"standard-buyer-abroad", foreignBuyer})
 	return cases
 }
 

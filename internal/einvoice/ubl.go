@@ -71,7 +71,8 @@ func render(req Request, id Identity, t Totals) (*etree.Document, []Mapping) {
 	// The time is UTC, so it carries the Z of BR-KSA-70's UTC form (hh:mm:ssZ): without it
 	// the time reads as local (Saudi) time.
 	el(inv, "cbc:IssueTime", id.IssueTime()+"Z")
-	b.mapped(inv, "cbc:InvoiceTypeCode", TypeCode, "/requested_invoice_type", "/Invoice/cbc:InvoiceTypeCode").CreateAttr("name", TypeName)
+	kind := kindOf(req)
+	b.mapped(inv, "cbc:InvoiceTypeCode", kind.Code, "/requested_invoice_type", "/Invoice/cbc:InvoiceTypeCode").CreateAttr("name", kind.Name)
 	keys := make([]string, 0, len(req.Notes))
 	for k := range req.Notes {
 		keys = append(keys, k)
@@ -83,11 +84,20 @@ func render(req Request, id Identity, t Totals) (*etree.Document, []Mapping) {
 	}
 	el(inv, "cbc:DocumentCurrencyCode", Currency)
 	el(inv, "cbc:TaxCurrencyCode", Currency)
-	if s := req.Supply; s != nil {
-		if s.PurchaseOrderReference != nil {
-			or := el(inv, "cac:OrderReference")
-			b.mapped(or, "cbc:ID", *s.PurchaseOrderReference, "/supply/purchase_order_reference", "/Invoice/cac:OrderReference/cbc:ID")
+	if s := req.Supply; s != nil && s.PurchaseOrderReference != nil {
+		or := el(inv, "cac:OrderReference")
+		b.mapped(or, "cbc:ID", *s.PurchaseOrderReference, "/supply/purchase_order_reference", "/Invoice/cac:OrderReference/cbc:ID")
+	}
+	if ref := req.BillingReference; ref != nil && kind.Note() {
+		// The invoice a note corrects (BG-3): its number (BT-25) and issue date (BT-26).
+		const x = "/Invoice/cac:BillingReference/cac:InvoiceDocumentReference/"
+		idr := el(el(inv, "cac:BillingReference"), "cac:InvoiceDocumentReference")
+		b.mapped(idr, "cbc:ID", ref.Number, "/billing_reference", x+"cbc:ID")
+		if ref.IssueDate != nil {
+			b.mapped(idr, "cbc:IssueDate", *ref.IssueDate, "/billing_reference", x+"cbc:IssueDate")
 		}
+	}
+	if s := req.Supply; s != nil {
 		if s.DeliveryReference != nil {
 			dr := el(inv, "cac:DespatchDocumentReference")
 			b.mapped(dr, "cbc:ID", *s.DeliveryReference, "/supply/delivery_reference", "/Invoice/cac:DespatchDocumentReference/cbc:ID")
@@ -112,10 +122,9 @@ func render(req Request, id Identity, t Totals) (*etree.Document, []Mapping) {
 		if s.EndDate != nil {
 			b.mapped(d, "cbc:LatestDeliveryDate", *s.EndDate, "/supply/end_date", "/Invoice/cac:Delivery/cbc:LatestDeliveryDate")
 		}
-		if s.PaymentMethod != nil {
-			pm := el(inv, "cac:PaymentMeans")
-			b.mapped(pm, "cbc:PaymentMeansCode", *s.PaymentMethod, "/supply/payment_method", "/Invoice/cac:PaymentMeans/cbc:PaymentMeansCode")
-		}
+	}
+	b.paymentMeans(inv, req, kind)
+	if s := req.Supply; s != nil {
 		if s.PaymentTerms != nil {
 			pt := el(inv, "cac:PaymentTerms")
 			b.mapped(pt, "cbc:Note", *s.PaymentTerms, "/supply/payment_terms", "/Invoice/cac:PaymentTerms/cbc:Note")
@@ -176,32 +185,67 @@ func (b *builder) seller(inv *etree.Element, s Seller) {
 		b.mapped(pi, "cbc:ID", id.Value, field, party+"/cac:PartyIdentification/cbc:ID").CreateAttr("schemeID", id.Scheme)
 	}
 	if a := s.Address; a != nil {
-		pa := el(p, "cac:PostalAddress")
-		const addr = party + "/cac:PostalAddress/"
-		for _, f := range []struct {
-			v          *string
-			tag, field string
-		}{
-			{a.StreetName, "cbc:StreetName", "street_name"},
-			{a.AdditionalStreetName, "cbc:AdditionalStreetName", "additional_street_name"},
-			{a.BuildingNumber, "cbc:BuildingNumber", "building_number"},
-			{a.AdditionalNumber, "cbc:PlotIdentification", "additional_number"},
-			{a.District, "cbc:CitySubdivisionName", "district"},
-			{a.City, "cbc:CityName", "city"},
-			{a.PostalCode, "cbc:PostalZone", "postal_code"},
-			{a.Province, "cbc:CountrySubentity", "province"},
-		} {
-			if f.v != nil {
-				b.mapped(pa, f.tag, *f.v, "/seller/address/"+f.field, addr+f.tag)
-			}
-		}
-		b.mapped(el(pa, "cac:Country"), "cbc:IdentificationCode", a.CountryCode, "/seller/address/country_code", addr+"cac:Country/cbc:IdentificationCode")
+		b.postalAddress(p, *a, "/seller/address/", party+"/cac:PostalAddress/")
 	}
 	pts := el(p, "cac:PartyTaxScheme")
 	b.mapped(pts, "cbc:CompanyID", s.VATNumber, "/seller/vat_number", party+"/cac:PartyTaxScheme/cbc:CompanyID")
 	el(el(pts, "cac:TaxScheme"), "cbc:ID", "VAT")
 	b.mapped(el(p, "cac:PartyLegalEntity"), "cbc:RegistrationName", s.LegalName, "/seller/legal_name", party+"/cac:PartyLegalEntity/cbc:RegistrationName")
 }
+
+// postalAddress writes a structured postal address (BG-5 or BG-8) into party; field and
+// xpath are the prefixes of its request fields and elements.
+func (b *builder) postalAddress(party *etree.Element, a Address, field, xpath string) {
+	pa := el(party, "cac:PostalAddress")
+	for _, f := range []struct {
+		v              *string
+		tag, fieldName string
+	}{
+		{a.StreetName, "cbc:StreetName", "street_name"},
+		{a.AdditionalStreetName, "cbc:AdditionalStreetName", "additional_street_name"},
+		{a.BuildingNumber, "cbc:BuildingNumber", "building_number"},
+		{a.AdditionalNumber, "cbc:PlotIdentification", "additional_number"},
+		{a.District, "cbc:CitySubdivisionName", "district"},
+		{a.City, "cbc:CityName", "city"},
+		{a.PostalCode, "cbc:PostalZone", "postal_code"},
+		{a.Province, "cbc:CountrySubentity", "province"},
+	} {
+		if f.v != nil {
+			b.mapped(pa, f.tag, *f.v, field+f.fieldName, xpath+f.tag)
+		}
+	}
+	b.mapped(el(pa, "cac:Country"), "cbc:IdentificationCode", a.CountryCode, field+"country_code", xpath+"cac:Country/cbc:IdentificationCode")
+}
+
+// paymentMeans writes the payment means (BG-16): the payment method, and on a note the reason
+// it was issued (KSA-10, cbc:InstructionNote). A note without a payment method says its means
+// are not defined (UNTDID 4461 code 1): BR-49 wants a code wherever the group exists.
+func (b *builder) paymentMeans(inv *etree.Element, req Request, kind Kind) {
+	const x = "/Invoice/cac:PaymentMeans/"
+	var method *string
+	if req.Supply != nil {
+		method = req.Supply.PaymentMethod
+	}
+	reason := req.NoteReason
+	if !kind.Note() {
+		reason = nil
+	}
+	if method == nil && reason == nil {
+		return
+	}
+	pm := el(inv, "cac:PaymentMeans")
+	if method != nil {
+		b.mapped(pm, "cbc:PaymentMeansCode", *method, "/supply/payment_method", x+"cbc:PaymentMeansCode")
+	} else {
+		el(pm, "cbc:PaymentMeansCode", paymentMeansNotDefined)
+	}
+	if reason != nil {
+		b.mapped(pm, "cbc:InstructionNote", *reason, "/note_reason", x+"cbc:InstructionNote")
+	}
+}
+
+// paymentMeansNotDefined is UNTDID 4461 "instrument not defined".
+const paymentMeansNotDefined = "1"
 
 func (b *builder) buyer(inv *etree.Element, by *Buyer) {
 	const party = "/Invoice/cac:AccountingCustomerParty/cac:Party"
@@ -217,7 +261,10 @@ func (b *builder) buyer(inv *etree.Element, by *Buyer) {
 		b.mapped(el(p, "cac:PartyIdentification"), "cbc:ID", id.Value, fmt.Sprintf("/buyer/additional_identifiers/%d", i),
 			party+"/cac:PartyIdentification/cbc:ID").CreateAttr("schemeID", id.Scheme)
 	}
-	if by.Address != nil {
+	switch {
+	case by.PostalAddress != nil:
+		b.postalAddress(p, *by.PostalAddress, "/buyer/postal_address/", party+"/cac:PostalAddress/")
+	case by.Address != nil:
 		b.mapped(el(p, "cac:PostalAddress"), "cbc:StreetName", *by.Address, "/buyer/address", party+"/cac:PostalAddress/cbc:StreetName")
 	}
 	if by.VATNumber != nil {

@@ -37,6 +37,9 @@ var implemented = map[string]int{
 
 	"generateSimplifiedInvoice": http.StatusNotFound, // the example's organization does not exist
 	"getTaxInvoice":             http.StatusNotFound,
+	"generateStandardInvoice":   http.StatusNotFound,  // the example's organization does not exist
+	"listTaxInvoices":           http.StatusForbidden, // the example organization_id is not an id
+	"getTaxInvoiceXml":          http.StatusNotFound,
 	"resolveShortAddress":       http.StatusOK,
 
 	"putSpendControl":   http.StatusUnprocessableEntity, // the example's organization does not exist
@@ -95,6 +98,15 @@ var implemented = map[string]int{
 	"updateSupportCase":        http.StatusNotFound,
 	"listSupportCaseMessages":  http.StatusNotFound,
 	"createSupportCaseMessage": http.StatusNotFound,
+	// Billing: the example organization has no invoices and the random ids name nothing.
+	"listInvoices":             http.StatusOK,
+	"getInvoice":               http.StatusNotFound,
+	"listInvoiceLines":         http.StatusNotFound,
+	"createInvoicePayment":     http.StatusNotFound,
+	"voidInvoice":              http.StatusNotFound,
+	"markInvoiceUncollectible": http.StatusNotFound,
+	"listPayments":             http.StatusOK,
+	"getPayment":               http.StatusNotFound,
 }
 
 // TestEveryOperationIsRouted walks the document: each operation gets a request built from

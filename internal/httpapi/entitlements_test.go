@@ -75,6 +75,9 @@ var entitlementOperations = []struct {
 		}
 		return f.post(f.productionKey, invoicePath, invoiceBody(t, f.org, nil))
 	}},
+	{"GenerateStandardInvoice", func(t *testing.T, f *entitlementFixture) *apitest.Response {
+		return f.post(f.token, standardInvoicePath, standardBody(t, f.org, "standard_tax_invoice", nil))
+	}},
 	{"ResolveAddress", func(_ *testing.T, f *entitlementFixture) *apitest.Response {
 		return f.post(f.token, resolvePath, `{"short_address":"RRMA1234","language":"en"}`)
 	}},
@@ -118,7 +121,8 @@ func refusing(refused map[string]string, operation, code string) map[string]stri
 // allowed is the expected answer of each operation when the state allows it.
 var allowed = map[string]int{
 	"GenerateInvoice": http.StatusCreated, "GenerateInvoiceProduction": http.StatusCreated, "ResolveAddress": http.StatusOK,
-	"CreateSandboxKey": http.StatusCreated, "CreateProductionKey": http.StatusCreated, "RotateKey": http.StatusCreated,
+	"GenerateStandardInvoice": http.StatusCreated,
+	"CreateSandboxKey":        http.StatusCreated, "CreateProductionKey": http.StatusCreated, "RotateKey": http.StatusCreated,
 	"CreateBusinessCredential": http.StatusCreated, "CreateSubscription": http.StatusCreated,
 	"ReadOrganization": http.StatusOK, "OpenSupportCase": http.StatusCreated,
 }
@@ -148,7 +152,7 @@ func TestEntitlementMatrix(t *testing.T) {
 		return out
 	}
 	everything := func(code string) map[string]string {
-		return map[string]string{"GenerateInvoice": code, "GenerateInvoiceProduction": code, "ResolveAddress": code,
+		return map[string]string{"GenerateInvoice": code, "GenerateInvoiceProduction": code, "GenerateStandardInvoice": code, "ResolveAddress": code,
 			"CreateSandboxKey": code, "CreateProductionKey": code, "RotateKey": code, "CreateBusinessCredential": code,
 			"CreateSubscription": code}
 	}
@@ -178,11 +182,14 @@ func TestEntitlementMatrix(t *testing.T) {
 		{"RiskSuspended", with(map[string]string{"risk_status": "suspended_risk"}), "", everything("organization_risk_suspended")},
 		{"NoSubscription", active, "", map[string]string{"GenerateInvoiceProduction": "subscription_required"}},
 		{"SubscriptionProvisioning", active, "provisioning",
-			map[string]string{"GenerateInvoice": "subscription_inactive", "GenerateInvoiceProduction": "subscription_inactive"}},
+			map[string]string{"GenerateInvoice": "subscription_inactive", "GenerateInvoiceProduction": "subscription_inactive",
+				"GenerateStandardInvoice": "subscription_inactive"}},
 		{"SubscriptionSuspended", active, "suspended",
-			map[string]string{"GenerateInvoice": "subscription_inactive", "GenerateInvoiceProduction": "subscription_inactive"}},
+			map[string]string{"GenerateInvoice": "subscription_inactive", "GenerateInvoiceProduction": "subscription_inactive",
+				"GenerateStandardInvoice": "subscription_inactive"}},
 		{"SubscriptionTerminated", active, "terminated",
-			map[string]string{"GenerateInvoice": "subscription_inactive", "GenerateInvoiceProduction": "subscription_inactive"}},
+			map[string]string{"GenerateInvoice": "subscription_inactive", "GenerateInvoiceProduction": "subscription_inactive",
+				"GenerateStandardInvoice": "subscription_inactive"}},
 		{"SubscriptionResumed", active, "resumed", nil},
 	}
 	for _, st := range states {

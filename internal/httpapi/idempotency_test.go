@@ -221,29 +221,43 @@ func TestIdempotency(t *testing.T) {
 }
 
 // TestIdempotentInvoiceRetry: the key names the logical operation, so a retry after a
-// timeout returns the same invoice, never a second one (and never a second counter value).
+// timeout returns the same document, never a second one (and never a second counter value),
+// for both generation operations.
 func TestIdempotentInvoiceRetry(t *testing.T) {
 	t.Parallel()
-	env := apitest.New(t)
-	org := createOrganization(t, env, minimalOrganization)["id"].(string)
-	token := "dev:org:" + org
-	body := invoiceBody(t, org, nil)
-	first := postWithKey(env, token, invoicePath, "invoice-2025-03-01-0001", body)
-	again := postWithKey(env, token, invoicePath, "invoice-2025-03-01-0001", body)
-	if first.Status != http.StatusCreated || again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("statuses %d %d, replayed %q", first.Status, again.Status, again.Header.Get("Idempotent-Replayed"))
-	}
-	if a, b := decodeInvoice(t, first), decodeInvoice(t, again); a.Invoice.ID != b.Invoice.ID || a.XML.Content != b.XML.Content {
-		t.Errorf("a retry produced another invoice: %s vs %s", a.Invoice.ID, b.Invoice.ID)
-	}
-	if n := env.Count("SELECT count(*) FROM tax_invoices"); n != 1 {
-		t.Errorf("tax invoices = %d, want 1", n)
-	}
-	if n := env.Count("SELECT count(*) FROM usage_events"); n != 1 {
-		t.Errorf("usage units = %d, want 1 (a replay is not an operation)", n)
-	}
-	next := generateInvoice(t, env, token, body)
-	if next.Invoice.Identity.ICV != 2 {
-		t.Errorf("the next invoice has ICV %d, want 2 (no gap, no reuse)", next.Invoice.Identity.ICV)
+	for name, op := range map[string]struct {
+		path string
+		body func(t testing.TB, org string) string
+	}{
+		"Simplified": {invoicePath, func(t testing.TB, org string) string { return invoiceBody(t, org, nil) }},
+		"Standard": {standardInvoicePath, func(t testing.TB, org string) string {
+			return standardBody(t, org, "standard_tax_invoice", nil)
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := apitest.New(t)
+			org := createOrganization(t, env, minimalOrganization)["id"].(string)
+			token := "dev:org:" + org
+			body := op.body(t, org)
+			first := postWithKey(env, token, op.path, "invoice-2025-03-01-0001", body)
+			again := postWithKey(env, token, op.path, "invoice-2025-03-01-0001", body)
+			if first.Status != http.StatusCreated || again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("statuses %d %d, replayed %q", first.Status, again.Status, again.Header.Get("Idempotent-Replayed"))
+			}
+			if a, b := decodeInvoice(t, first), decodeInvoice(t, again); a.Invoice.ID != b.Invoice.ID || a.XML.Content != b.XML.Content {
+				t.Errorf("a retry produced another invoice: %s vs %s", a.Invoice.ID, b.Invoice.ID)
+			}
+			if n := env.Count("SELECT count(*) FROM tax_invoices"); n != 1 {
+				t.Errorf("tax invoices = %d, want 1", n)
+			}
+			if n := env.Count("SELECT count(*) FROM usage_events"); n != 1 {
+				t.Errorf("usage units = %d, want 1 (a replay is not an operation)", n)
+			}
+			next := generateAt(t, env, op.path, token, body)
+			if next.Invoice.Identity.ICV != 2 {
+				t.Errorf("the next invoice has ICV %d, want 2 (no gap, no reuse)", next.Invoice.Identity.ICV)
+			}
+		})
 	}
 }

@@ -90,6 +90,7 @@ func TestSpecDrivenFuzzing(t *testing.T) {
 type fuzzFixtures struct {
 	org, platform, business, subscription, supportCase, apiKey, invoice string
 	price                                                               string            // a price of the draft plan ids["plans"]
+	standardInvoice                                                     string            // the original a note's billing_reference.invoice_id names
 	ids                                                                 map[string]string // first path segment (or parameter name) -> id
 	// byOperation gives operations their own resource where another operation's valid
 	// requests would leave the shared one in a state that refuses theirs (a case that
@@ -132,6 +133,13 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		t.Fatalf("seed invoice: %d %s", r.Status, r.Body)
 	}
 	fx.invoice = r.JSON(t)["invoice"].(map[string]any)["id"].(string)
+	// generateStandardInvoice's example is a credit note of a standard invoice.
+	r = env.Do(apitest.Request{Method: http.MethodPost, Path: standardInvoicePath, Token: apitest.OrgToken(uuid.MustParse(fx.org)),
+		Body: standardBody(t, fx.org, "standard_tax_invoice", nil)})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("seed standard invoice: %d %s", r.Status, r.Body)
+	}
+	fx.standardInvoice = r.JSON(t)["invoice"].(map[string]any)["id"].(string)
 	// The organization operations get an organization of their own: updateOrganization's
 	// valid requests walk its statuses (to archived), which must not change what the other
 	// families' requests for fx.org may do.
@@ -150,6 +158,7 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		"updateSupportCase": supportCase(), "createSupportCaseMessage": messages, "listSupportCaseMessages": messages,
 		"getOrganizationOnboarding": onboarded.JSON(t)["organization"].(map[string]any)["id"].(string),
 	}
+	seedInvoiceFixtures(t, env, fx)
 	seedCatalogueFixtures(t, env, fx)
 	// The test clock operations advance a clock of an organization of their own (the clock's
 	// example time is before the examples of advanceTestClock); createTestClock's valid
@@ -161,6 +170,28 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 	fx.ids["incident_id"] = post("/v1/products/"+fx.ids["products"]+"/incidents", apitest.OperatorToken, `{"summary":"Seeded by the fuzzing test."}`)
 	waitForJobs(t, env)
 	return fx
+}
+
+// seedInvoiceFixtures gives the billing family an invoice to read and list, a payment (a
+// declined one, so the invoice stays payable), and each operation that moves an invoice an
+// invoice of its own: a paid invoice takes no further payment and cannot be voided. Each
+// invoice is the first of a selection on its own organization's subscription, because
+// selecting a plan again voids the open invoice of the selection before.
+func seedInvoiceFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
+	t.Helper()
+	invoice := func() string {
+		org := createOrganization(t, env, minimalOrganization)["id"].(string)
+		sub := call(t, env, http.MethodPost, "/v1/subscriptions", apitest.OperatorToken, subscriptionBody(org, productEinvoice, planEinvoiceSandbox), http.StatusCreated)
+		sel := call(t, env, http.MethodPost, "/v1/subscriptions/"+sub["id"].(string)+"/select-plan", apitest.OperatorToken,
+			fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
+		return sel["invoice"].(map[string]any)["id"].(string)
+	}
+	fx.ids["invoices"] = invoice()
+	fx.ids["payments"] = call(t, env, http.MethodPost, "/v1/invoices/"+fx.ids["invoices"]+"/payments", apitest.OperatorToken,
+		`{"amount":91885,"payment_method":"pm_sandbox_declined"}`, http.StatusCreated)["id"].(string)
+	for _, op := range []string{"createInvoicePayment", "voidInvoice", "markInvoiceUncollectible"} {
+		fx.byOperation[op] = invoice()
+	}
 }
 
 // waitForJobs waits until background work started by earlier requests is done, so a row
@@ -318,6 +349,8 @@ func (f *opFuzzer) withFixtures(v any, s *openapi3.Schema) any {
 			m[name] = fuzzProduct
 		case name == "plan_id" && ps.Format == "uuid":
 			m[name] = fuzzPlan
+		case name == "invoice_id" && ps.Format == "uuid":
+			m[name] = f.fx.standardInvoice
 		case ps.Type.Is("object"):
 			m[name] = f.withFixtures(cur, ps)
 		}

@@ -40,9 +40,6 @@ func reachable(family, value string, reach stateReacher) bool {
 // the issue that adds its reacher to this test.
 var statesComingLater = map[string]string{
 	"BillingInvoiceStatus.draft":            "issue 26 (Billing II: the upcoming invoice)",
-	"BillingInvoiceStatus.paid":             "issue 25 (Billing I: payments)",
-	"BillingInvoiceStatus.partially_paid":   "issue 25 (Billing I: payments)",
-	"BillingInvoiceStatus.uncollectible":    "issue 26 (Billing II: dunning)",
 	"SubscriptionBillingStatus.overdue":     "issue 26 (Billing II: dunning)",
 	"SubscriptionBillingStatus.in_dunning":  "issue 26 (Billing II: dunning)",
 	"SubscriptionBillingStatus.written_off": "issue 26 (Billing II: dunning)",

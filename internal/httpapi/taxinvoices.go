@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"time"
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/core"
@@ -11,27 +13,112 @@ import (
 
 // GenerateSimplifiedInvoice implements POST /v1/taxauth/invoices/generate/simplified.
 func (s *Server) GenerateSimplifiedInvoice(ctx context.Context, req api.GenerateSimplifiedInvoiceRequestObject) (api.GenerateSimplifiedInvoiceResponseObject, error) {
-	body, err := json.Marshal(req.Body)
+	r, err := s.generateTaxInvoice(ctx, req.Body, false)
 	if err != nil {
 		return nil, err
 	}
-	org, err := organizationNamed(ctx, req.Body.OrganizationId, "/organization_id")
+	return api.GenerateSimplifiedInvoice201JSONResponse{Body: r}, nil
+}
+
+// GenerateStandardInvoice implements POST /v1/taxauth/invoices/generate/standard.
+func (s *Server) GenerateStandardInvoice(ctx context.Context, req api.GenerateStandardInvoiceRequestObject) (api.GenerateStandardInvoiceResponseObject, error) {
+	r, err := s.generateTaxInvoice(ctx, req.Body, true)
 	if err != nil {
 		return nil, err
 	}
-	inv, err := s.cfg.Services.TaxInvoices.GenerateSimplifiedInvoice(ctx, core.TaxInvoiceGenerate{
-		OrganizationID: org,
-		Request:        einvoiceRequest(req.Body),
-		RequestJSON:    body,
-	})
+	return api.GenerateStandardInvoice201JSONResponse{Body: r}, nil
+}
+
+// generateTaxInvoice generates the document body asks for, of the standard family or the
+// simplified one, and returns the generation result.
+func (s *Server) generateTaxInvoice(ctx context.Context, b *api.SimplifiedInvoiceRequest, standard bool) (api.SimplifiedInvoiceResult, error) {
+	body, err := json.Marshal(b)
 	if err != nil {
-		return nil, err
+		return api.SimplifiedInvoiceResult{}, err
+	}
+	org, err := organizationNamed(ctx, b.OrganizationId, "/organization_id")
+	if err != nil {
+		return api.SimplifiedInvoiceResult{}, err
+	}
+	in := core.TaxInvoiceGenerate{OrganizationID: org, Standard: standard, Request: einvoiceRequest(b), RequestJSON: body}
+	if ref := valueOf(b.BillingReference); ref != nil {
+		in.Original = ref.InvoiceId
+	}
+	inv, err := s.cfg.Services.TaxInvoices.GenerateTaxInvoice(ctx, in)
+	if err != nil {
+		return api.SimplifiedInvoiceResult{}, err
 	}
 	r := toAPITaxInvoice(inv)
-	return api.GenerateSimplifiedInvoice201JSONResponse{Body: api.SimplifiedInvoiceResult{
+	return api.SimplifiedInvoiceResult{
 		Invoice: r.Invoice, Classification: r.Classification, Validation: r.Validation, TaxDiscrepancies: r.TaxDiscrepancies,
 		Xml: r.Xml, Qr: r.Qr, Sandbox: r.Sandbox, ReportedToAuthority: r.ReportedToAuthority, Notice: r.Notice,
-	}}, nil
+	}, nil
+}
+
+// ListTaxInvoices implements GET /v1/taxauth/invoices.
+func (s *Server) ListTaxInvoices(ctx context.Context, req api.ListTaxInvoicesRequestObject) (api.ListTaxInvoicesResponseObject, error) {
+	org, err := core.OrganizationIn(ctx, req.Params.OrganizationId, "organization_id")
+	if err != nil {
+		return nil, err
+	}
+	f := core.TaxInvoiceFilter{
+		OrganizationID: org,
+		Kind:           enumString(req.Params.Kind),
+		ICVFrom:        req.Params.IcvFrom,
+		ICVTo:          req.Params.IcvTo,
+		Cursor:         req.Params.Cursor,
+		Limit:          valueOr(req.Params.Limit, defaultLimit),
+	}
+	if d := req.Params.IssuedFrom; d != nil {
+		f.IssuedFrom = &d.Time
+	}
+	if d := req.Params.IssuedTo; d != nil {
+		f.IssuedTo = &d.Time
+	}
+	invoices, next, err := s.cfg.Services.TaxInvoices.ListTaxInvoices(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]api.TaxInvoiceSummary, len(invoices))
+	for i, t := range invoices {
+		items[i] = toAPITaxInvoiceSummary(t)
+	}
+	return api.ListTaxInvoices200JSONResponse{Body: api.TaxInvoiceSummaryList{Items: items, NextCursor: nullableFrom(next)}}, nil
+}
+
+// GetTaxInvoiceXml implements GET /v1/taxauth/invoices/{id}/xml: the stored XML as it is.
+func (s *Server) GetTaxInvoiceXml(ctx context.Context, req api.GetTaxInvoiceXmlRequestObject) (api.GetTaxInvoiceXmlResponseObject, error) {
+	inv, err := s.cfg.Services.TaxInvoices.FindTaxInvoiceByID(ctx, req.Id)
+	if err != nil {
+		return nil, err
+	}
+	xml := inv.Invoice.XML
+	return api.GetTaxInvoiceXml200ApplicationxmlResponse{Body: strings.NewReader(xml), ContentLength: int64(len(xml))}, nil
+}
+
+func toAPITaxInvoiceSummary(t *core.TaxInvoice) api.TaxInvoiceSummary {
+	kind, _ := einvoice.KindOf(t.Invoice.Type)
+	out := api.TaxInvoiceSummary{
+		Id:                     t.ID,
+		OrganizationId:         t.OrganizationID,
+		ConnectedBusinessId:    nullableFrom(t.ConnectedBusinessID),
+		EgsUnitId:              t.EGSUnitID,
+		Kind:                   api.RequestedInvoiceType(kind.Type),
+		TypeCode:               kind.Code,
+		TypeName:               kind.Name,
+		Number:                 t.Number,
+		Uuid:                   t.UUID,
+		Icv:                    t.ICV,
+		InvoiceHash:            t.Invoice.Hash,
+		IssueTime:              t.IssuedAt.UTC().Format(time.TimeOnly),
+		PayableAmount:          t.Invoice.Totals.Payable,
+		Currency:               einvoice.Currency,
+		BillingReferenceNumber: nullableFrom(t.BillingReferenceNumber),
+		Status:                 t.Status,
+		CreatedAt:              t.CreatedAt,
+	}
+	out.IssueDate.Time = t.IssuedAt.UTC()
+	return out
 }
 
 // GetTaxInvoice implements GET /v1/taxauth/invoices/{id}.
@@ -61,14 +148,17 @@ func einvoiceRequest(b *api.SimplifiedInvoiceRequest) einvoice.Request {
 	if b.Notes != nil {
 		r.Notes = *b.Notes
 	}
-	if a := valueOf(b.Seller.Address); a != nil {
-		r.Seller.Address = &einvoice.Address{
-			StreetName: a.StreetName, AdditionalStreetName: valueOf(a.AdditionalStreetName),
-			BuildingNumber: a.BuildingNumber, AdditionalNumber: valueOf(a.AdditionalNumber),
-			District: a.District, City: a.City, PostalCode: a.PostalCode, Province: valueOf(a.Province),
-			CountryCode: a.CountryCode,
+	r.NoteReason = valueOf(b.NoteReason)
+	if ref := valueOf(b.BillingReference); ref != nil && (ref.Number != nil || ref.IssueDate != nil) {
+		// An original issued elsewhere, by number; one named by invoice_id is resolved by the
+		// service (TaxInvoiceGenerate.Original).
+		r.BillingReference = &einvoice.BillingReference{Number: valueOr(ref.Number, "")}
+		if ref.IssueDate != nil {
+			d := ref.IssueDate.String()
+			r.BillingReference.IssueDate = &d
 		}
 	}
+	r.Seller.Address = einvoiceAddress(valueOf(b.Seller.Address))
 	if ids := b.Seller.AdditionalIdentifiers; ids != nil {
 		for _, id := range *ids {
 			r.Seller.Identifiers = append(r.Seller.Identifiers, einvoice.Identifier{Scheme: string(id.Scheme), Value: id.Value})
@@ -78,7 +168,7 @@ func einvoiceRequest(b *api.SimplifiedInvoiceRequest) einvoice.Request {
 		r.Buyer = &einvoice.Buyer{
 			LegalName: valueOf(by.LegalName), VATNumber: valueOf(by.VatNumber),
 			CommercialRegistration: valueOf(by.CommercialRegistration), Address: valueOf(by.Address),
-			BuyerType: string(by.BuyerType),
+			BuyerType: string(by.BuyerType), PostalAddress: einvoiceAddress(valueOf(by.PostalAddress)),
 		}
 		if ids := by.AdditionalIdentifiers; ids != nil {
 			for _, id := range *ids {
@@ -123,6 +213,19 @@ func einvoiceRequest(b *api.SimplifiedInvoiceRequest) einvoice.Request {
 	return r
 }
 
+// einvoiceAddress converts a postal address; nil stays nil.
+func einvoiceAddress(a *api.InvoiceAddress) *einvoice.Address {
+	if a == nil {
+		return nil
+	}
+	return &einvoice.Address{
+		StreetName: a.StreetName, AdditionalStreetName: valueOf(a.AdditionalStreetName),
+		BuildingNumber: a.BuildingNumber, AdditionalNumber: valueOf(a.AdditionalNumber),
+		District: a.District, City: a.City, PostalCode: a.PostalCode, Province: valueOf(a.Province),
+		CountryCode: a.CountryCode,
+	}
+}
+
 func allowanceCharges(in *[]api.InvoiceAllowanceCharge) []einvoice.AllowanceCharge {
 	if in == nil {
 		return nil
@@ -137,6 +240,7 @@ func allowanceCharges(in *[]api.InvoiceAllowanceCharge) []einvoice.AllowanceChar
 func toAPITaxInvoice(t *core.TaxInvoice) api.TaxInvoice {
 	inv := t.Invoice
 	totals := inv.Totals
+	kind, _ := einvoice.KindOf(inv.Type)
 	out := api.TaxInvoice{
 		Invoice: api.GeneratedInvoice{
 			Id:             t.ID,
@@ -145,8 +249,8 @@ func toAPITaxInvoice(t *core.TaxInvoice) api.TaxInvoice {
 			Status:         t.Status,
 			Identity: api.InvoiceIdentity{
 				InvoiceType: inv.Type,
-				TypeCode:    einvoice.TypeCode,
-				TypeName:    einvoice.TypeName,
+				TypeCode:    kind.Code,
+				TypeName:    kind.Name,
 				Number:      t.Number,
 				Uuid:        t.UUID,
 				Icv:         t.ICV,

@@ -22,16 +22,6 @@ import (
 // billStepsBatch is how many due steps BillDue reads at a time.
 const billStepsBatch = 100
 
-// recordSelectionInvoice records inv (nil: none) as the first invoice of the plan selection
-// sub has just made: until it is paid, the subscription does not renew.
-func recordSelectionInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, inv *core.BillingInvoice) error {
-	var id *uuid.UUID
-	if inv != nil {
-		id = &inv.ID
-	}
-	return q.SubscriptionSetSelectionInvoice(ctx, dbq.SubscriptionSetSelectionInvoiceParams{OrganizationID: sub.OrganizationID, ID: sub.ID, InvoiceID: id})
-}
-
 // BillDue takes every billing step due by the wall clock, of every organization on no test
 // clock, oldest first, each in a transaction of its own, and returns how many it took. Any
 // number of processes may run it at once: a step is taken under its subscription's row lock

@@ -85,11 +85,8 @@ func TestBillDue(t *testing.T) {
 	unpaid := overdueSubscription(t, db, awaiting, anchor)
 	invoice := uuid.Must(uuid.NewV7())
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO billing_invoices (id, organization_id, subscription_id, plan_id, period_start, period_end, lines,
-		subtotal, discount, tax, total, currency, status, tax_document_status, issued_at)
-		VALUES ($1, $2, $3, $4, '2025-01-15', '2025-02-14', '[]', 0, 0, 0, 0, 'SAR', 'issued', 'pending', $5)`, invoice, awaiting, unpaid, renewalPlan, anchor); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Pool.Exec(ctx, `UPDATE subscriptions SET selection_invoice_id = $1 WHERE id = $2`, invoice, unpaid); err != nil {
+		subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, opens_selection)
+		VALUES ($1, $2, $3, $4, '2025-01-15', '2025-02-14', '[]', 100, 0, 15, 115, 'SAR', 'issued', 'pending', $5, true)`, invoice, awaiting, unpaid, renewalPlan, anchor); err != nil {
 		t.Fatal(err)
 	}
 
@@ -140,7 +137,7 @@ func TestBillDue(t *testing.T) {
 	}
 
 	// Paid, the selection renews at the next run.
-	if _, err := db.Pool.Exec(ctx, `UPDATE billing_invoices SET status = 'paid', paid_at = now() WHERE id = $1`, invoice); err != nil {
+	if _, err := db.Pool.Exec(ctx, `UPDATE billing_invoices SET status = 'paid', paid_at = now(), amount_paid = total WHERE id = $1`, invoice); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := db.BillDue(ctx); err != nil || n != periods {

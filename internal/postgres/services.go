@@ -30,6 +30,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Webhooks:      NewWebhookService(d, box, hooks),
 		Incidents:     NewIncidentService(d),
 		TestClocks:    NewTestClockService(d),
+		Invoices:      NewInvoiceService(d),
 	}
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)
 	return s

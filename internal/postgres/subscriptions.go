@@ -216,26 +216,35 @@ func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queri
 	if err != nil {
 		return err
 	}
-	for _, v := range voided {
+	for _, row := range voided {
+		v, err := invoiceFromRow(row)
+		if err != nil {
+			return err
+		}
 		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &sub.OrganizationID,
 			Action:         "billing_invoice.voided",
 			ResourceType:   "billing_invoice",
-			ResourceID:     v.String(),
-			After:          map[string]any{"id": v, "status": core.InvoiceVoid, "reason": "superseded by a new plan selection"},
+			ResourceID:     v.ID.String(),
+			After:          v,
+			Reason:         "superseded by a new plan selection",
 		}); err != nil {
+			return err
+		}
+		if err := s.db.publish(ctx, q, sub.OrganizationID, core.EventInvoiceVoided, v); err != nil {
 			return err
 		}
 	}
 	draft := core.FirstInvoice(plan, at)
-	var inv *core.BillingInvoice
-	if draft != nil {
-		if inv, err = s.db.issueInvoice(ctx, q, sub, draft); err != nil {
-			return err
-		}
-		sel.Invoice, sel.Activation = inv, core.ActivationAwaitingPayment
+	if draft == nil {
+		return nil
 	}
-	return recordSelectionInvoice(ctx, q, sub, inv)
+	inv, err := s.db.issueInvoice(ctx, q, sub, draft)
+	if err != nil {
+		return err
+	}
+	sel.Invoice, sel.Activation = inv, core.ActivationAwaitingPayment
+	return nil
 }
 
 // issueInvoice stores draft, an invoice of sub, with its audit event and publishes it.
@@ -253,7 +262,7 @@ func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscri
 	}); err != nil {
 		return nil, err
 	}
-	return inv, d.publish(ctx, q, sub.OrganizationID, core.EventBillingInvoiceIssued, inv)
+	return inv, d.announceInvoiceIssued(ctx, q, inv)
 }
 
 // ChangePlan implements core.SubscriptionService. Changing to the current plan changes
@@ -417,7 +426,7 @@ func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscriptio
 	return subscriptionFromRow(row)
 }
 
-// insertInvoice stores the first invoice draft of sub.
+// insertInvoice stores the invoice draft of sub, its lines with it.
 func insertInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, draft *core.BillingInvoice) (*core.BillingInvoice, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -444,6 +453,7 @@ func insertInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, 
 		TaxDocumentStatus: draft.TaxDocumentStatus,
 		IssuedAt:          *draft.IssuedAt,
 		DueAt:             draft.DueAt,
+		OpensSelection:    draft.OpensSelection,
 	})
 	if err != nil {
 		return nil, err
@@ -540,6 +550,8 @@ func invoiceFromRow(r dbq.BillingInvoice) (*core.BillingInvoice, error) {
 		IssuedAt:          r.IssuedAt,
 		DueAt:             r.DueAt,
 		PaidAt:            r.PaidAt,
+		AmountPaid:        r.AmountPaid,
+		OpensSelection:    r.OpensSelection,
 	}
 	if err := json.Unmarshal(r.Lines, &inv.Lines); err != nil {
 		return nil, fmt.Errorf("billing invoice %s: lines: %w", r.ID, err)

@@ -29,8 +29,8 @@ func NewTaxInvoiceService(d *DB, box *secretbox.Box) *TaxInvoiceService {
 	return &TaxInvoiceService{db: d, box: box, now: time.Now}
 }
 
-// GenerateSimplifiedInvoice implements core.TaxInvoiceService.
-func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in core.TaxInvoiceGenerate) (*core.TaxInvoice, error) {
+// GenerateTaxInvoice implements core.TaxInvoiceService: every kind, one generator.
+func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxInvoiceGenerate) (*core.TaxInvoice, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -41,6 +41,33 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	}
 	if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
 		return nil, err
+	}
+	kind, err := kindOfFamily(in.Request.RequestedType, in.Standard)
+	if err != nil {
+		return nil, err
+	}
+	// The seller is the organization itself, or the connected business whose credential
+	// made the request: a business is its own seller with its own chain per EGS unit.
+	business := p.ConnectedBusinessID
+	sellerID := orgID
+	if business != nil {
+		sellerID = *business
+	}
+	if in.Original != nil && !kind.Note() {
+		// A tax invoice corrects nothing: the reference is only warned about (SBX-REF-02),
+		// neither resolved nor recorded.
+		if in.Request.BillingReference == nil {
+			in.Request.BillingReference = &einvoice.BillingReference{Number: in.Original.String()}
+		}
+		in.Original = nil
+	}
+	if in.Original != nil {
+		if in.Request.BillingReference != nil {
+			return nil, unprocessablef("/billing_reference", "Name the original invoice either by invoice_id or by number and issue_date, not both.")
+		}
+		if in.Request.BillingReference, err = s.originalInvoice(ctx, orgID, business, *in.Original, kind); err != nil {
+			return nil, err
+		}
 	}
 	draft, err := einvoice.Prepare(in.Request)
 	if errors.Is(err, einvoice.ErrAmountOutOfRange) {
@@ -65,12 +92,9 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 	if in.Request.EGSUnitID != nil {
 		egs = *in.Request.EGSUnitID
 	}
-	// The seller is the organization itself, or the connected business whose credential
-	// made the request: a business is its own seller with its own chain per EGS unit.
-	business := p.ConnectedBusinessID
-	sellerID := orgID
-	if business != nil {
-		sellerID = *business
+	var referenceNumber *string
+	if ref := in.Request.BillingReference; ref != nil && kind.Note() {
+		referenceNumber = &ref.Number
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -89,7 +113,7 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 		}
 		issuedAt := s.now().UTC().Truncate(time.Second)
 		identity := einvoice.Identity{
-			Number:   fmt.Sprintf("SINV-%06d", next.LastIcv),
+			Number:   fmt.Sprintf("%s-%06d", kind.NumberPrefix, next.LastIcv),
 			UUID:     invoiceUUID.String(),
 			ICV:      next.LastIcv,
 			PIH:      next.LastInvoiceHash,
@@ -128,6 +152,9 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 			Result:              result,
 			Xml:                 inv.XML,
 			RequestID:           nonEmpty(core.RequestIDFrom(ctx)),
+			// The original is recorded by id only when the request named it so.
+			BillingReferenceInvoiceID: in.Original,
+			BillingReferenceNumber:    referenceNumber,
 		})
 		if err != nil {
 			return err
@@ -144,6 +171,7 @@ func (s *TaxInvoiceService) GenerateSimplifiedInvoice(ctx context.Context, in co
 				ID: id, OrganizationID: orgID, ConnectedBusinessID: business, Number: identity.Number, UUID: invoiceUUID, EGSUnitID: egs, ICV: identity.ICV,
 				InvoiceHash: inv.Hash, Valid: inv.Valid(), Status: row.Status, InvoiceType: row.InvoiceType,
 				PayableAmount: inv.Totals.Payable, Currency: einvoice.Currency, CreatedAt: row.CreatedAt,
+				BillingReferenceInvoiceID: in.Original, BillingReferenceNumber: referenceNumber,
 			},
 		}); err != nil {
 			return err
@@ -176,6 +204,65 @@ type taxInvoiceAudit struct {
 	PayableAmount       int64      `json:"payable_amount"`
 	Currency            string     `json:"currency"`
 	CreatedAt           time.Time  `json:"created_at"`
+	// The invoice a credit or debit note corrects.
+	BillingReferenceInvoiceID *uuid.UUID `json:"billing_reference_invoice_id,omitempty"`
+	BillingReferenceNumber    *string    `json:"billing_reference_number,omitempty"`
+}
+
+// kindOfFamily is the kind requestedType names, when it belongs to the family the operation
+// generates (standard or simplified); a kind of the other family is 422.
+func kindOfFamily(requestedType string, standard bool) (einvoice.Kind, error) {
+	kind, ok := einvoice.KindOf(requestedType)
+	if ok && kind.Standard == standard {
+		return kind, nil
+	}
+	operation := "generateSimplifiedInvoice"
+	if !standard {
+		operation = "generateStandardInvoice"
+	}
+	return einvoice.Kind{}, unprocessablef("/requested_invoice_type", "%q is generated by %s.", requestedType, operation)
+}
+
+// originalInvoice resolves the invoice a note names by id into its billing reference. The
+// original must be visible to the principal (an unknown id and another organization's or
+// business's invoice get the same answer), a tax invoice rather than a note, of the note's
+// family and of the same seller.
+func (s *TaxInvoiceService) originalInvoice(ctx context.Context, orgID uuid.UUID, business *uuid.UUID, id uuid.UUID, note einvoice.Kind) (*einvoice.BillingReference, error) {
+	const pointer = "/billing_reference/invoice_id"
+	row, err := s.db.queries(ctx).TaxInvoiceGetByID(ctx, dbq.TaxInvoiceGetByIDParams{OrganizationID: orgID, ID: id, ConnectedBusinessID: business})
+	if core.ErrorCode(translate(err)) == core.ENotFound {
+		return nil, unprocessablef(pointer, "Tax invoice %s does not exist.", id)
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	original, _ := einvoice.KindOf(row.InvoiceType)
+	switch {
+	case original.Note():
+		return nil, unprocessablef(pointer, "Tax document %s is a %s: a note corrects a tax invoice.", id, row.InvoiceType)
+	case original.Standard != note.Standard:
+		return nil, unprocessablef(pointer, "A %s corrects a %s tax invoice; %s is a %s.", note.Type, familyName(note), id, row.InvoiceType)
+	case !sameSeller(row.ConnectedBusinessID, business):
+		return nil, unprocessablef(pointer, "Tax invoice %s was issued by another seller.", id)
+	}
+	date := row.IssuedAt.UTC().Format(time.DateOnly)
+	return &einvoice.BillingReference{Number: row.Number, IssueDate: &date}, nil
+}
+
+func familyName(k einvoice.Kind) string {
+	if k.Standard {
+		return "standard"
+	}
+	return "simplified"
+}
+
+// sameSeller reports whether two documents were issued by the same seller: the same
+// connected business, or both by the organization itself (nil).
+func sameSeller(a, b *uuid.UUID) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
 }
 
 // maxInvoiceIssues bounds the issues an invalid invoice's problem lists; detail says how
@@ -260,23 +347,69 @@ func (s *TaxInvoiceService) FindTaxInvoiceByID(ctx context.Context, id uuid.UUID
 
 func taxInvoiceFromRow(r dbq.TaxInvoice) (*core.TaxInvoice, error) {
 	t := &core.TaxInvoice{
-		ID:                  r.ID,
-		OrganizationID:      r.OrganizationID,
-		ConnectedBusinessID: r.ConnectedBusinessID,
-		EGSUnitID:           r.EgsUnitID,
-		Status:              r.Status,
-		RequestedType:       r.RequestedType,
-		Number:              r.Number,
-		UUID:                r.Uuid,
-		ICV:                 r.Icv,
-		PIH:                 r.Pih,
-		IssuedAt:            r.IssuedAt,
-		CreatedAt:           r.CreatedAt,
-		Request:             r.Request,
+		ID:                     r.ID,
+		OrganizationID:         r.OrganizationID,
+		ConnectedBusinessID:    r.ConnectedBusinessID,
+		EGSUnitID:              r.EgsUnitID,
+		Status:                 r.Status,
+		RequestedType:          r.RequestedType,
+		Number:                 r.Number,
+		UUID:                   r.Uuid,
+		ICV:                    r.Icv,
+		PIH:                    r.Pih,
+		IssuedAt:               r.IssuedAt,
+		CreatedAt:              r.CreatedAt,
+		Request:                r.Request,
+		BillingReferenceNumber: r.BillingReferenceNumber,
 	}
 	if err := json.Unmarshal(r.Result, &t.Invoice); err != nil {
 		return nil, fmt.Errorf("postgres: tax invoice %s result: %w", r.ID, err)
 	}
 	t.Invoice.XML = r.Xml
 	return t, nil
+}
+
+// ListTaxInvoices implements core.TaxInvoiceService.
+func (s *TaxInvoiceService) ListTaxInvoices(ctx context.Context, f core.TaxInvoiceFilter) ([]*core.TaxInvoice, *string, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.ActsFor(f.OrganizationID, "organization_id"); err != nil {
+		return nil, nil, err
+	}
+	if f.IssuedFrom != nil && f.IssuedTo != nil && f.IssuedFrom.After(*f.IssuedTo) {
+		return nil, nil, queryError("issued_from", "invalid", "issued_from is after issued_to.")
+	}
+	if f.ICVFrom != nil && f.ICVTo != nil && *f.ICVFrom > *f.ICVTo {
+		return nil, nil, queryError("icv_from", "invalid", "icv_from is greater than icv_to.")
+	}
+	before, err := afterCursor(f.Cursor)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := dbq.TaxInvoiceListParams{
+		OrganizationID: f.OrganizationID, ConnectedBusinessID: p.ConnectedBusinessID, InvoiceType: f.Kind,
+		IssuedFrom: f.IssuedFrom, IcvFrom: f.ICVFrom, IcvTo: f.ICVTo, Before: before, RowLimit: int32(f.Limit) + 1,
+	}
+	if f.IssuedTo != nil {
+		// Inclusive of the whole last day.
+		end := f.IssuedTo.AddDate(0, 0, 1)
+		params.IssuedBefore = &end
+	}
+	rows, err := s.db.queries(ctx).TaxInvoiceList(ctx, params)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	out := make([]*core.TaxInvoice, len(rows))
+	for i, r := range rows {
+		out[i] = &core.TaxInvoice{
+			ID: r.ID, OrganizationID: r.OrganizationID, ConnectedBusinessID: r.ConnectedBusinessID, EGSUnitID: r.EgsUnitID,
+			Status: r.Status, RequestedType: r.InvoiceType, Number: r.Number, UUID: r.Uuid, ICV: r.Icv,
+			IssuedAt: r.IssuedAt, CreatedAt: r.CreatedAt, BillingReferenceNumber: r.BillingReferenceNumber,
+			Invoice: einvoice.Invoice{Type: r.InvoiceType, Hash: r.InvoiceHash, Totals: einvoice.Totals{Payable: r.PayableAmount}},
+		}
+	}
+	out, next := page(out, f.Limit, func(t *core.TaxInvoice) uuid.UUID { return t.ID })
+	return out, next, nil
 }

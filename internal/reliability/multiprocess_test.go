@@ -185,4 +185,56 @@ func TestThreeProcessesOneDatabase(t *testing.T) {
 		}
 		t.Logf("provisioning figures: %d subscriptions over 3 processes, each provisioned exactly once", subs)
 	})
+	// Payments: one invoice paid from every process at once, each payment sent to all three
+	// with its Idempotency-Key (retried while the key is busy): every key answers once, and
+	// no payment is applied twice or beyond the invoice's total.
+	t.Run("PaymentsAppliedOnce", func(t *testing.T) {
+		t.Parallel()
+		org := createOrg(t, procs[0], "Payer", "standard_customer")
+		token := orgToken(org)
+		sub := call(client, http.MethodPost, procs[1].url("/v1/subscriptions"), token, subscriptionBody(org), nil)
+		if sub.status != http.StatusCreated {
+			t.Fatalf("subscribe: %d %s", sub.status, sub.body)
+		}
+		sel := call(client, http.MethodPost, procs[2].url("/v1/subscriptions/"+sub.json()["id"].(string)+"/select-plan"), token,
+			`{"plan_id":"0193a000-0000-7000-8000-000000000101"}`, nil) // growth monthly: 91885 SAR minor units
+		if sel.status != http.StatusOK {
+			t.Fatalf("select-plan: %d %s", sel.status, sel.body)
+		}
+		invoice := sel.json()["invoice"].(map[string]any)["id"].(string)
+		const keys, each = 6, 20000 // four fit in 91885, two are refused
+		answers := make([][3]int, keys)
+		var wg sync.WaitGroup
+		for k := range keys {
+			for i, p := range procs {
+				wg.Go(func() {
+					for range 200 {
+						r := call(client, http.MethodPost, p.url("/v1/invoices/"+invoice+"/payments"), token,
+							fmt.Sprintf(`{"amount":%d,"payment_method":"pm_sandbox_success"}`, each), http.Header{"Idempotency-Key": {fmt.Sprintf("pay-%d", k)}})
+						if r.status == http.StatusConflict && r.code() == "idempotency_request_in_progress" {
+							time.Sleep(10 * time.Millisecond)
+							continue
+						}
+						answers[k][i] = r.status
+						return
+					}
+				})
+			}
+		}
+		wg.Wait()
+		succeeded := 0
+		for k, a := range answers {
+			if a[0] != a[1] || a[1] != a[2] || (a[0] != http.StatusCreated && a[0] != http.StatusUnprocessableEntity) {
+				t.Errorf("key %d: the processes answered %v", k, a)
+			}
+			if a[0] == http.StatusCreated {
+				succeeded++
+			}
+		}
+		paid := count(t, db, "SELECT amount_paid::int FROM billing_invoices WHERE organization_id = $1 AND id = $2", org, invoice)
+		if stored := count(t, db, "SELECT count(*) FROM billing_payments WHERE organization_id = $1 AND invoice_id = $2", org, invoice); succeeded != 4 || stored != 4 || paid != 4*each {
+			t.Errorf("%d keys answered 201, %d payments stored, %d applied; want 4, 4 and %d", succeeded, stored, paid, 4*each)
+		}
+		t.Logf("payment figures: %d keys x 3 processes on one invoice: %d payments applied once each", keys, succeeded)
+	})
 }
