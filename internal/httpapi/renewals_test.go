@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -66,45 +65,56 @@ func advance(t testing.TB, env *apitest.Env, token, id, to string) {
 	}
 }
 
-// storedInvoice is a billing invoice as stored, with its lines.
+// storedInvoice is a billing invoice as the API answers it, with its lines.
 type storedInvoice struct {
-	ID         string
-	Start, End string
-	Lines      []struct {
-		ComponentType string `json:"component_type"`
-		Amount        int64  `json:"amount"`
-	}
-	Subtotal, Discount, Tax, Total int64
-	Status                         string
-	IssuedAt, DueAt                time.Time
+	ID            string `json:"id"`
+	BillingPeriod struct {
+		Start string `json:"start"`
+		End   string `json:"end"`
+	} `json:"billing_period"`
+	Lines    []renewalLine `json:"-"`
+	Subtotal int64         `json:"subtotal"`
+	Discount int64         `json:"discount"`
+	Tax      int64         `json:"tax"`
+	Total    int64         `json:"total"`
+	Status   string        `json:"status"`
+	IssuedAt time.Time     `json:"issued_at"`
+	DueAt    time.Time     `json:"due_at"`
 }
 
-// invoicesOf reads the subscription's invoices from the database, oldest first. (The
-// invoices helper's GET /v1/invoices answers them over HTTP once merged.)
+// renewalLine is a line of an invoice as the API answers it.
+type renewalLine struct {
+	ComponentType string `json:"component_type"`
+	Period        struct {
+		Start string `json:"start"`
+		End   string `json:"end"`
+	} `json:"period"`
+	Quantity   int64 `json:"quantity"`
+	UnitAmount int64 `json:"unit_amount"`
+	Amount     int64 `json:"amount"`
+	Tax        int64 `json:"tax"`
+}
+
+// invoicesOf reads the subscription's invoices and their lines through the API, oldest first.
 func invoicesOf(t testing.TB, env *apitest.Env, sub string) []storedInvoice {
 	t.Helper()
-	rows, err := env.Pool.Query(context.Background(), `SELECT id::text, period_start::text, period_end::text, lines, subtotal, discount, tax, total,
-		status, issued_at, due_at FROM billing_invoices WHERE subscription_id = $1 ORDER BY id`, sub)
-	if err != nil {
-		t.Fatal(err)
+	resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/invoices?limit=100&subscription_id=" + sub, Token: apitest.OperatorToken})
+	if resp.Status != http.StatusOK {
+		t.Fatalf("list invoices: %d %s", resp.Status, resp.Body)
 	}
-	defer rows.Close()
-	var out []storedInvoice
-	for rows.Next() {
-		var inv storedInvoice
-		var lines []byte
-		if err := rows.Scan(&inv.ID, &inv.Start, &inv.End, &lines, &inv.Subtotal, &inv.Discount, &inv.Tax, &inv.Total, &inv.Status, &inv.IssuedAt, &inv.DueAt); err != nil {
-			t.Fatal(err)
+	page := decode[struct {
+		Items []storedInvoice `json:"items"`
+	}](t, resp)
+	for i, inv := range page.Items {
+		lines := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/invoices/" + inv.ID + "/lines?limit=100", Token: apitest.OperatorToken})
+		if lines.Status != http.StatusOK {
+			t.Fatalf("invoice lines: %d %s", lines.Status, lines.Body)
 		}
-		if err := json.Unmarshal(lines, &inv.Lines); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, inv)
+		page.Items[i].Lines = decode[struct {
+			Items []renewalLine `json:"items"`
+		}](t, lines).Items
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return page.Items
 }
 
 // wantInvoice checks one invoice line by line: its period, its charges (component and amount,
@@ -112,21 +122,23 @@ func invoicesOf(t testing.TB, env *apitest.Env, sub string) []storedInvoice {
 // and that it was issued at issued (the time the step fell due) and is due 14 days later.
 func wantInvoice(t testing.TB, inv storedInvoice, start, end string, issued time.Time, charges ...any) {
 	t.Helper()
-	if inv.Start != start || inv.End != end {
-		t.Errorf("invoice %s: period %s..%s, want %s..%s", inv.ID, inv.Start, inv.End, start, end)
+	if inv.BillingPeriod.Start != start || inv.BillingPeriod.End != end {
+		t.Errorf("invoice %s: period %s..%s, want %s..%s", inv.ID, inv.BillingPeriod.Start, inv.BillingPeriod.End, start, end)
 	}
 	if len(inv.Lines) != len(charges)/2 {
 		t.Fatalf("invoice %s: lines %+v, want %v", inv.ID, inv.Lines, charges)
 	}
-	var sum int64
+	var sum, tax int64
 	for i, l := range inv.Lines {
-		if l.ComponentType != charges[2*i].(string) || l.Amount != charges[2*i+1].(int64) {
-			t.Errorf("invoice %s: line %d %s %d, want %v %v", inv.ID, i, l.ComponentType, l.Amount, charges[2*i], charges[2*i+1])
+		if l.ComponentType != charges[2*i].(string) || l.Amount != charges[2*i+1].(int64) || l.Quantity*l.UnitAmount != l.Amount ||
+			l.Period.Start != start || l.Period.End != end {
+			t.Errorf("invoice %s: line %d %+v, want %v %v for %s..%s", inv.ID, i, l, charges[2*i], charges[2*i+1], start, end)
 		}
 		sum += l.Amount
+		tax += l.Tax
 	}
-	if inv.Subtotal != sum || inv.Discount != 0 || inv.Tax != (sum*15+50)/100 || inv.Total != inv.Subtotal+inv.Tax {
-		t.Errorf("invoice %s: subtotal/discount/tax/total %d/%d/%d/%d for lines summing to %d", inv.ID, inv.Subtotal, inv.Discount, inv.Tax, inv.Total, sum)
+	if inv.Subtotal != sum || inv.Discount != 0 || inv.Tax != (sum*15+50)/100 || inv.Tax != tax || inv.Total != inv.Subtotal+inv.Tax {
+		t.Errorf("invoice %s: subtotal/discount/tax/total %d/%d/%d/%d for lines summing to %d with tax %d", inv.ID, inv.Subtotal, inv.Discount, inv.Tax, inv.Total, sum, tax)
 	}
 	if inv.Status != "issued" || !inv.IssuedAt.Equal(issued) || !inv.DueAt.Equal(issued.Add(14*24*time.Hour)) {
 		t.Errorf("invoice %s: %s, issued %v due %v; want issued at %v, due 14 days later", inv.ID, inv.Status, inv.IssuedAt, inv.DueAt, issued)
