@@ -145,6 +145,24 @@ func wantInvoice(t testing.TB, inv storedInvoice, start, end string, issued time
 	}
 }
 
+// wantRenewed checks that the subscription has n invoices, the last of them the renewal of
+// start..end issued at issued for fee (+ 15 % VAT: total), and renews next at renewsAt; it
+// returns the invoices.
+func wantRenewed(t testing.TB, env *apitest.Env, token, sub string, n int, start, end, issued string, fee, total int64, renewsAt string) []storedInvoice {
+	t.Helper()
+	invs := invoicesOf(t, env, sub)
+	if len(invs) != n {
+		t.Fatalf("%d invoices, want %d", len(invs), n)
+	}
+	last := invs[n-1]
+	wantInvoice(t, last, start, end, clockAt(t, issued), "recurring_fee", fee)
+	if last.Total != total {
+		t.Errorf("invoice %s: total %d, want %d", last.ID, last.Total, total)
+	}
+	wantRenewsAt(t, getSubscription(t, env, token, sub), renewsAt)
+	return invs
+}
+
 // wantRenewsAt checks the subscription's renews_at (empty: null).
 func wantRenewsAt(t testing.TB, sub subscription, want string) {
 	t.Helper()
@@ -185,25 +203,12 @@ func TestRenewalJourney(t *testing.T) {
 	}
 	// The trial's end bills the first month (no setup fee on this plan), at the trial's end.
 	advance(t, env, token, clock.ID, "2025-04-01T00:00:00Z")
-	invs := invoicesOf(t, env, sub.ID)
-	if len(invs) != 1 {
-		t.Fatalf("%d invoices after the trial, want 1", len(invs))
-	}
-	wantInvoice(t, invs[0], "2025-03-31", "2025-04-29", clockAt(t, "2025-03-31T09:30:00Z"), "recurring_fee", int64(14900))
-	if invs[0].Total != 17135 {
-		t.Errorf("total %d, want 17135 (14900 + 2235 VAT)", invs[0].Total)
-	}
-	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-04-30T09:30:00Z")
+	wantRenewed(t, env, token, sub.ID, 1, "2025-03-31", "2025-04-29", "2025-03-31T09:30:00Z", 14900, 17135, "2025-04-30T09:30:00Z")
 
 	// A month on: the next month's invoice, and renews_at a month further.
-	advance(t, env, token, clock.ID, "2025-05-01T00:00:00Z")
-	invs = invoicesOf(t, env, sub.ID)
-	if len(invs) != 2 {
-		t.Fatalf("%d invoices after a month, want 2", len(invs))
-	}
 	// The cycle keeps the anchor's day, the 31st: April's renewal falls on the 30th, May's on the 31st.
-	wantInvoice(t, invs[1], "2025-04-30", "2025-05-30", clockAt(t, "2025-04-30T09:30:00Z"), "recurring_fee", int64(14900))
-	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-05-31T09:30:00Z")
+	advance(t, env, token, clock.ID, "2025-05-01T00:00:00Z")
+	wantRenewed(t, env, token, sub.ID, 2, "2025-04-30", "2025-05-30", "2025-04-30T09:30:00Z", 14900, 17135, "2025-05-31T09:30:00Z")
 	if n := env.Count(`SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, sub.ID); n != 2 {
 		t.Errorf("%d renewals recorded, want 2", n)
 	}
@@ -468,15 +473,7 @@ func TestRenewalJourneyWithPayments(t *testing.T) {
 	// Paid, the renewal that fell due on April 1 runs at the next advance (to the clock's own
 	// time: nothing else moves), billed at the clock's time: April's invoice.
 	advance(t, env, token, clock.ID, "2025-04-02T00:00:00Z")
-	invs := invoicesOf(t, env, sub.ID)
-	if len(invs) != 2 {
-		t.Fatalf("%d invoices after the payment, want 2", len(invs))
-	}
-	wantInvoice(t, invs[1], "2025-04-01", "2025-04-30", clockAt(t, "2025-04-02T00:00:00Z"), "recurring_fee", int64(29900))
-	if invs[1].Total != 34385 {
-		t.Errorf("renewal total %d, want 34385", invs[1].Total)
-	}
-	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-05-01T09:30:00Z")
+	invs := wantRenewed(t, env, token, sub.ID, 2, "2025-04-01", "2025-04-30", "2025-04-02T00:00:00Z", 29900, 34385, "2025-05-01T09:30:00Z")
 	pay(invs[1].ID, 10000, "pm_sandbox_success", "succeeded", "partially_paid")
 	pay(invs[1].ID, 24385, "pm_sandbox_success", "succeeded", "paid")
 
