@@ -67,6 +67,8 @@ const environmentHelp = `Environment:
   QUOTA_CREDENTIALS_PER_BUSINESS  credentials not revoked per connected business (default 20)
   QUOTA_OPEN_SUPPORT_CASES    support cases neither resolved nor closed per organization
                               (default 50); over a quota a create is 409 quota_exceeded
+  RENEWAL_INTERVAL            how often the renewal run looks for renewals and ended services
+                              that are due (default 1m)
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
@@ -276,6 +278,8 @@ type config struct {
 	// webhookRetention is how long webhook events are kept.
 	webhookRetention time.Duration
 	quotas           core.Quotas
+	// renewalInterval is how often the renewal run starts.
+	renewalInterval time.Duration
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -330,6 +334,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.quotas, err = core.QuotasFromEnv(getenv); err != nil {
 		return cfg, err
+	}
+	if cfg.renewalInterval, err = time.ParseDuration(valueOr(getenv("RENEWAL_INTERVAL"), jobs.DefaultRenewalInterval.String())); err != nil || cfg.renewalInterval <= 0 {
+		return cfg, fmt.Errorf("RENEWAL_INTERVAL must be a positive duration such as 1m")
 	}
 	return cfg, nil
 }
@@ -478,7 +485,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention})
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, RenewalInterval: cfg.renewalInterval})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ UPDATE subscriptions SET
     billing_status    = @billing_status,
     billing_anchor_at = @billing_anchor_at,
     renews_at         = @renews_at,
+    service_ends_at   = @service_ends_at,
     suspended_at      = @suspended_at,
     suspended_by      = @suspended_by,
     terminated_at     = @terminated_at,

@@ -1943,6 +1943,7 @@ const (
 	WebhookEventTypeSubscriptionDegraded         WebhookEventType = "subscription.degraded"
 	WebhookEventTypeSubscriptionPlanChanged      WebhookEventType = "subscription.plan_changed"
 	WebhookEventTypeSubscriptionReactivated      WebhookEventType = "subscription.reactivated"
+	WebhookEventTypeSubscriptionRenewed          WebhookEventType = "subscription.renewed"
 	WebhookEventTypeSubscriptionRestored         WebhookEventType = "subscription.restored"
 	WebhookEventTypeSubscriptionResumed          WebhookEventType = "subscription.resumed"
 	WebhookEventTypeSubscriptionSuspended        WebhookEventType = "subscription.suspended"
@@ -2006,6 +2007,8 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeSubscriptionPlanChanged:
 		return true
 	case WebhookEventTypeSubscriptionReactivated:
+		return true
+	case WebhookEventTypeSubscriptionRenewed:
 		return true
 	case WebhookEventTypeSubscriptionRestored:
 		return true
@@ -4376,6 +4379,30 @@ type TaxInvoiceValidationResultStatus string
 // TaxTreatment Whether a price includes tax.
 type TaxTreatment string
 
+// TestClock A test clock: while it exists its organization is billed at `frozen_time`, which moves only when the clock is advanced.
+type TestClock struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// FrozenTime The time the organization's billing runs at.
+	FrozenTime     time.Time          `json:"frozen_time"`
+	Id             openapi_types.UUID `json:"id"`
+	OrganizationId string             `json:"organization_id"`
+	UpdatedAt      time.Time          `json:"updated_at"`
+}
+
+// TestClockAdvanceRequest Body of `advanceTestClock`.
+type TestClockAdvanceRequest struct {
+	// FrozenTime The clock's new time; not before its current time, at most 5 years after it.
+	FrozenTime time.Time `json:"frozen_time"`
+}
+
+// TestClockCreateRequest Body of `createTestClock`.
+type TestClockCreateRequest struct {
+	// FrozenTime From `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z`.
+	FrozenTime     time.Time `json:"frozen_time"`
+	OrganizationId string    `json:"organization_id"`
+}
+
 // TrafficType Origin of traffic. `employee`, `internal`, `synthetic`, `automated_qa` and `load_test` are excluded from the growth summary by default.
 type TrafficType string
 
@@ -4546,11 +4573,12 @@ type WebhookDelivery struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
-	// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
+	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
 	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
@@ -4714,11 +4742,12 @@ type WebhookEvent struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
-	// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
+	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
 	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
@@ -4756,11 +4785,12 @@ type WebhookEventData struct {
 // | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 // | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 // | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
 // | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 // | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 // | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
-// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
+// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
 // | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 // | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 // | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
@@ -4828,11 +4858,12 @@ type WebhookTestResult struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
-	// | `invoice.issued` | an invoice is issued (today `selectSubscriptionPlan`) | `BillingInvoice` |
+	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
+	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
 	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
@@ -5369,6 +5400,18 @@ type ValidateTaxInvoiceParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// CreateTestClockParams defines parameters for CreateTestClock.
+type CreateTestClockParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// AdvanceTestClockParams defines parameters for AdvanceTestClock.
+type AdvanceTestClockParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // GetUsageParams defines parameters for GetUsage.
 type GetUsageParams struct {
 	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
@@ -5554,6 +5597,12 @@ type GenerateStandardInvoiceJSONRequestBody = SimplifiedInvoiceRequest
 
 // ValidateTaxInvoiceJSONRequestBody defines body for ValidateTaxInvoice for application/json ContentType.
 type ValidateTaxInvoiceJSONRequestBody = SimplifiedInvoiceRequest
+
+// CreateTestClockJSONRequestBody defines body for CreateTestClock for application/json ContentType.
+type CreateTestClockJSONRequestBody = TestClockCreateRequest
+
+// AdvanceTestClockJSONRequestBody defines body for AdvanceTestClock for application/json ContentType.
+type AdvanceTestClockJSONRequestBody = TestClockAdvanceRequest
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreateRequest
@@ -7114,7 +7163,9 @@ type ClientInterface interface {
 	// CancelSubscription Cancel a subscription
 	//
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
-	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
+	// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+	// subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
 	// undone by the operator (see `reactivate`).
@@ -7153,7 +7204,9 @@ type ClientInterface interface {
 	// ReactivateSubscription Reactivate a subscription
 	//
 	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
-	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// again: to the renewal the cancellation withdrew (the end of the period already invoiced, even when that time has passed and
+	// the service has not been ended yet, so no period goes unbilled), or, for a subscription cancelled before renewals ran, the next
+	// renewal of its billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
 	// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
@@ -7526,6 +7579,96 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
 	GetTaxInvoiceXml(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTestClockWithBody Put an organization on a test clock
+	//
+	// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+	// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+	// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+	// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+	// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+	// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+	// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+	// is 403 `forbidden`; sandbox keys and development tokens may use them.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClockWithBody(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateTestClock Put an organization on a test clock
+	//
+	// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+	// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+	// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+	// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+	// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+	// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+	// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+	// is 403 `forbidden`; sandbox keys and development tokens may use them.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClock(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTestClock Get a test clock
+	//
+	// Returns one test clock and the time it is frozen at.
+	//
+	// **Who may:** the organization (with `subscriptions:read`, its own clock; another organization's is 404, exactly like an unknown
+	// id) and the operator (any clock).
+	//
+	// Corresponds with GET /v1/test-clocks/{id} (the `GetTestClock` operationId).
+	GetTestClock(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceTestClockWithBody Advance a test clock
+	//
+	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+	// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+	// billing steps taken).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+	// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClockWithBody(ctx context.Context, id Id, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceTestClock Advance a test clock
+	//
+	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+	// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+	// billing steps taken).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+	// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClock(ctx context.Context, id Id, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetUsage Get usage
 	//
@@ -9305,7 +9448,9 @@ func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...Reque
 // CancelSubscription Cancel a subscription
 //
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
-// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
+// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+// subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
 // undone by the operator (see `reactivate`).
@@ -9374,7 +9519,9 @@ func (c *Client) ChangeSubscriptionPlan(ctx context.Context, id Id, params *Chan
 // ReactivateSubscription Reactivate a subscription
 //
 // Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
-// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// again: to the renewal the cancellation withdrew (the end of the period already invoiced, even when that time has passed and
+// the service has not been ended yet, so no period goes unbilled), or, for a subscription cancelled before renewals ran, the next
+// renewal of its billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
 // `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
@@ -10018,6 +10165,146 @@ func (c *Client) GetTaxInvoice(ctx context.Context, id Id, reqEditors ...Request
 // Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
 func (c *Client) GetTaxInvoiceXml(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTaxInvoiceXmlRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTestClockWithBody Put an organization on a test clock
+//
+// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+// is 403 `forbidden`; sandbox keys and development tokens may use them.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+func (c *Client) CreateTestClockWithBody(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestClockRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateTestClock Put an organization on a test clock
+//
+// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+// is 403 `forbidden`; sandbox keys and development tokens may use them.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+func (c *Client) CreateTestClock(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestClockRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTestClock Get a test clock
+//
+// Returns one test clock and the time it is frozen at.
+//
+// **Who may:** the organization (with `subscriptions:read`, its own clock; another organization's is 404, exactly like an unknown
+// id) and the operator (any clock).
+//
+// Corresponds with GET /v1/test-clocks/{id} (the `GetTestClock` operationId).
+func (c *Client) GetTestClock(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTestClockRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceTestClockWithBody Advance a test clock
+//
+// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+// billing steps taken).
+//
+// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *Client) AdvanceTestClockWithBody(ctx context.Context, id Id, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceTestClockRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceTestClock Advance a test clock
+//
+// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+// billing steps taken).
+//
+// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *Client) AdvanceTestClock(ctx context.Context, id Id, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceTestClockRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -14333,6 +14620,157 @@ func NewGetTaxInvoiceXmlRequest(server string, id Id) (*http.Request, error) {
 	return req, nil
 }
 
+// NewCreateTestClockRequest calls the generic CreateTestClock builder with application/json body
+func NewCreateTestClockRequest(server string, params *CreateTestClockParams, body CreateTestClockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateTestClockRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateTestClockRequestWithBody constructs an http.Request for the CreateTestClock method, with any body, and a specified content type
+func NewCreateTestClockRequestWithBody(server string, params *CreateTestClockParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/test-clocks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTestClockRequest constructs an http.Request for the GetTestClock method
+func NewGetTestClockRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/test-clocks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdvanceTestClockRequest calls the generic AdvanceTestClock builder with application/json body
+func NewAdvanceTestClockRequest(server string, id Id, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdvanceTestClockRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewAdvanceTestClockRequestWithBody constructs an http.Request for the AdvanceTestClock method, with any body, and a specified content type
+func NewAdvanceTestClockRequestWithBody(server string, id Id, params *AdvanceTestClockParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/test-clocks/%s/advance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetUsageRequest constructs an http.Request for the GetUsage method
 func NewGetUsageRequest(server string, params *GetUsageParams) (*http.Request, error) {
 	var err error
@@ -16055,7 +16493,9 @@ type ClientWithResponsesInterface interface {
 	// CancelSubscriptionWithResponse Cancel a subscription
 	//
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
-	// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
+	// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+	// subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
 	// undone by the operator (see `reactivate`).
@@ -16096,7 +16536,9 @@ type ClientWithResponsesInterface interface {
 	// ReactivateSubscriptionWithResponse Reactivate a subscription
 	//
 	// Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
-	// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// again: to the renewal the cancellation withdrew (the end of the period already invoiced, even when that time has passed and
+	// the service has not been ended yet, so no period goes unbilled), or, for a subscription cancelled before renewals ran, the next
+	// renewal of its billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
 	// `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
@@ -16485,6 +16927,98 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id}/xml (the `GetTaxInvoiceXml` operationId).
 	GetTaxInvoiceXmlWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceXmlResponse, error)
+
+	// CreateTestClockWithBodyWithResponse Put an organization on a test clock
+	//
+	// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+	// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+	// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+	// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+	// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+	// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+	// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+	// is 403 `forbidden`; sandbox keys and development tokens may use them.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClockWithBodyWithResponse(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error)
+
+	// CreateTestClockWithResponse Put an organization on a test clock
+	//
+	// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+	// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+	// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+	// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+	// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+	// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+	// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+	// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+	// is 403 `forbidden`; sandbox keys and development tokens may use them.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+	CreateTestClockWithResponse(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error)
+
+	// GetTestClockWithResponse Get a test clock
+	//
+	// Returns one test clock and the time it is frozen at.
+	//
+	// **Who may:** the organization (with `subscriptions:read`, its own clock; another organization's is 404, exactly like an unknown
+	// id) and the operator (any clock).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/test-clocks/{id} (the `GetTestClock` operationId).
+	GetTestClockWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTestClockResponse, error)
+
+	// AdvanceTestClockWithBodyWithResponse Advance a test clock
+	//
+	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+	// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+	// billing steps taken).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+	// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClockWithBodyWithResponse(ctx context.Context, id Id, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error)
+
+	// AdvanceTestClockWithResponse Advance a test clock
+	//
+	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+	// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+	// billing steps taken).
+	//
+	// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+	// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+	AdvanceTestClockWithResponse(ctx context.Context, id Id, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error)
 
 	// GetUsageWithResponse Get usage
 	//
@@ -27873,6 +28407,517 @@ func (r GetTaxInvoiceXmlResponse) ContentType() string {
 	return ""
 }
 
+// CreateTestClockResponse201Headers the declared response headers of an HTTP 201 response for CreateTestClock
+type CreateTestClockResponse201Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// CreateTestClockResponse400Headers the declared response headers of an HTTP 400 response for CreateTestClock
+type CreateTestClockResponse400Headers struct {
+	RequestId string
+}
+
+// CreateTestClockResponse401Headers the declared response headers of an HTTP 401 response for CreateTestClock
+type CreateTestClockResponse401Headers struct {
+	RequestId string
+}
+
+// CreateTestClockResponse403Headers the declared response headers of an HTTP 403 response for CreateTestClock
+type CreateTestClockResponse403Headers struct {
+	RequestId string
+}
+
+// CreateTestClockResponse404Headers the declared response headers of an HTTP 404 response for CreateTestClock
+type CreateTestClockResponse404Headers struct {
+	RequestId string
+}
+
+// CreateTestClockResponse409Headers the declared response headers of an HTTP 409 response for CreateTestClock
+type CreateTestClockResponse409Headers struct {
+	RequestId string
+}
+
+// CreateTestClockResponse422Headers the declared response headers of an HTTP 422 response for CreateTestClock
+type CreateTestClockResponse422Headers struct {
+	RequestId string
+}
+
+// CreateTestClockResponse429Headers the declared response headers of an HTTP 429 response for CreateTestClock
+type CreateTestClockResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreateTestClockResponse503Headers the declared response headers of an HTTP 503 response for CreateTestClock
+type CreateTestClockResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreateTestClockResponseDefaultHeaders the declared response headers of an HTTP default response for CreateTestClock
+type CreateTestClockResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreateTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *TestClock
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateTestClockResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateTestClockResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateTestClockResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateTestClockResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateTestClockResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateTestClockResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateTestClockResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateTestClockResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateTestClockResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateTestClockResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateTestClockResponse) GetJSON201() *TestClock {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateTestClockResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTestClockResponse200Headers the declared response headers of an HTTP 200 response for GetTestClock
+type GetTestClockResponse200Headers struct {
+	RequestId string
+}
+
+// GetTestClockResponse400Headers the declared response headers of an HTTP 400 response for GetTestClock
+type GetTestClockResponse400Headers struct {
+	RequestId string
+}
+
+// GetTestClockResponse401Headers the declared response headers of an HTTP 401 response for GetTestClock
+type GetTestClockResponse401Headers struct {
+	RequestId string
+}
+
+// GetTestClockResponse403Headers the declared response headers of an HTTP 403 response for GetTestClock
+type GetTestClockResponse403Headers struct {
+	RequestId string
+}
+
+// GetTestClockResponse404Headers the declared response headers of an HTTP 404 response for GetTestClock
+type GetTestClockResponse404Headers struct {
+	RequestId string
+}
+
+// GetTestClockResponse429Headers the declared response headers of an HTTP 429 response for GetTestClock
+type GetTestClockResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetTestClockResponse503Headers the declared response headers of an HTTP 503 response for GetTestClock
+type GetTestClockResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetTestClockResponseDefaultHeaders the declared response headers of an HTTP default response for GetTestClock
+type GetTestClockResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClock
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTestClockResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetTestClockResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTestClockResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTestClockResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTestClockResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTestClockResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTestClockResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetTestClockResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTestClockResponse) GetJSON200() *TestClock {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTestClockResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTestClockResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTestClockResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTestClockResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTestClockResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTestClockResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTestClockResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AdvanceTestClockResponse200Headers the declared response headers of an HTTP 200 response for AdvanceTestClock
+type AdvanceTestClockResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// AdvanceTestClockResponse400Headers the declared response headers of an HTTP 400 response for AdvanceTestClock
+type AdvanceTestClockResponse400Headers struct {
+	RequestId string
+}
+
+// AdvanceTestClockResponse401Headers the declared response headers of an HTTP 401 response for AdvanceTestClock
+type AdvanceTestClockResponse401Headers struct {
+	RequestId string
+}
+
+// AdvanceTestClockResponse403Headers the declared response headers of an HTTP 403 response for AdvanceTestClock
+type AdvanceTestClockResponse403Headers struct {
+	RequestId string
+}
+
+// AdvanceTestClockResponse404Headers the declared response headers of an HTTP 404 response for AdvanceTestClock
+type AdvanceTestClockResponse404Headers struct {
+	RequestId string
+}
+
+// AdvanceTestClockResponse409Headers the declared response headers of an HTTP 409 response for AdvanceTestClock
+type AdvanceTestClockResponse409Headers struct {
+	RequestId string
+}
+
+// AdvanceTestClockResponse422Headers the declared response headers of an HTTP 422 response for AdvanceTestClock
+type AdvanceTestClockResponse422Headers struct {
+	RequestId string
+}
+
+// AdvanceTestClockResponse429Headers the declared response headers of an HTTP 429 response for AdvanceTestClock
+type AdvanceTestClockResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// AdvanceTestClockResponse503Headers the declared response headers of an HTTP 503 response for AdvanceTestClock
+type AdvanceTestClockResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// AdvanceTestClockResponseDefaultHeaders the declared response headers of an HTTP default response for AdvanceTestClock
+type AdvanceTestClockResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type AdvanceTestClockResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestClock
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AdvanceTestClockResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AdvanceTestClockResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdvanceTestClockResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AdvanceTestClockResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AdvanceTestClockResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AdvanceTestClockResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *AdvanceTestClockResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AdvanceTestClockResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AdvanceTestClockResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *AdvanceTestClockResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdvanceTestClockResponse) GetJSON200() *TestClock {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r AdvanceTestClockResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AdvanceTestClockResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdvanceTestClockResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdvanceTestClockResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdvanceTestClockResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetUsageResponse200Headers the declared response headers of an HTTP 200 response for GetUsage
 type GetUsageResponse200Headers struct {
 	RequestId string
@@ -31128,7 +32173,9 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 // CancelSubscriptionWithResponse Cancel a subscription
 //
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
-// `renews_at` null; the service keeps running until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
+// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+// subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
 // undone by the operator (see `reactivate`).
@@ -31187,7 +32234,9 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithResponse(ctx context.Con
 // ReactivateSubscriptionWithResponse Reactivate a subscription
 //
 // Allowed from commercial `cancelled` when not terminated: commercial status becomes `active` and `renews_at` is set
-// again, to the next renewal of the subscription's billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// again: to the renewal the cancellation withdrew (the end of the period already invoiced, even when that time has passed and
+// the service has not been ended yet, so no period goes unbilled), or, for a subscription cancelled before renewals ran, the next
+// renewal of its billing cycle. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may reactivate a subscription the operator cancelled: the organization gets 403
 // `forbidden` (checked after the state: a state that forbids the action is still 409) and nothing changes. The operator may
@@ -31743,6 +32792,128 @@ func (c *ClientWithResponses) GetTaxInvoiceXmlWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetTaxInvoiceXmlResponse(rsp)
+}
+
+// CreateTestClockWithBodyWithResponse Put an organization on a test clock
+//
+// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+// is 403 `forbidden`; sandbox keys and development tokens may use them.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+func (c *ClientWithResponses) CreateTestClockWithBodyWithResponse(ctx context.Context, params *CreateTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error) {
+	rsp, err := c.CreateTestClockWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTestClockResponse(rsp)
+}
+
+// CreateTestClockWithResponse Put an organization on a test clock
+//
+// Creates a test clock for an organization, frozen at `frozen_time`: from now on the organization's billing (the start of a new
+// subscription, the invoice of a plan selection, renewals, the end of a cancelled service) runs at the clock's time, never the wall
+// clock's, and the background renewal run leaves the organization alone. The clock moves only when advanced
+// (`advanceTestClock`). Organizations without a clock are unaffected. An organization has at most one clock: a second is 409
+// `conflict`. `frozen_time` must be from `2000-01-01T00:00:00Z` to before `2100-01-01T00:00:00Z` (else 422
+// `frozen_time_out_of_range`). Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with
+// `Idempotent-Replayed: true`. Audited (`test_clock.created`).
+//
+// **Who may:** the organization (with `subscriptions:write`, for itself only: another organization's id is 403 `forbidden`) and the
+// operator (for any organization; an unknown one is 404). Test clocks are sandbox tooling: a production API key (or a token of one)
+// is 403 `forbidden`; sandbox keys and development tokens may use them.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/test-clocks (the `CreateTestClock` operationId).
+func (c *ClientWithResponses) CreateTestClockWithResponse(ctx context.Context, params *CreateTestClockParams, body CreateTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestClockResponse, error) {
+	rsp, err := c.CreateTestClock(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateTestClockResponse(rsp)
+}
+
+// GetTestClockWithResponse Get a test clock
+//
+// Returns one test clock and the time it is frozen at.
+//
+// **Who may:** the organization (with `subscriptions:read`, its own clock; another organization's is 404, exactly like an unknown
+// id) and the operator (any clock).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/test-clocks/{id} (the `GetTestClock` operationId).
+func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTestClockResponse, error) {
+	rsp, err := c.GetTestClock(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTestClockResponse(rsp)
+}
+
+// AdvanceTestClockWithBodyWithResponse Advance a test clock
+//
+// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+// billing steps taken).
+//
+// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.Context, id Id, params *AdvanceTestClockParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error) {
+	rsp, err := c.AdvanceTestClockWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceTestClockResponse(rsp)
+}
+
+// AdvanceTestClockWithResponse Advance a test clock
+//
+// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
+// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
+// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
+// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
+// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
+// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
+// the first response with `Idempotent-Replayed: true` and advances nothing. Audited (`test_clock.advanced`, with the number of
+// billing steps taken).
+//
+// **Who may:** the organization (with `subscriptions:write`, its own clock; another organization's is 404, exactly like an
+// unknown id) and the operator (any clock). A production API key is 403 `forbidden`, as for `createTestClock`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/test-clocks/{id}/advance (the `AdvanceTestClock` operationId).
+func (c *ClientWithResponses) AdvanceTestClockWithResponse(ctx context.Context, id Id, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error) {
+	rsp, err := c.AdvanceTestClock(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceTestClockResponse(rsp)
 }
 
 // GetUsageWithResponse Get usage
@@ -46494,6 +47665,667 @@ func ParseGetTaxInvoiceXmlResponse(rsp *http.Response) (*GetTaxInvoiceXmlRespons
 	return response, nil
 }
 
+// ParseCreateTestClockResponse parses an HTTP response from a CreateTestClockWithResponse call
+func ParseCreateTestClockResponse(rsp *http.Response) (*CreateTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateTestClockResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateTestClockResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateTestClockResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateTestClockResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateTestClockResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateTestClockResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateTestClockResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateTestClockResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateTestClockResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreateTestClockResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTestClockResponse parses an HTTP response from a GetTestClockWithResponse call
+func ParseGetTestClockResponse(rsp *http.Response) (*GetTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTestClockResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetTestClockResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTestClockResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTestClockResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTestClockResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTestClockResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTestClockResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetTestClockResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdvanceTestClockResponse parses an HTTP response from a AdvanceTestClockWithResponse call
+func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdvanceTestClockResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestClock
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AdvanceTestClockResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AdvanceTestClockResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AdvanceTestClockResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AdvanceTestClockResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AdvanceTestClockResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AdvanceTestClockResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers AdvanceTestClockResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers AdvanceTestClockResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AdvanceTestClockResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers AdvanceTestClockResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
 func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -49219,6 +51051,15 @@ type ServerInterface interface {
 	// GetTaxInvoiceXml Download a tax document's XML
 	// (GET /v1/taxauth/invoices/{id}/xml)
 	GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id)
+	// CreateTestClock Put an organization on a test clock
+	// (POST /v1/test-clocks)
+	CreateTestClock(w http.ResponseWriter, r *http.Request, params CreateTestClockParams)
+	// GetTestClock Get a test clock
+	// (GET /v1/test-clocks/{id})
+	GetTestClock(w http.ResponseWriter, r *http.Request, id Id)
+	// AdvanceTestClock Advance a test clock
+	// (POST /v1/test-clocks/{id}/advance)
+	AdvanceTestClock(w http.ResponseWriter, r *http.Request, id Id, params AdvanceTestClockParams)
 	// GetUsage Get usage
 	// (GET /v1/usage)
 	GetUsage(w http.ResponseWriter, r *http.Request, params GetUsageParams)
@@ -49669,6 +51510,24 @@ func (_ Unimplemented) GetTaxInvoice(w http.ResponseWriter, r *http.Request, id 
 // GetTaxInvoiceXml Download a tax document's XML
 // (GET /v1/taxauth/invoices/{id}/xml)
 func (_ Unimplemented) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateTestClock Put an organization on a test clock
+// (POST /v1/test-clocks)
+func (_ Unimplemented) CreateTestClock(w http.ResponseWriter, r *http.Request, params CreateTestClockParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetTestClock Get a test clock
+// (GET /v1/test-clocks/{id})
+func (_ Unimplemented) GetTestClock(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// AdvanceTestClock Advance a test clock
+// (POST /v1/test-clocks/{id}/advance)
+func (_ Unimplemented) AdvanceTestClock(w http.ResponseWriter, r *http.Request, id Id, params AdvanceTestClockParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -52925,6 +54784,123 @@ func (siw *ServerInterfaceWrapper) GetTaxInvoiceXml(w http.ResponseWriter, r *ht
 	handler.ServeHTTP(w, r)
 }
 
+// CreateTestClock operation middleware
+func (siw *ServerInterfaceWrapper) CreateTestClock(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateTestClockParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateTestClock(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetTestClock operation middleware
+func (siw *ServerInterfaceWrapper) GetTestClock(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTestClock(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// AdvanceTestClock operation middleware
+func (siw *ServerInterfaceWrapper) AdvanceTestClock(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params AdvanceTestClockParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AdvanceTestClock(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetUsage operation middleware
 func (siw *ServerInterfaceWrapper) GetUsage(w http.ResponseWriter, r *http.Request) {
 
@@ -53710,6 +55686,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/payments/{id}", wrapper.GetPayment)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/test-clocks", wrapper.CreateTestClock)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/test-clocks/{id}", wrapper.GetTestClock)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/test-clocks/{id}/advance", wrapper.AdvanceTestClock)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/support-cases", wrapper.ListSupportCases)
@@ -66566,6 +68551,577 @@ func (response GetTaxInvoiceXmldefaultApplicationProblemPlusJSONResponse) VisitG
 	return err
 }
 
+type CreateTestClockRequestObject struct {
+	Params CreateTestClockParams
+	Body   *CreateTestClockJSONRequestBody
+}
+
+type CreateTestClockResponseObject interface {
+	VisitCreateTestClockResponse(w http.ResponseWriter) error
+}
+
+type CreateTestClock201ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type CreateTestClock201JSONResponse struct {
+	Body    TestClock
+	Headers CreateTestClock201ResponseHeaders
+}
+
+func (response CreateTestClock201JSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock400ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock401ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock403ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock404ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock409ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock422ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock429ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClock503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateTestClock503ApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTestClockdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreateTestClockdefaultApplicationProblemPlusJSONResponse) VisitCreateTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClockRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetTestClockResponseObject interface {
+	VisitGetTestClockResponse(w http.ResponseWriter) error
+}
+
+type GetTestClock200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetTestClock200JSONResponse struct {
+	Body    TestClock
+	Headers GetTestClock200ResponseHeaders
+}
+
+func (response GetTestClock200JSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClock400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetTestClock400ApplicationProblemPlusJSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClock401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetTestClock401ApplicationProblemPlusJSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClock403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetTestClock403ApplicationProblemPlusJSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClock404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetTestClock404ApplicationProblemPlusJSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClock429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetTestClock429ApplicationProblemPlusJSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClock503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetTestClock503ApplicationProblemPlusJSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTestClockdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetTestClockdefaultApplicationProblemPlusJSONResponse) VisitGetTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClockRequestObject struct {
+	Id     Id `json:"id"`
+	Params AdvanceTestClockParams
+	Body   *AdvanceTestClockJSONRequestBody
+}
+
+type AdvanceTestClockResponseObject interface {
+	VisitAdvanceTestClockResponse(w http.ResponseWriter) error
+}
+
+type AdvanceTestClock200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type AdvanceTestClock200JSONResponse struct {
+	Body    TestClock
+	Headers AdvanceTestClock200ResponseHeaders
+}
+
+func (response AdvanceTestClock200JSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock400ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock401ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock403ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock404ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock409ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock422ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock429ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClock503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response AdvanceTestClock503ApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AdvanceTestClockdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response AdvanceTestClockdefaultApplicationProblemPlusJSONResponse) VisitAdvanceTestClockResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetUsageRequestObject struct {
 	Params GetUsageParams
 }
@@ -68805,6 +71361,15 @@ type StrictServerInterface interface {
 	// GetTaxInvoiceXml Download a tax document's XML
 	// (GET /v1/taxauth/invoices/{id}/xml)
 	GetTaxInvoiceXml(ctx context.Context, request GetTaxInvoiceXmlRequestObject) (GetTaxInvoiceXmlResponseObject, error)
+	// CreateTestClock Put an organization on a test clock
+	// (POST /v1/test-clocks)
+	CreateTestClock(ctx context.Context, request CreateTestClockRequestObject) (CreateTestClockResponseObject, error)
+	// GetTestClock Get a test clock
+	// (GET /v1/test-clocks/{id})
+	GetTestClock(ctx context.Context, request GetTestClockRequestObject) (GetTestClockResponseObject, error)
+	// AdvanceTestClock Advance a test clock
+	// (POST /v1/test-clocks/{id}/advance)
+	AdvanceTestClock(ctx context.Context, request AdvanceTestClockRequestObject) (AdvanceTestClockResponseObject, error)
 	// GetUsage Get usage
 	// (GET /v1/usage)
 	GetUsage(ctx context.Context, request GetUsageRequestObject) (GetUsageResponseObject, error)
@@ -70946,6 +73511,99 @@ func (sh *strictHandler) GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetTaxInvoiceXmlResponseObject); ok {
 		if err := validResponse.VisitGetTaxInvoiceXmlResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateTestClock operation middleware
+func (sh *strictHandler) CreateTestClock(w http.ResponseWriter, r *http.Request, params CreateTestClockParams) {
+	var request CreateTestClockRequestObject
+
+	request.Params = params
+
+	var body CreateTestClockJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateTestClock(ctx, request.(CreateTestClockRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateTestClock")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateTestClockResponseObject); ok {
+		if err := validResponse.VisitCreateTestClockResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetTestClock operation middleware
+func (sh *strictHandler) GetTestClock(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetTestClockRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTestClock(ctx, request.(GetTestClockRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTestClock")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTestClockResponseObject); ok {
+		if err := validResponse.VisitGetTestClockResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// AdvanceTestClock operation middleware
+func (sh *strictHandler) AdvanceTestClock(w http.ResponseWriter, r *http.Request, id Id, params AdvanceTestClockParams) {
+	var request AdvanceTestClockRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	var body AdvanceTestClockJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AdvanceTestClock(ctx, request.(AdvanceTestClockRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AdvanceTestClock")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AdvanceTestClockResponseObject); ok {
+		if err := validResponse.VisitAdvanceTestClockResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -367,6 +367,23 @@ type Subscription struct {
 	SuspendedBy            *string
 	CancelledBy            *string
 	ProvisionedAt          *time.Time
+	ServiceEndsAt          *time.Time
+}
+
+type SubscriptionBillingStep struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+	DueAt          *time.Time
+}
+
+type SubscriptionRenewal struct {
+	OrganizationID uuid.UUID
+	SubscriptionID uuid.UUID
+	PeriodStart    pgtype.Date
+	PeriodEnd      pgtype.Date
+	InvoiceID      *uuid.UUID
+	RenewedAt      time.Time
+	CreatedAt      time.Time
 }
 
 type SupportCase struct {
@@ -421,6 +438,14 @@ type TaxInvoice struct {
 	ConnectedBusinessID       *uuid.UUID
 	BillingReferenceInvoiceID *uuid.UUID
 	BillingReferenceNumber    *string
+}
+
+type TestClock struct {
+	ID             uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	OrganizationID uuid.UUID
+	FrozenTime     time.Time
 }
 
 type UsageCounter struct {

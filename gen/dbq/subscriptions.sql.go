@@ -13,7 +13,7 @@ import (
 )
 
 const subscriptionGetByID = `-- name: SubscriptionGetByID :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE organization_id = $1 AND id = $2
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE organization_id = $1 AND id = $2
 `
 
 type SubscriptionGetByIDParams struct {
@@ -45,12 +45,13 @@ func (q *Queries) SubscriptionGetByID(ctx context.Context, arg SubscriptionGetBy
 		&i.SuspendedBy,
 		&i.CancelledBy,
 		&i.ProvisionedAt,
+		&i.ServiceEndsAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDAnyOrganization = `-- name: SubscriptionGetByIDAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE id = $1
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -77,12 +78,13 @@ func (q *Queries) SubscriptionGetByIDAnyOrganization(ctx context.Context, id uui
 		&i.SuspendedBy,
 		&i.CancelledBy,
 		&i.ProvisionedAt,
+		&i.ServiceEndsAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdate = `-- name: SubscriptionGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SubscriptionGetByIDForUpdateParams struct {
@@ -115,12 +117,13 @@ func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg Subscrip
 		&i.SuspendedBy,
 		&i.CancelledBy,
 		&i.ProvisionedAt,
+		&i.ServiceEndsAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdateAnyOrganization = `-- name: SubscriptionGetByIDForUpdateAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE id = $1 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE id = $1 FOR UPDATE
 `
 
 // The operator's lock: any organization.
@@ -147,12 +150,13 @@ func (q *Queries) SubscriptionGetByIDForUpdateAnyOrganization(ctx context.Contex
 		&i.SuspendedBy,
 		&i.CancelledBy,
 		&i.ProvisionedAt,
+		&i.ServiceEndsAt,
 	)
 	return i, err
 }
 
 const subscriptionGetLiveByProduct = `-- name: SubscriptionGetLiveByProduct :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions
 WHERE organization_id = $1 AND product_id = $2 AND service_status <> 'terminated'
 LIMIT 1
 `
@@ -185,6 +189,7 @@ func (q *Queries) SubscriptionGetLiveByProduct(ctx context.Context, arg Subscrip
 		&i.SuspendedBy,
 		&i.CancelledBy,
 		&i.ProvisionedAt,
+		&i.ServiceEndsAt,
 	)
 	return i, err
 }
@@ -197,7 +202,7 @@ INSERT INTO subscriptions (
     $1, $2, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $2, $11, $12
 )
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at
 `
 
 type SubscriptionInsertParams struct {
@@ -252,12 +257,13 @@ func (q *Queries) SubscriptionInsert(ctx context.Context, arg SubscriptionInsert
 		&i.SuspendedBy,
 		&i.CancelledBy,
 		&i.ProvisionedAt,
+		&i.ServiceEndsAt,
 	)
 	return i, err
 }
 
 const subscriptionListByOrganization = `-- name: SubscriptionListByOrganization :many
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at FROM subscriptions WHERE organization_id = $1 ORDER BY id
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE organization_id = $1 ORDER BY id
 `
 
 func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizationID uuid.UUID) ([]Subscription, error) {
@@ -289,6 +295,7 @@ func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizati
 			&i.SuspendedBy,
 			&i.CancelledBy,
 			&i.ProvisionedAt,
+			&i.ServiceEndsAt,
 		); err != nil {
 			return nil, err
 		}
@@ -308,14 +315,15 @@ UPDATE subscriptions SET
     billing_status    = $4,
     billing_anchor_at = $5,
     renews_at         = $6,
-    suspended_at      = $7,
-    suspended_by      = $8,
-    terminated_at     = $9,
-    cancelled_by      = $10,
-    provisioned_at    = $11,
-    updated_at        = $12
-WHERE organization_id = $13 AND id = $14
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at
+    service_ends_at   = $7,
+    suspended_at      = $8,
+    suspended_by      = $9,
+    terminated_at     = $10,
+    cancelled_by      = $11,
+    provisioned_at    = $12,
+    updated_at        = $13
+WHERE organization_id = $14 AND id = $15
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at
 `
 
 type SubscriptionUpdateStateParams struct {
@@ -325,6 +333,7 @@ type SubscriptionUpdateStateParams struct {
 	BillingStatus    string
 	BillingAnchorAt  time.Time
 	RenewsAt         *time.Time
+	ServiceEndsAt    *time.Time
 	SuspendedAt      *time.Time
 	SuspendedBy      *string
 	TerminatedAt     *time.Time
@@ -345,6 +354,7 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		arg.BillingStatus,
 		arg.BillingAnchorAt,
 		arg.RenewsAt,
+		arg.ServiceEndsAt,
 		arg.SuspendedAt,
 		arg.SuspendedBy,
 		arg.TerminatedAt,
@@ -375,6 +385,7 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		&i.SuspendedBy,
 		&i.CancelledBy,
 		&i.ProvisionedAt,
+		&i.ServiceEndsAt,
 	)
 	return i, err
 }

@@ -116,62 +116,113 @@ func PercentHalfUp(amount, percent int64) int64 {
 // rounded half-up, and the invoice is due PaymentTerms after issue.
 func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 	start := dateOf(now)
-	end := start
-	var lines []InvoiceLine
-	line := func(componentType string, priceID *uuid.UUID, description string, amount int64) {
-		lines = append(lines, InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
-			PeriodStart: start, PeriodEnd: end, Quantity: 1, UnitAmount: amount, Amount: amount})
-	}
-	charge := func(componentType, description string, amount *int64) {
-		if amount != nil && *amount > 0 {
-			line(componentType, nil, description, *amount)
-		}
-	}
+	d := &invoiceDraft{plan: plan, start: start, end: start}
 	if t := plan.TrialPolicy; t != nil && t.TrialDays > 0 {
 		if !t.RequiresPaymentMethod {
 			return nil
 		}
-		end = start.AddDate(0, 0, t.TrialDays-1)
-		charge(PriceSetupFee, "Setup fee", plan.SetupFee)
-		line("trial", nil, fmt.Sprintf("%d-day trial of %s", t.TrialDays, plan.Name), 0)
+		d.end = start.AddDate(0, 0, t.TrialDays-1)
+		d.charge(PriceSetupFee, "Setup fee", plan.SetupFee)
+		d.line("trial", nil, fmt.Sprintf("%d-day trial of %s", t.TrialDays, plan.Name), 0)
 	} else {
 		if renews := plan.NextRenewal(now, now); renews != nil {
-			end = dateOf(*renews).AddDate(0, 0, -1)
+			d.end = dateOf(*renews).AddDate(0, 0, -1)
 		}
-		charge(PriceSetupFee, "Setup fee", plan.SetupFee)
-		charge(PriceRecurringFee, fmt.Sprintf("%s, %s to %s", plan.Name, start.Format(time.DateOnly), end.Format(time.DateOnly)), plan.RecurringFee)
-		if len(lines) == 0 {
+		d.charge(PriceSetupFee, "Setup fee", plan.SetupFee)
+		d.charge(PriceRecurringFee, d.recurringDescription(), plan.RecurringFee)
+		if len(d.lines) == 0 {
 			return nil
 		}
 	}
+	inv := d.issue(true, now)
+	inv.OpensSelection = true
+	return inv
+}
+
+// RenewalInvoice is the invoice a subscription on plan issues at now for the period its
+// renewal at renewsAt opens, up to the next renewal (next): the recurring fee of that period,
+// billed in advance, with VAT as on FirstInvoice; usage is billed in arrears, never here.
+// The renewal at the end of a trial (trialEnd) opens the first paid period: when the trial
+// needed no payment method, the plan selection issued no invoice (see FirstInvoice), so this
+// one also carries the setup fee and the plan's discount and credit components. Returns nil
+// when nothing is due (a free or usage-only plan).
+func RenewalInvoice(plan *Plan, renewsAt, next time.Time, trialEnd bool, now time.Time) *BillingInvoice {
+	start, end := RenewalPeriod(renewsAt, next)
+	d := &invoiceDraft{plan: plan, start: start, end: end}
+	firstCharge := trialEnd && (plan.TrialPolicy == nil || !plan.TrialPolicy.RequiresPaymentMethod)
+	if firstCharge {
+		d.charge(PriceSetupFee, "Setup fee", plan.SetupFee)
+	}
+	d.charge(PriceRecurringFee, d.recurringDescription(), plan.RecurringFee)
+	if len(d.lines) == 0 {
+		return nil
+	}
+	return d.issue(firstCharge, now)
+}
+
+// RenewalPeriod is the period (first and last day, UTC) a renewal at renewsAt opens when the
+// following one falls at next.
+func RenewalPeriod(renewsAt, next time.Time) (start, end time.Time) {
+	return dateOf(renewsAt), dateOf(next).AddDate(0, 0, -1)
+}
+
+// invoiceDraft gathers the lines of an invoice of plan for the days start to end.
+type invoiceDraft struct {
+	plan       *Plan
+	start, end time.Time
+	lines      []InvoiceLine
+}
+
+// line appends a line of amount for the draft's days.
+func (d *invoiceDraft) line(componentType string, priceID *uuid.UUID, description string, amount int64) {
+	d.lines = append(d.lines, InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
+		PeriodStart: d.start, PeriodEnd: d.end, Quantity: 1, UnitAmount: amount, Amount: amount})
+}
+
+// charge appends a charge line of amount when the amount is set and positive.
+func (d *invoiceDraft) charge(componentType, description string, amount *int64) {
+	if amount != nil && *amount > 0 {
+		d.line(componentType, nil, description, *amount)
+	}
+}
+
+// recurringDescription describes the recurring fee of the draft's plan for its days.
+func (d *invoiceDraft) recurringDescription() string {
+	return fmt.Sprintf("%s, %s to %s", d.plan.Name, d.start.Format(time.DateOnly), d.end.Format(time.DateOnly))
+}
+
+// issue totals the draft's charge lines into an invoice issued at now: the plan's active
+// discount and credit components reduce it when discounted, by their absolute amount and
+// never below zero; VAT (VATPercent) is charged on subtotal - discount, rounded half-up, and
+// allocated to the lines (AllocateTax); it is due PaymentTerms after issue.
+func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 	inv := &BillingInvoice{
-		PlanID:            plan.ID,
-		PeriodStart:       start,
-		PeriodEnd:         end,
-		Currency:          plan.Currency,
+		PlanID:            d.plan.ID,
+		PeriodStart:       d.start,
+		PeriodEnd:         d.end,
+		Currency:          d.plan.Currency,
 		Status:            InvoiceIssued,
 		TaxDocumentStatus: TaxDocumentPending,
-		OpensSelection:    true,
 	}
-	for _, l := range lines {
+	for _, l := range d.lines {
 		inv.Subtotal += l.Amount
 	}
-	for _, p := range plan.Prices {
-		if p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
+	for _, p := range d.plan.Prices {
+		if !discounted || p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
 			continue
 		}
-		d := min(abs(*p.Amount), inv.Subtotal-inv.Discount)
-		if d > 0 {
-			inv.Discount += d
-			line(p.ComponentType, &p.ID, "Discount", -d)
+		amount := min(abs(*p.Amount), inv.Subtotal-inv.Discount)
+		if amount > 0 {
+			inv.Discount += amount
+			d.line(p.ComponentType, &p.ID, "Discount", -amount)
 		}
 	}
-	percent := VATPercent(plan.Currency)
+	percent := VATPercent(d.plan.Currency)
 	if percent == 0 {
 		inv.TaxDocumentStatus = TaxDocumentNotApplicable
 	}
-	AllocateTax(lines, percent)
-	inv.Lines = lines
+	AllocateTax(d.lines, percent)
+	inv.Lines = d.lines
 	inv.Tax = PercentHalfUp(inv.Subtotal-inv.Discount, percent)
 	inv.Total = inv.Subtotal - inv.Discount + inv.Tax
 	due := now.Add(PaymentTerms)

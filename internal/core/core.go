@@ -28,6 +28,7 @@ type Services struct {
 	Operators     OperatorTokenService
 	Webhooks      WebhookService
 	Incidents     IncidentService
+	TestClocks    TestClockService
 	Invoices      InvoiceService
 
 	// WebhookDeliveries shows events and deliveries, and sends deliveries again.

@@ -28,6 +28,7 @@ const (
 	EventInvoicePaymentFailed         EventType = "invoice.payment_failed"
 	EventInvoiceVoided                EventType = "invoice.voided"
 	EventInvoiceUncollectible         EventType = "invoice.uncollectible"
+	EventSubscriptionRenewed          EventType = "subscription.renewed"
 	EventConnectedBusinessCreated     EventType = "connected_business.created"
 	EventConnectedBusinessUpdated     EventType = "connected_business.updated"
 	EventAPIKeyCreated                EventType = "api_key.created"
@@ -67,6 +68,7 @@ func EventTypes() []EventType {
 		EventWebhookEndpointTest,
 		EventOrganizationUpdated,
 		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
+		EventSubscriptionRenewed,
 	}
 }
 

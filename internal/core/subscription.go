@@ -52,8 +52,13 @@ type Subscription struct {
 	// renewals fall on whole periods from it.
 	BillingAnchorAt time.Time  `json:"billing_anchor_at"`
 	RenewsAt        *time.Time `json:"renews_at"`
-	SuspendedAt     *time.Time `json:"suspended_at"`
-	TerminatedAt    *time.Time `json:"terminated_at"`
+	// ServiceEndsAt is when the service of a cancelled subscription ends: the end of the period
+	// already invoiced (the renewal the cancellation withdrew). The subscription is terminated
+	// then, unless it is reactivated before. Nil when not cancelled, or when nothing renewed (a
+	// one-time plan). Internal: the API's subscription does not show it.
+	ServiceEndsAt *time.Time `json:"service_ends_at"`
+	SuspendedAt   *time.Time `json:"suspended_at"`
+	TerminatedAt  *time.Time `json:"terminated_at"`
 	// SuspendedBy and CancelledBy say who suspended the service and who cancelled the
 	// subscription (an actor type: ActorOperator, "organization", "connected_business"); ""
 	// when it is not suspended or not cancelled. Internal: the audit trail records them, the
@@ -167,11 +172,18 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 		s.PlanID = plan.ID
 		s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
 	case ActionCancel:
+		// The period already invoiced runs to its end: the renewal withdrawn.
 		s.CommercialStatus, s.CancelledBy = CommercialCancelled, actor
-		s.RenewsAt = nil
+		s.ServiceEndsAt, s.RenewsAt = s.RenewsAt, nil
 	case ActionReactivate:
+		// The withdrawn renewal comes back, even when its time has passed and the service has
+		// not been ended yet: the period from it is billed, never skipped.
 		s.CommercialStatus, s.CancelledBy = CommercialActive, ""
-		s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
+		s.RenewsAt = s.ServiceEndsAt
+		if s.RenewsAt == nil {
+			s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
+		}
+		s.ServiceEndsAt = nil
 	case ActionSuspend:
 		s.ServiceStatus, s.SuspendedBy = ServiceSuspended, actor
 		s.SuspendedAt = &now
@@ -193,6 +205,52 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 		s.RenewsAt = nil
 	}
 	return nil
+}
+
+// RenewalDue reports whether s renews at now: its renewal has arrived, it is commercially
+// active or past due and its service is not terminated. (Storage adds one condition: a plan
+// selection whose first invoice is unpaid does not renew.)
+func (s *Subscription) RenewalDue(now time.Time) bool {
+	return s.RenewsAt != nil && !s.RenewsAt.After(now) && s.ServiceStatus != ServiceTerminated &&
+		(s.CommercialStatus == CommercialActive || s.CommercialStatus == CommercialPastDue)
+}
+
+// Renewal is what one renewal of a subscription did: the period it opened and its invoice,
+// nil when nothing was due.
+type Renewal struct {
+	PeriodStart, PeriodEnd time.Time
+	Invoice                *BillingInvoice
+}
+
+// Renew renews s, whose renewal is due (RenewalDue), on plan, its current plan, at now: it
+// drafts the invoice of the period the renewal opens (RenewalInvoice; the renewal at the
+// billing anchor is the end of the trial) and moves RenewsAt to the next renewal. A
+// subscription renews one period at a time: renewals overdue by several periods renew one
+// after another, each billed at now.
+func (s *Subscription) Renew(plan *Plan, now time.Time) Renewal {
+	at := *s.RenewsAt
+	s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, at)
+	if s.RenewsAt == nil { // a plan that never renews: nothing opens
+		return Renewal{PeriodStart: dateOf(at), PeriodEnd: dateOf(at)}
+	}
+	start, end := RenewalPeriod(at, *s.RenewsAt)
+	return Renewal{PeriodStart: start, PeriodEnd: end,
+		Invoice: RenewalInvoice(plan, at, *s.RenewsAt, at.Equal(s.BillingAnchorAt), now)}
+}
+
+// ServiceEndDue reports whether the service of cancelled s has reached, at now, the end of
+// the period already invoiced.
+func (s *Subscription) ServiceEndDue(now time.Time) bool {
+	return s.CommercialStatus == CommercialCancelled && s.ServiceStatus != ServiceTerminated &&
+		s.ServiceEndsAt != nil && !s.ServiceEndsAt.After(now)
+}
+
+// EndService terminates the service of s at now, at the end of its last period
+// (ServiceEndDue). Terminated is final, as after ActionTerminate.
+func (s *Subscription) EndService(now time.Time) {
+	s.ServiceStatus = ServiceTerminated
+	s.TerminatedAt = &now
+	s.SuspendedAt, s.SuspendedBy = nil, ""
 }
 
 // runningService is the service status of a provisioned subscription that is neither

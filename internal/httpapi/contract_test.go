@@ -78,13 +78,17 @@ var implemented = map[string]int{
 	"suspendSubscription":    http.StatusNotFound,
 	"resumeSubscription":     http.StatusNotFound,
 	"terminateSubscription":  http.StatusNotFound,
-	"listSupportCases":       http.StatusOK,                  // the example organization_id is not an id
-	"createSupportCase":      http.StatusUnprocessableEntity, // the example's organization does not exist
-	"getSupportCase":         http.StatusNotFound,
-	"closeSupportCase":       http.StatusNotFound,
-	"createGrowthEvent":      http.StatusAccepted,
-	"getGrowthSummary":       http.StatusOK,
-	"listRequestLogs":        http.StatusOK,
+	// Test clocks: the example organization and the random ids name nothing.
+	"createTestClock":   http.StatusNotFound,
+	"getTestClock":      http.StatusNotFound,
+	"advanceTestClock":  http.StatusNotFound,
+	"listSupportCases":  http.StatusOK,                  // the example organization_id is not an id
+	"createSupportCase": http.StatusUnprocessableEntity, // the example's organization does not exist
+	"getSupportCase":    http.StatusNotFound,
+	"closeSupportCase":  http.StatusNotFound,
+	"createGrowthEvent": http.StatusAccepted,
+	"getGrowthSummary":  http.StatusOK,
+	"listRequestLogs":   http.StatusOK,
 	// Webhooks: the example organization and the random ids name nothing.
 	"createWebhookEndpoint":       http.StatusNotFound,
 	"listWebhookEndpoints":        http.StatusOK,

@@ -38,6 +38,7 @@ var eventDataSchemas = map[string]string{
 	"subscription.terminated":          "Subscription",
 	"subscription.degraded":            "Subscription",
 	"subscription.restored":            "Subscription",
+	"subscription.renewed":             "Subscription",
 	"billing_invoice.issued":           "BillingInvoice",
 	"invoice.issued":                   "BillingInvoice",
 	"invoice.paid":                     "BillingInvoice",
@@ -172,6 +173,11 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	waitForService(t, env, token, addressSub.ID, "active")
 	inc := openIncident(t, env, productAddress, "Lookups time out.")
 	resolveIncident(t, env, productAddress, inc.ID)
+	// A renewal: the organization on a test clock, advanced past the address subscription's
+	// first renewal (a free plan: no invoice).
+	start := time.Now().UTC().Truncate(time.Second)
+	clock := do(http.MethodPost, "/v1/test-clocks", fmt.Sprintf(`{"organization_id":%q,"frozen_time":%q}`, org, start.Format(time.RFC3339)), http.StatusCreated)
+	do(http.MethodPost, "/v1/test-clocks/"+clock["id"].(string)+"/advance", fmt.Sprintf(`{"frozen_time":%q}`, start.AddDate(0, 1, 1).Format(time.RFC3339)), http.StatusOK)
 	// Connected businesses.
 	cb := p.create(t, businessBody("events-1", nil))
 	do(http.MethodPatch, "/v1/connected-businesses/"+cb["id"].(string), `{"display_name":"Renamed merchant"}`, http.StatusOK)
@@ -251,7 +257,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
-		"organization.updated":     1,
+		"organization.updated": 1, "subscription.renewed": 1,
 		"webhook_endpoint.updated": 1, "webhook_endpoint.secret_rotated": 1, "webhook_endpoint.disabled": 1,
 		"product.updated": 1, "plan.deprecated": 1, "plan.retired": 1,
 	}

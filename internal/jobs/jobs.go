@@ -1,6 +1,6 @@
 // Package jobs runs the service's durable background work on River (riverqueue/river, over
 // pgx v5): the provisioning of new subscriptions, the attempts of webhook deliveries, and the
-// periodic sweeps. A job is inserted in the transaction of the change that causes it (Queue
+// periodic renewal run and sweeps. A job is inserted in the transaction of the change that causes it (Queue
 // implements postgres.Jobs), so it exists if and only if the change committed; River's tables
 // are created by the service's migrations (postgres.Migrate).
 //
@@ -35,6 +35,7 @@ const (
 	queueProvisioning = "provisioning"
 	queueWebhooks     = "webhooks"
 	queueMaintenance  = "maintenance"
+	queueBilling      = "billing"
 )
 
 // webhookConcurrency is how many webhook attempts a process makes at once: a slow endpoint
@@ -58,6 +59,8 @@ type Config struct {
 	// (River's FetchPollInterval); zero is River's default, a second. Retries and scheduled
 	// attempts become due without a notification, so tests poll often.
 	PollInterval time.Duration
+	// RenewalInterval is how often the renewal run starts; zero is DefaultRenewalInterval.
+	RenewalInterval time.Duration
 }
 
 // Queue is a process's River client: it inserts jobs and, once started, works them.
@@ -74,11 +77,15 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	if cfg.WebhookRetention == 0 {
 		cfg.WebhookRetention = DefaultWebhookRetention
 	}
+	if cfg.RenewalInterval == 0 {
+		cfg.RenewalInterval = DefaultRenewalInterval
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &provisionWorker{db: db, queue: q, logger: cfg.Logger})
 	river.AddWorker(workers, &webhookWorker{db: db, box: cfg.Box, sender: webhook.NewSender(cfg.Webhooks), logger: cfg.Logger})
 	river.AddWorker(workers, &sweepIdempotencyKeysWorker{db: db, logger: cfg.Logger})
 	river.AddWorker(workers, &sweepWebhookEventsWorker{db: db, retention: cfg.WebhookRetention, logger: cfg.Logger})
+	river.AddWorker(workers, &billDueWorker{db: db, logger: cfg.Logger})
 
 	// A job runs at most jobTimeout (a webhook attempt, the longest, is bounded by the policy's
 	// timeout); one running much longer than that belonged to a process that died.
@@ -90,11 +97,12 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 			queueProvisioning: {MaxWorkers: 4},
 			queueWebhooks:     {MaxWorkers: webhookConcurrency},
 			queueMaintenance:  {MaxWorkers: 1},
+			queueBilling:      {MaxWorkers: 1},
 		},
 		FetchPollInterval:    cfg.PollInterval,
 		JobTimeout:           jobTimeout,
 		RescueStuckJobsAfter: jobTimeout + time.Minute,
-		PeriodicJobs:         periodicJobs(),
+		PeriodicJobs:         periodicJobs(cfg.RenewalInterval),
 	}
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
 		rc.FetchCooldown = cfg.PollInterval

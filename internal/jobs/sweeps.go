@@ -10,9 +10,10 @@ import (
 	"github.com/provider/coreapi/internal/postgres"
 )
 
-// The sweeps run as River periodic jobs: the elected leader among the processes inserts them
-// on their schedule (and once when it starts leading), and any process works them.
-func periodicJobs() []*river.PeriodicJob {
+// The renewal run and the sweeps run as River periodic jobs: the elected leader among the
+// processes inserts them on their schedule (and once when it starts leading), and any process
+// works them. The renewal run starts every renewalInterval.
+func periodicJobs(renewalInterval time.Duration) []*river.PeriodicJob {
 	every := func(interval time.Duration, args river.JobArgs) *river.PeriodicJob {
 		return river.NewPeriodicJob(river.PeriodicInterval(interval),
 			func() (river.JobArgs, *river.InsertOpts) { return args, nil },
@@ -21,6 +22,7 @@ func periodicJobs() []*river.PeriodicJob {
 	return []*river.PeriodicJob{
 		every(10*time.Minute, SweepIdempotencyKeysArgs{}),
 		every(time.Hour, SweepWebhookEventsArgs{}),
+		every(renewalInterval, BillDueArgs{}),
 	}
 }
 

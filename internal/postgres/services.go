@@ -30,6 +30,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Operators:     NewOperatorTokenService(d),
 		Webhooks:      NewWebhookService(d, box, hooks),
 		Incidents:     NewIncidentService(d),
+		TestClocks:    NewTestClockService(d),
 		Invoices:      NewInvoiceService(d),
 	}
 	s.WebhookDeliveries = NewWebhookDeliveryService(d, hooks)

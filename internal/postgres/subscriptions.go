@@ -20,15 +20,14 @@ import (
 // stores the result and appends the audit event in one transaction, so concurrent actions on
 // one subscription run one after another and each sees the state the previous one left.
 type SubscriptionService struct {
-	db  *DB
-	now func() time.Time
+	db *DB
 }
 
 var _ core.SubscriptionService = (*SubscriptionService)(nil)
 
 // NewSubscriptionService returns the subscription service over d.
 func NewSubscriptionService(d *DB) *SubscriptionService {
-	return &SubscriptionService{db: d, now: now}
+	return &SubscriptionService{db: d}
 }
 
 // now is the current time at the precision PostgreSQL stores, so what a response shows is
@@ -102,7 +101,7 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		t := s.now()
+		t := s.db.billingNow(ctx, orgID)
 		anchor := plan.CycleAnchor(t)
 		requestID := "prov_" + provisioningID.String()
 		row, err := q.SubscriptionInsert(ctx, dbq.SubscriptionInsertParams{
@@ -240,11 +239,20 @@ func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queri
 	if draft == nil {
 		return nil
 	}
-	inv, err := insertInvoice(ctx, q, sub, draft)
+	inv, err := s.db.issueInvoice(ctx, q, sub, draft)
 	if err != nil {
 		return err
 	}
 	sel.Invoice, sel.Activation = inv, core.ActivationAwaitingPayment
+	return nil
+}
+
+// issueInvoice stores draft, an invoice of sub, with its audit event and publishes it.
+func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, draft *core.BillingInvoice) (*core.BillingInvoice, error) {
+	inv, err := insertInvoice(ctx, q, sub, draft)
+	if err != nil {
+		return nil, err
+	}
 	if err := audit(ctx, q, core.AuditEntry{
 		OrganizationID: &sub.OrganizationID,
 		Action:         "billing_invoice.issued",
@@ -252,9 +260,9 @@ func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queri
 		ResourceID:     inv.ID.String(),
 		After:          inv,
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	return s.db.announceInvoiceIssued(ctx, q, inv)
+	return inv, d.announceInvoiceIssued(ctx, q, inv)
 }
 
 // ChangePlan implements core.SubscriptionService. Changing to the current plan changes
@@ -357,7 +365,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 			}
 		}
 		after := *before
-		at := s.now()
+		at := s.db.billingNow(ctx, before.OrganizationID)
 		if err := after.Apply(action, actor, plan, at); err != nil {
 			return err
 		}
@@ -404,6 +412,7 @@ func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscriptio
 		BillingStatus:    s.BillingStatus,
 		BillingAnchorAt:  s.BillingAnchorAt,
 		RenewsAt:         s.RenewsAt,
+		ServiceEndsAt:    s.ServiceEndsAt,
 		SuspendedAt:      s.SuspendedAt,
 		SuspendedBy:      nonEmpty(s.SuspendedBy),
 		TerminatedAt:     s.TerminatedAt,
@@ -504,6 +513,7 @@ func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
 		StartedAt:             r.StartedAt,
 		BillingAnchorAt:       r.BillingAnchorAt,
 		RenewsAt:              r.RenewsAt,
+		ServiceEndsAt:         r.ServiceEndsAt,
 		SuspendedAt:           r.SuspendedAt,
 		TerminatedAt:          r.TerminatedAt,
 		ProvisionedAt:         r.ProvisionedAt,

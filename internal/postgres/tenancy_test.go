@@ -35,6 +35,8 @@ var tenancyExempt = map[string]string{
 	"ConnectedBusinessListAnyOrganization":             "operator list",
 	"SubscriptionGetByIDAnyOrganization":               "operator read",
 	"SubscriptionGetByIDForUpdateAnyOrganization":      "operator lock",
+	"TestClockGetByIDAnyOrganization":                  "operator read",
+	"TestClockGetByIDForUpdateAnyOrganization":         "operator lock",
 	"SupportCaseGetByIDAnyOrganization":                "operator read",
 	"SupportCaseGetByIDForUpdateAnyOrganization":       "operator lock",
 	"TaxInvoiceGetByIDAnyOrganization":                 "operator read",
@@ -62,12 +64,13 @@ var tenancyExempt = map[string]string{
 	// Workers and sweeps (internal/jobs): they run for no principal over every organization's
 	// rows; what they then change of a tenant's rows they reach by the row's own
 	// organization_id.
-	"WebhookDeliveryGetForSend":    "worker: the delivery it claimed, by id",
-	"WebhookDeliveryFinishAttempt": "worker: the delivery it claimed, by id",
-	"WebhookEventSweep":            "sweep: removes delivered events of every organization",
-	"IdempotencyKeyDeleteExpired":  "sweep: removes expired records of every organization",
-	"GrowthRollupUniques":          "operator-only provider-wide rollup of every organization",
-	"GrowthRollupFunnel":           "operator-only provider-wide rollup of every organization",
+	"WebhookDeliveryGetForSend":      "worker: the delivery it claimed, by id",
+	"WebhookDeliveryFinishAttempt":   "worker: the delivery it claimed, by id",
+	"WebhookEventSweep":              "sweep: removes delivered events of every organization",
+	"IdempotencyKeyDeleteExpired":    "sweep: removes expired records of every organization",
+	"GrowthRollupUniques":            "operator-only provider-wide rollup of every organization",
+	"GrowthRollupFunnel":             "operator-only provider-wide rollup of every organization",
+	"BillingStepsDueAnyOrganization": "worker: the renewal run's scan of every organization on no test clock; each step is then locked by its organization_id",
 }
 
 // TestEveryTenantQueryFiltersOnOrganization reads every sqlc query of db/queries and fails when
