@@ -1,9 +1,13 @@
 package httpapi_test
 
 import (
+	"fmt"
+	"github.com/provider/coreapi/internal/apitest"
+	"github.com/provider/coreapi/internal/einvoice"
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +58,111 @@ func TestTaxDocumentRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestValidateTaxInvoiceJSONEveryKind: a request of every kind is checked as its generation
+// would check it: the standard buyer rules, a note's reference (resolved by id as generation
+// resolves it) and reason. Nothing is issued.
+func TestValidateTaxInvoiceJSONEveryKind(t *testing.T) {
+	t.Parallel()
+	f := newKindsFixture(t)
+	simplified, standard, simplifiedNote := f.docs[0].Invoice.ID, f.docs[1].Invoice.ID, f.docs[2].Invoice.ID
+	others := createOrganization(t, f.env, minimalOrganization)["id"].(string)
+	othersInvoice := generateAt(t, f.env, invoicePath, "dev:org:"+others, invoiceBody(t, others, nil)).Invoice.ID
+	invoices, lastICV, lastHash := invoiceChainState(t, f.env, f.org)
+	usage := f.env.Count("SELECT count(*) FROM usage_events WHERE organization_id = $1", f.org)
+
+	simplifiedNoteBody := func(kind, original string, changes map[string]string) string {
+		all := noteChanges(kind, original)
+		for k, v := range changes {
+			all[k] = v
+		}
+		return invoiceBody(t, f.org, all)
+	}
+	standardNoteBody := func(kind, original string, changes map[string]string) string {
+		all := noteChanges(kind, original)
+		for k, v := range changes {
+			all[k] = v
+		}
+		return standardBody(t, f.org, kind, all)
+	}
+	type finding struct{ typ, code, path string }
+	const unknown = "0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01"
+	for _, tc := range []struct {
+		name string
+		body string
+		// want is every finding, in order. The simplified kinds keep the example's
+		// individual buyer without a name: SBX-NOTE-01 (warning) says the document was issued
+		// as simplified because the buyer cannot be identified, as generation says.
+		want []finding
+	}{
+		{"SimplifiedInvoice", invoiceBody(t, f.org, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
+		{"SimplifiedCreditNote", simplifiedNoteBody(einvoice.TypeSimplifiedCreditNote, simplified, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
+		{"SimplifiedDebitNote", simplifiedNoteBody(einvoice.TypeSimplifiedDebitNote, simplified, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
+		{"StandardInvoice", standardBody(t, f.org, einvoice.TypeStandard, nil), nil},
+		{"StandardCreditNote", standardNoteBody(einvoice.TypeStandardCreditNote, standard, nil), nil},
+		{"StandardDebitNote", standardNoteBody(einvoice.TypeStandardDebitNote, standard, nil), nil},
+
+		{"StandardWithoutBuyer", standardBody(t, f.org, einvoice.TypeStandard, map[string]string{"buyer": `{"buyer_type": "business"}`}),
+			[]finding{{"error", "SBX-STD-01", "/buyer/legal_name"}, {"error", "SBX-STD-02", "/buyer/vat_number"}, {"error", "SBX-STD-03", "/buyer/postal_address"}}},
+		{"NoteWithoutReference", standardNoteBody(einvoice.TypeStandardCreditNote, standard, map[string]string{"billing_reference": ""}),
+			[]finding{{"error", "SBX-REF-01", "/billing_reference"}}},
+		{"NoteWithoutReason", standardNoteBody(einvoice.TypeStandardDebitNote, standard, map[string]string{"note_reason": ""}),
+			[]finding{{"error", "BR-KSA-17", "/note_reason"}}},
+		{"NoteOfUnknownInvoice", standardNoteBody(einvoice.TypeStandardCreditNote, unknown, nil),
+			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}}},
+		{"NoteOfAnotherOrganizationsInvoice", simplifiedNoteBody(einvoice.TypeSimplifiedCreditNote, othersInvoice, nil),
+			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}, {"warning", "SBX-NOTE-01", "/buyer"}}},
+		{"NoteOfTheOtherFamily", standardNoteBody(einvoice.TypeStandardCreditNote, simplified, nil),
+			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}}},
+		{"NoteOfANote", simplifiedNoteBody(einvoice.TypeSimplifiedDebitNote, simplifiedNote, nil),
+			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}, {"warning", "SBX-NOTE-01", "/buyer"}}},
+		{"NoteByIdAndNumber", standardNoteBody(einvoice.TypeStandardCreditNote, standard,
+			map[string]string{"billing_reference": fmt.Sprintf(`{"invoice_id": %q, "number": "INV-000002"}`, standard)}),
+			[]finding{{"error", "SBX-REF-01", "/billing_reference"}}},
+		{"InvoiceWithReference", standardBody(t, f.org, einvoice.TypeStandard, noteChanges(einvoice.TypeStandard, standard)),
+			[]finding{{"warning", "SBX-REF-02", "/billing_reference"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := decodeValidation(t, f.env.Do(apitest.Request{Method: http.MethodPost, Path: validatePath, Token: f.token, Body: tc.body}))
+			var got []finding
+			for _, r := range v.Results {
+				path := ""
+				if r.Path != nil {
+					path = *r.Path
+				}
+				got = append(got, finding{r.Type, r.Code, path})
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("findings %v, want %v: %+v", got, tc.want, v.Results)
+			}
+			wantStatus := map[bool]string{true: "PASS", false: "WARNING"}[len(tc.want) == 0]
+			for _, w := range tc.want {
+				if w.typ == "error" {
+					wantStatus = "ERROR"
+				}
+			}
+			if v.Status != wantStatus || v.Valid != (wantStatus != "ERROR") || v.Input != "json" {
+				t.Errorf("status %s valid %v input %s, want %s", v.Status, v.Valid, v.Input, wantStatus)
+			}
+		})
+	}
+	t.Run("UnknownAndOthersAreOneAnswer", func(t *testing.T) {
+		message := func(original string) string {
+			v := decodeValidation(t, f.env.Do(apitest.Request{Method: http.MethodPost, Path: validatePath, Token: f.token,
+				Body: standardNoteBody(einvoice.TypeStandardCreditNote, original, nil)}))
+			return strings.ReplaceAll(v.Results[0].Message, original, "ID")
+		}
+		if a, b := message(unknown), message(othersInvoice); a != b {
+			t.Errorf("another organization's invoice %q, an unknown one %q", b, a)
+		}
+	})
+
+	if n, icv, hash := invoiceChainState(t, f.env, f.org); n != invoices || icv != lastICV || hash != lastHash {
+		t.Errorf("validations issued documents: %d invoices, ICV %d", n, icv)
+	}
+	if n := f.env.Count("SELECT count(*) FROM usage_events WHERE organization_id = $1", f.org); n != usage {
+		t.Errorf("validations were counted: %d usage events, want %d", n, usage)
 	}
 }
