@@ -14,6 +14,18 @@ import (
 // taxInclusiveAmount is the document's total with VAT (BT-112), the amount a tampering changes.
 var taxInclusiveAmount = regexp.MustCompile(`(<cbc:TaxInclusiveAmount currencyID="SAR">)([0-9.]+)(<)`)
 
+// instructionNote is a note's reason (KSA-10).
+var instructionNote = regexp.MustCompile(`<cbc:InstructionNote>[^<]*</cbc:InstructionNote>`)
+
+func einvoiceKind(t testing.TB, typ string) einvoice.Kind {
+	t.Helper()
+	k, ok := einvoice.KindOf(typ)
+	if !ok {
+		t.Fatalf("no kind %q", typ)
+	}
+	return k
+}
+
 // TestTaxDocumentRoundTrip is issue 24's proof: each kind is generated, found in the archive
 // under its kind, downloaded, and fed back to validate with no error; a copy with a changed
 // amount gives errors naming the broken rule, the hash, the signature and the QR code.
@@ -41,6 +53,22 @@ func TestTaxDocumentRoundTrip(t *testing.T) {
 			for _, code := range []string{"SBX-XSD-00", "SBX-HASH-00", "SBX-SIG-00", "SBX-CERT-00", "SBX-QR-00"} {
 				if !slices.Contains(v.codesOf("info"), code) {
 					t.Errorf("no %s: %+v", code, v.Results)
+				}
+			}
+
+			// The operator validates with the certificate the document embeds: the same
+			// checks, and a warning that it is another organization's sandbox certificate.
+			op := validateXML(t, f.env, apitest.OperatorToken, doc)
+			if op.Status != "WARNING" || len(op.codesOf("error")) > 0 || !slices.Equal(op.codesOf("warning"), []string{"SBX-CERT-02"}) {
+				t.Errorf("the operator's validation of %s: %s %+v", kind, op.Status, op.Results)
+			}
+			if einvoiceKind(t, kind).Note() {
+				// A note without its reason (KSA-10) breaks BR-KSA-17, and the hash.
+				v := validateXML(t, f.env, f.token, instructionNote.ReplaceAllString(doc, ""))
+				for _, code := range []string{"BR-KSA-17", "SBX-HASH-01"} {
+					if !slices.Contains(v.codesOf("error"), code) {
+						t.Errorf("a %s without reason: no %s error: %+v", kind, code, v.Results)
+					}
 				}
 			}
 
