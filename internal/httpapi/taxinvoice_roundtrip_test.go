@@ -101,19 +101,16 @@ func TestValidateTaxInvoiceJSONEveryKind(t *testing.T) {
 	invoices, lastICV, lastHash := invoiceChainState(t, f.env, f.org)
 	usage := f.env.Count("SELECT count(*) FROM usage_events WHERE organization_id = $1", f.org)
 
-	simplifiedNoteBody := func(kind, original string, changes map[string]string) string {
+	// noteBody is the example request made a note of kind correcting original, with changes.
+	noteBody := func(kind, original string, changes map[string]string) string {
 		all := noteChanges(kind, original)
 		for k, v := range changes {
 			all[k] = v
+		}
+		if einvoiceKind(t, kind).Standard {
+			return standardBody(t, f.org, kind, all)
 		}
 		return invoiceBody(t, f.org, all)
-	}
-	standardNoteBody := func(kind, original string, changes map[string]string) string {
-		all := noteChanges(kind, original)
-		for k, v := range changes {
-			all[k] = v
-		}
-		return standardBody(t, f.org, kind, all)
 	}
 	type finding struct{ typ, code, path string }
 	const unknown = "0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01"
@@ -126,27 +123,27 @@ func TestValidateTaxInvoiceJSONEveryKind(t *testing.T) {
 		want []finding
 	}{
 		{"SimplifiedInvoice", invoiceBody(t, f.org, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
-		{"SimplifiedCreditNote", simplifiedNoteBody(einvoice.TypeSimplifiedCreditNote, simplified, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
-		{"SimplifiedDebitNote", simplifiedNoteBody(einvoice.TypeSimplifiedDebitNote, simplified, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
+		{"SimplifiedCreditNote", noteBody(einvoice.TypeSimplifiedCreditNote, simplified, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
+		{"SimplifiedDebitNote", noteBody(einvoice.TypeSimplifiedDebitNote, simplified, nil), []finding{{"warning", "SBX-NOTE-01", "/buyer"}}},
 		{"StandardInvoice", standardBody(t, f.org, einvoice.TypeStandard, nil), nil},
-		{"StandardCreditNote", standardNoteBody(einvoice.TypeStandardCreditNote, standard, nil), nil},
-		{"StandardDebitNote", standardNoteBody(einvoice.TypeStandardDebitNote, standard, nil), nil},
+		{"StandardCreditNote", noteBody(einvoice.TypeStandardCreditNote, standard, nil), nil},
+		{"StandardDebitNote", noteBody(einvoice.TypeStandardDebitNote, standard, nil), nil},
 
 		{"StandardWithoutBuyer", standardBody(t, f.org, einvoice.TypeStandard, map[string]string{"buyer": `{"buyer_type": "business"}`}),
 			[]finding{{"error", "SBX-STD-01", "/buyer/legal_name"}, {"error", "SBX-STD-02", "/buyer/vat_number"}, {"error", "SBX-STD-03", "/buyer/postal_address"}}},
-		{"NoteWithoutReference", standardNoteBody(einvoice.TypeStandardCreditNote, standard, map[string]string{"billing_reference": ""}),
+		{"NoteWithoutReference", noteBody(einvoice.TypeStandardCreditNote, standard, map[string]string{"billing_reference": ""}),
 			[]finding{{"error", "SBX-REF-01", "/billing_reference"}}},
-		{"NoteWithoutReason", standardNoteBody(einvoice.TypeStandardDebitNote, standard, map[string]string{"note_reason": ""}),
+		{"NoteWithoutReason", noteBody(einvoice.TypeStandardDebitNote, standard, map[string]string{"note_reason": ""}),
 			[]finding{{"error", "BR-KSA-17", "/note_reason"}}},
-		{"NoteOfUnknownInvoice", standardNoteBody(einvoice.TypeStandardCreditNote, unknown, nil),
+		{"NoteOfUnknownInvoice", noteBody(einvoice.TypeStandardCreditNote, unknown, nil),
 			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}}},
-		{"NoteOfAnotherOrganizationsInvoice", simplifiedNoteBody(einvoice.TypeSimplifiedCreditNote, othersInvoice, nil),
+		{"NoteOfAnotherOrganizationsInvoice", noteBody(einvoice.TypeSimplifiedCreditNote, othersInvoice, nil),
 			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}, {"warning", "SBX-NOTE-01", "/buyer"}}},
-		{"NoteOfTheOtherFamily", standardNoteBody(einvoice.TypeStandardCreditNote, simplified, nil),
+		{"NoteOfTheOtherFamily", noteBody(einvoice.TypeStandardCreditNote, simplified, nil),
 			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}}},
-		{"NoteOfANote", simplifiedNoteBody(einvoice.TypeSimplifiedDebitNote, simplifiedNote, nil),
+		{"NoteOfANote", noteBody(einvoice.TypeSimplifiedDebitNote, simplifiedNote, nil),
 			[]finding{{"error", "SBX-REF-01", "/billing_reference/invoice_id"}, {"warning", "SBX-NOTE-01", "/buyer"}}},
-		{"NoteByIdAndNumber", standardNoteBody(einvoice.TypeStandardCreditNote, standard,
+		{"NoteByIdAndNumber", noteBody(einvoice.TypeStandardCreditNote, standard,
 			map[string]string{"billing_reference": fmt.Sprintf(`{"invoice_id": %q, "number": "INV-000002"}`, standard)}),
 			[]finding{{"error", "SBX-REF-01", "/billing_reference"}}},
 		{"InvoiceWithReference", standardBody(t, f.org, einvoice.TypeStandard, noteChanges(einvoice.TypeStandard, standard)),
@@ -179,7 +176,7 @@ func TestValidateTaxInvoiceJSONEveryKind(t *testing.T) {
 	t.Run("UnknownAndOthersAreOneAnswer", func(t *testing.T) {
 		message := func(original string) string {
 			v := decodeValidation(t, f.env.Do(apitest.Request{Method: http.MethodPost, Path: validatePath, Token: f.token,
-				Body: standardNoteBody(einvoice.TypeStandardCreditNote, original, nil)}))
+				Body: noteBody(einvoice.TypeStandardCreditNote, original, nil)}))
 			return strings.ReplaceAll(v.Results[0].Message, original, "ID")
 		}
 		if a, b := message(unknown), message(othersInvoice); a != b {
