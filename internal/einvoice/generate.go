@@ -88,7 +88,7 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 		return nil, err
 	}
 	return &Invoice{
-		Type:          kindOf(d.Request).Type,
+		Type:          KindOfRequest(d.Request).Type,
 		Totals:        d.Totals,
 		Issues:        issues,
 		Discrepancies: d.Discrepancies,

@@ -63,9 +63,9 @@ func KindOf(typ string) (Kind, bool) {
 // corrects (BR-KSA-56) and says why it was issued (BR-KSA-17).
 func (k Kind) Note() bool { return k.Code != codeTaxInvoice }
 
-// kindOf is the kind of a request; a request naming no known kind is a simplified tax
+// KindOfRequest is the kind of a request; a request naming no known kind is a simplified tax
 // invoice, the kind the generator issued before there were others.
-func kindOf(req Request) Kind {
+func KindOfRequest(req Request) Kind {
 	if k, ok := KindOf(req.RequestedType); ok {
 		return k
 	}

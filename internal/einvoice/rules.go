@@ -44,7 +44,7 @@ func (is *issues) add(code, severity, path, format string, args ...any) {
 // marked invalid when a finding has severity error.
 func Validate(req Request, totals Totals) []Issue {
 	is := issues{}
-	kind := kindOf(req)
+	kind := KindOfRequest(req)
 	validateSeller(&is, req.Seller)
 	validateBuyer(&is, req.Buyer, req.Seller, kind)
 	validateReference(&is, req, kind)
@@ -271,6 +271,9 @@ func validateStandardBuyer(is *issues, b *Buyer) {
 	}
 }
 
+// RuleNoteReference is the rule of a note that names no invoice it can correct.
+const RuleNoteReference = "SBX-REF-01"
+
 // validateReference checks the billing reference and reason of a note: a credit or debit note
 // says which invoice it corrects (SBX-REF-01; BR-KSA-56 in the KSA file, a warning there, but a
 // note that corrects nothing cannot be matched to its invoice) and why (BR-KSA-17, error). A tax
@@ -284,7 +287,7 @@ func validateReference(is *issues, req Request, kind Kind) {
 		return
 	}
 	if req.BillingReference == nil || req.BillingReference.Number == "" {
-		is.add("SBX-REF-01", SeverityError, "/billing_reference",
+		is.add(RuleNoteReference, SeverityError, "/billing_reference",
 			"A credit or debit note refers to the invoice it corrects (billing_reference: its invoice_id, or its number, BT-25).")
 	}
 	if req.NoteReason == nil || strings.TrimSpace(*req.NoteReason) == "" {

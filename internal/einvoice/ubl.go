@@ -71,7 +71,7 @@ func render(req Request, id Identity, t Totals) (*etree.Document, []Mapping) {
 	// The time is UTC, so it carries the Z of BR-KSA-70's UTC form (hh:mm:ssZ): without it
 	// the time reads as local (Saudi) time.
 	el(inv, "cbc:IssueTime", id.IssueTime()+"Z")
-	kind := kindOf(req)
+	kind := KindOfRequest(req)
 	b.mapped(inv, "cbc:InvoiceTypeCode", kind.Code, "/requested_invoice_type", "/Invoice/cbc:InvoiceTypeCode").CreateAttr("name", kind.Name)
 	keys := make([]string, 0, len(req.Notes))
 	for k := range req.Notes {

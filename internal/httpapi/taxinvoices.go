@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/einvoice"
@@ -40,10 +42,7 @@ func (s *Server) generateTaxInvoice(ctx context.Context, b *api.SimplifiedInvoic
 	if err != nil {
 		return api.SimplifiedInvoiceResult{}, err
 	}
-	in := core.TaxInvoiceGenerate{OrganizationID: org, Standard: standard, Request: einvoiceRequest(b), RequestJSON: body}
-	if ref := valueOf(b.BillingReference); ref != nil {
-		in.Original = ref.InvoiceId
-	}
+	in := core.TaxInvoiceGenerate{OrganizationID: org, Standard: standard, Request: einvoiceRequest(b), RequestJSON: body, Original: originalInvoiceID(b)}
 	inv, err := s.cfg.Services.TaxInvoices.GenerateTaxInvoice(ctx, in)
 	if err != nil {
 		return api.SimplifiedInvoiceResult{}, err
@@ -128,6 +127,15 @@ func (s *Server) GetTaxInvoice(ctx context.Context, req api.GetTaxInvoiceRequest
 		return nil, err
 	}
 	return api.GetTaxInvoice200JSONResponse{Body: toAPITaxInvoice(inv)}, nil
+}
+
+// originalInvoiceID is the invoice a request names by id in its billing reference, nil if
+// none: the service resolves it (einvoiceRequest keeps a reference by number).
+func originalInvoiceID(b *api.SimplifiedInvoiceRequest) *uuid.UUID {
+	if ref := valueOf(b.BillingReference); ref != nil {
+		return ref.InvoiceId
+	}
+	return nil
 }
 
 // einvoiceRequest converts the contract's request; absent and null optional fields both

@@ -21,7 +21,7 @@ func (s *Server) ValidateTaxInvoice(ctx context.Context, req api.ValidateTaxInvo
 		if err != nil {
 			return nil, err
 		}
-		out, err = s.cfg.Services.TaxValidation.ValidateTaxInvoiceRequest(ctx, org, einvoiceRequest(req.JSONBody))
+		out, err = s.cfg.Services.TaxValidation.ValidateTaxInvoiceRequest(ctx, org, einvoiceRequest(req.JSONBody), originalInvoiceID(req.JSONBody))
 		if err != nil {
 			return nil, err
 		}

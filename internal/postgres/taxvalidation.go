@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -28,7 +29,7 @@ func NewTaxInvoiceValidationService(d *DB) *TaxInvoiceValidationService {
 }
 
 // ValidateTaxInvoiceRequest implements core.TaxInvoiceValidationService.
-func (s *TaxInvoiceValidationService) ValidateTaxInvoiceRequest(ctx context.Context, orgID uuid.UUID, req einvoice.Request) (*core.TaxInvoiceValidation, error) {
+func (s *TaxInvoiceValidationService) ValidateTaxInvoiceRequest(ctx context.Context, orgID uuid.UUID, req einvoice.Request, original *uuid.UUID) (*core.TaxInvoiceValidation, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -39,7 +40,32 @@ func (s *TaxInvoiceValidationService) ValidateTaxInvoiceRequest(ctx context.Cont
 	if err := s.entitle(ctx, p, orgID); err != nil {
 		return nil, err
 	}
-	return &core.TaxInvoiceValidation{Input: core.ValidationInputJSON, Report: einvoice.ValidateRequest(req).Bounded(einvoice.MaxResults)}, nil
+	_, err = resolveBillingReference(ctx, s.db, orgID, p.ConnectedBusinessID, einvoice.KindOfRequest(req), &req, original)
+	unresolved, isRefusal := referenceRefusal(err)
+	if err != nil && !isRefusal {
+		return nil, err
+	}
+	report := einvoice.ValidateRequest(req)
+	if isRefusal {
+		// The note names an invoice it cannot correct: that, rather than "no reference", is
+		// what SBX-REF-01 reports.
+		report.Results = append([]einvoice.Result{unresolved}, slices.DeleteFunc(report.Results, func(r einvoice.Result) bool {
+			return r.Code == einvoice.RuleNoteReference
+		})...)
+	}
+	return &core.TaxInvoiceValidation{Input: core.ValidationInputJSON, Report: report.Bounded(einvoice.MaxResults)}, nil
+}
+
+// referenceRefusal is the error result of a billing reference that generation refuses (422
+// at a pointer), reported as the note rule it breaks (SBX-REF-01); ok is false for any other
+// error.
+func referenceRefusal(err error) (r einvoice.Result, ok bool) {
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Code != core.EUnprocessable || len(ce.Fields) != 1 {
+		return einvoice.Result{}, false
+	}
+	f := ce.Fields[0]
+	return einvoice.Result{Type: einvoice.ResultError, Code: einvoice.RuleNoteReference, Category: einvoice.CategoryRules, Message: f.Message, Path: f.Pointer}, true
 }
 
 // ValidateTaxInvoiceXML implements core.TaxInvoiceValidationService.
