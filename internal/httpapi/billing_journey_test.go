@@ -133,7 +133,8 @@ func (j billingJourney) eventTypes() []string {
 }
 
 // TestBillingJourney is issue 25's journey, HTTP only, on a test clock: a monthly plan whose
-// first invoice must be paid, a declined then a successful payment activating the selection,
+// first invoice must be paid (no renewal while it is not), a declined then a successful
+// payment activating the selection,
 // a month's renewal billed line by line, paid in two parts, cancel, and the service's end with
 // nothing billed after it. Every billing time (payments, paid_at, the renewal's issue) is the
 // clock's, never the wall clock's, and the organization's events tell the same story in order.
@@ -172,9 +173,15 @@ func TestBillingJourney(t *testing.T) {
 		t.Errorf("%d activations after a declined payment", n)
 	}
 
-	// Paid in full at the clock's time: paid, paid_at is the clock's, the selection activated.
-	at := start.Add(2 * time.Hour)
+	// A month on, unpaid, the selection does not renew: April 1 passes with nothing billed.
+	at := clockAt(t, "2025-04-02T00:00:00Z")
 	advance(t, env, token, clock.ID, at.Format(time.RFC3339))
+	if invs := invoicesOf(t, env, sub.ID); len(invs) != 1 {
+		t.Fatalf("%d invoices while the selection awaits payment, want 1", len(invs))
+	}
+	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-04-01T09:30:00Z")
+
+	// Paid in full at the clock's time: paid, paid_at is the clock's, the selection activated.
 	if paid := j.pay(first, 91885, "pm_sandbox_success", "succeeded", at); paid.Status != "paid" || paid.PaidAt == nil || !paid.PaidAt.Equal(at) {
 		t.Errorf("first invoice %s paid at %v, want paid at the clock's %v", paid.Status, paid.PaidAt, at)
 	}
@@ -184,9 +191,10 @@ func TestBillingJourney(t *testing.T) {
 		t.Errorf("activation audit: %d %s", activated.Status, activated.Body)
 	}
 
-	// A month on: April's renewal, issued when it fell due (not at the advance's target).
+	// Paid, the renewal that fell due on April 1 runs at the next advance, billed at the clock's
+	// time when it could run (the payment's), not at the advance's target.
 	advance(t, env, token, clock.ID, "2025-04-15T00:00:00Z")
-	renewedAt := clockAt(t, "2025-04-01T09:30:00Z")
+	renewedAt := at
 	invs := invoicesOf(t, env, sub.ID)
 	if len(invs) != 2 {
 		t.Fatalf("%d invoices after a month, want 2", len(invs))
