@@ -9,22 +9,6 @@ import (
 	"github.com/provider/coreapi/internal/apitest"
 )
 
-// journeyLine is a line of GET /v1/invoices/{id}/lines with every property a client reads.
-type journeyLine struct {
-	Description   string  `json:"description"`
-	ComponentType string  `json:"component_type"`
-	PriceID       *string `json:"price_id"`
-	Period        struct {
-		Start string `json:"start"`
-		End   string `json:"end"`
-	} `json:"period"`
-	Quantity   int64 `json:"quantity"`
-	UnitAmount int64 `json:"unit_amount"`
-	Amount     int64 `json:"amount"`
-	Tax        int64 `json:"tax"`
-	Proration  bool  `json:"proration"`
-}
-
 // journeyPayment is the API's Payment.
 type journeyPayment struct {
 	ID          string    `json:"id"`
@@ -81,7 +65,7 @@ func (j billingJourney) wantLines(inv billingInvoice) []string {
 		j.t.Fatalf("lines of %s: %d %s", inv.ID, resp.Status, resp.Body)
 	}
 	lines := decode[struct {
-		Items []journeyLine `json:"items"`
+		Items []renewalLine `json:"items"`
 	}](j.t, resp).Items
 	var amounts, taxes int64
 	var types []string
@@ -224,14 +208,7 @@ func TestBillingJourney(t *testing.T) {
 	if resp := subscriptionAction(env, token, sub.ID, "cancel", ""); resp.Status != http.StatusOK {
 		t.Fatalf("cancel: %d %s", resp.Status, resp.Body)
 	}
-	advance(t, env, token, clock.ID, "2025-07-15T00:00:00Z")
-	s := getSubscription(t, env, token, sub.ID)
-	if s.ServiceStatus != "terminated" || s.TerminatedAt == nil || !s.TerminatedAt.Equal(clockAt(t, "2025-05-01T09:30:00Z")) {
-		t.Errorf("service %s terminated at %v, want terminated at 2025-05-01T09:30:00Z", s.ServiceStatus, s.TerminatedAt)
-	}
-	if invs := invoicesOf(t, env, sub.ID); len(invs) != 2 {
-		t.Errorf("%d invoices after the end, want 2", len(invs))
-	}
+	wantEnded(t, env, token, clock.ID, sub.ID, "2025-07-15T00:00:00Z", "2025-05-01T09:30:00Z", 2)
 
 	// The database agrees: four payments (one failed) at the clock's times, both invoices paid
 	// in full, one renewal recorded for April.

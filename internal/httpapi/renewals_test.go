@@ -84,7 +84,10 @@ type storedInvoice struct {
 
 // renewalLine is a line of an invoice as the API answers it.
 type renewalLine struct {
-	ComponentType string `json:"component_type"`
+	Description   string  `json:"description"`
+	ComponentType string  `json:"component_type"`
+	PriceID       *string `json:"price_id"`
+	Proration     bool    `json:"proration"`
 	Period        struct {
 		Start string `json:"start"`
 		End   string `json:"end"`
@@ -174,6 +177,20 @@ func wantRenewsAt(t testing.TB, sub subscription, want string) {
 	}
 }
 
+// wantEnded advances the clock past a cancelled subscription's period to to and checks that its
+// service was terminated exactly at endedAt, the period's end, with still n invoices.
+func wantEnded(t testing.TB, env *apitest.Env, token, clock, sub, to, endedAt string, n int) {
+	t.Helper()
+	advance(t, env, token, clock, to)
+	s := getSubscription(t, env, token, sub)
+	if s.ServiceStatus != "terminated" || s.TerminatedAt == nil || !s.TerminatedAt.Equal(clockAt(t, endedAt)) {
+		t.Errorf("after the period's end: service %s terminated at %v, want terminated at %s", s.ServiceStatus, s.TerminatedAt, endedAt)
+	}
+	if invs := invoicesOf(t, env, sub); len(invs) != n {
+		t.Errorf("%d invoices after the end, want still %d", len(invs), n)
+	}
+}
+
 // TestRenewalJourney follows a subscription on a test clock from its selection to its end: a
 // monthly plan with a 30-day trial that needs no payment method (so the selection is active at
 // once: no payment is needed before the first renewal), the trial's end billing the first
@@ -226,14 +243,7 @@ func TestRenewalJourney(t *testing.T) {
 	if s := getSubscription(t, env, token, sub.ID); s.ServiceStatus != "active" || s.CommercialStatus != "cancelled" || s.RenewsAt != nil {
 		t.Errorf("before the period's end: %s/%s renews %v, want cancelled/active, no renewal", s.CommercialStatus, s.ServiceStatus, s.RenewsAt)
 	}
-	advance(t, env, token, clock.ID, "2025-07-01T00:00:00Z")
-	s := getSubscription(t, env, token, sub.ID)
-	if s.ServiceStatus != "terminated" || s.TerminatedAt == nil || !s.TerminatedAt.Equal(clockAt(t, "2025-05-31T09:30:00Z")) {
-		t.Errorf("after the period's end: service %s terminated at %v, want terminated at 2025-05-31T09:30:00Z", s.ServiceStatus, s.TerminatedAt)
-	}
-	if invs := invoicesOf(t, env, sub.ID); len(invs) != 2 {
-		t.Errorf("%d invoices after the end, want still 2", len(invs))
-	}
+	wantEnded(t, env, token, clock.ID, sub.ID, "2025-07-01T00:00:00Z", "2025-05-31T09:30:00Z", 2)
 	if n := env.Count(`SELECT count(*) FROM audit_events WHERE resource_id = $1 AND action = 'subscription.terminated'`, sub.ID); n != 1 {
 		t.Errorf("%d subscription.terminated audit events, want 1", n)
 	}
