@@ -1,8 +1,9 @@
 // Command quickstart walks a new customer through the Provider Core API with the generated
 // Go client (github.com/provider/coreapi/gen/api) and nothing else: as the operator it signs
 // up an organization and creates its API key; as the organization it exchanges the key for an
-// OAuth access token, subscribes to e-invoicing, selects a plan, generates a simplified tax
-// invoice and resolves a short address.
+// OAuth access token, puts its billing on a test clock, subscribes to e-invoicing, selects a
+// plan, pays its first invoice, advances the clock a month to see the renewal invoice,
+// generates a simplified tax invoice and resolves a short address.
 //
 //	go run ./examples/quickstart -base-url http://127.0.0.1:8080 -operator-token dev:operator
 //
@@ -31,6 +32,13 @@ const (
 	planSandbox          = "0193a000-0000-7000-8000-000000000103" // free
 	planGrowthMonthly    = "0193a000-0000-7000-8000-000000000101" // setup and monthly fee: issues an invoice
 	provisioningPatience = 30 * time.Second
+)
+
+// The test clock's start and the time a month later it is advanced to: Growth monthly renews
+// on 2025-04-01T09:30Z, so the advance issues April's invoice.
+var (
+	clockStart = time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
+	clockMonth = time.Date(2025, 4, 2, 0, 0, 0, 0, time.UTC)
 )
 
 func main() {
@@ -102,7 +110,8 @@ func run(ctx context.Context, baseURL, operatorToken string) error {
 		Name:           "quickstart backend",
 		Environment:    api.ApiKeyEnvironmentSandbox,
 		Scopes: []api.Scope{api.ScopeOrganizationsRead, api.ScopeProductsRead, api.ScopeSubscriptionsRead,
-			api.ScopeSubscriptionsWrite, api.ScopeInvoiceGenerate, api.ScopeAddressRead},
+			api.ScopeSubscriptionsWrite, api.ScopeInvoicesRead, api.ScopePaymentsWrite, api.ScopeInvoiceGenerate,
+			api.ScopeAddressRead},
 	})
 	if err := expect("create API key", key, key.Body, err, http.StatusCreated); err != nil {
 		return err
@@ -119,7 +128,7 @@ func run(ctx context.Context, baseURL, operatorToken string) error {
 	if prefix != "" || secret == "" {
 		return errors.New("the full key is not <prefix>_<secret>")
 	}
-	scope := "organizations:read products:read subscriptions:read subscriptions:write invoice:generate address:read"
+	scope := "organizations:read products:read subscriptions:read subscriptions:write invoices:read payments:write invoice:generate address:read"
 	tok, err := anonymous.CreateOAuthTokenWithFormdataBodyWithResponse(ctx, nil, api.CreateOAuthTokenFormdataRequestBody{
 		GrantType:    api.OAuthFormGrantTypeClientCredentials,
 		ClientId:     &key.JSON201.Prefix,
@@ -135,7 +144,15 @@ func run(ctx context.Context, baseURL, operatorToken string) error {
 		return err
 	}
 
-	// 4. Subscribe to e-invoicing on the free sandbox plan and wait for provisioning.
+	// 4. Put the organization's billing on a test clock (sandbox credentials only): from now on
+	// its subscriptions are billed at the clock's time, which moves only when advanced.
+	clock, err := customer.CreateTestClockWithResponse(ctx, nil, api.CreateTestClockJSONRequestBody{OrganizationId: orgID, FrozenTime: clockStart})
+	if err := expect("create a test clock", clock, clock.Body, err, http.StatusCreated); err != nil {
+		return err
+	}
+	fmt.Printf("test clock    %s at %s\n", clock.JSON201.Id, clock.JSON201.FrozenTime.Format(time.RFC3339))
+
+	// 5. Subscribe to e-invoicing on the free sandbox plan and wait for provisioning.
 	sub, err := customer.CreateSubscriptionWithResponse(ctx, nil, api.CreateSubscriptionJSONRequestBody{
 		OrganizationId: orgID, ProductId: productEinvoice, PlanId: planSandbox,
 	})
@@ -160,18 +177,22 @@ func run(ctx context.Context, baseURL, operatorToken string) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	// 5. Select a paid plan: the first period's invoice is issued.
+	// 6. Select a paid plan: the first period's invoice is issued.
 	sel, err := customer.SelectSubscriptionPlanWithResponse(ctx, subID, nil, api.SelectSubscriptionPlanJSONRequestBody{PlanId: planGrowthMonthly})
 	if err := expect("select a plan", sel, sel.Body, err, http.StatusOK); err != nil {
 		return err
 	}
 	fmt.Printf("plan          %s selected: %s", sel.JSON200.Subscription.PlanId, sel.JSON200.Activation)
-	if inv, err := sel.JSON200.Invoice.Get(); err == nil {
-		fmt.Printf(", invoice %s total %d %s (VAT %d)", inv.Id, inv.Total, inv.Currency, inv.Tax)
+	first, err := sel.JSON200.Invoice.Get()
+	if err != nil {
+		return fmt.Errorf("select a plan: no invoice: %s", sel.Body)
 	}
-	fmt.Println()
+	fmt.Printf(", invoice %s total %d %s (VAT %d)\n", first.Id, first.Total, first.Currency, first.Tax)
+	if err := payAndRenew(ctx, customer, clock.JSON201.Id, subID, first); err != nil {
+		return err
+	}
 
-	// 6. Generate a simplified tax invoice (synthetic sandbox; nothing is reported).
+	// 9. Generate a simplified tax invoice (synthetic sandbox; nothing is reported).
 	street, building, district, city, postal := "King Fahd Road", "2929", "Al Olaya", "Riyadh", "12214"
 	inv, err := customer.GenerateSimplifiedInvoiceWithResponse(ctx, nil, api.GenerateSimplifiedInvoiceJSONRequestBody{
 		OrganizationId:       orgID,
@@ -198,7 +219,7 @@ func run(ctx context.Context, baseURL, operatorToken string) error {
 	fmt.Printf("tax invoice   %s %s: ICV %d, payable %d %s (VAT %d)\n", gen.Id, gen.Status, gen.Identity.Icv,
 		gen.Totals.PayableAmount, gen.Totals.Currency, gen.Totals.VatAmount)
 
-	// 7. Resolve a short address.
+	// 10. Resolve a short address.
 	addr, err := customer.ResolveShortAddressWithResponse(ctx, nil, api.ResolveShortAddressJSONRequestBody{
 		ShortAddress: "RRRD2929", Language: api.LanguageEn,
 	})
@@ -207,5 +228,40 @@ func run(ctx context.Context, baseURL, operatorToken string) error {
 	}
 	fmt.Printf("short address %s: %s, missing %v\n", addr.JSON200.ShortAddress, addr.JSON200.Status, addr.JSON200.MissingFields)
 	fmt.Println("quickstart: done")
+	return nil
+}
+
+// payAndRenew pays the first invoice in full with the sandbox's always-succeeding payment
+// method (7), advances the test clock a month (8) and lists the subscription's invoices: the
+// first, paid, and the renewal the advance issued.
+func payAndRenew(ctx context.Context, customer *api.ClientWithResponses, clock, sub api.Id, first api.BillingInvoice) error {
+	pay, err := customer.CreateInvoicePaymentWithResponse(ctx, first.Id, nil, api.CreateInvoicePaymentJSONRequestBody{
+		Amount: first.Total, PaymentMethod: api.PaymentMethodSandboxSuccess,
+	})
+	if err := expect("pay the first invoice", pay, pay.Body, err, http.StatusCreated); err != nil {
+		return err
+	}
+	fmt.Printf("payment       %s %s: %d %s\n", pay.JSON201.Id, pay.JSON201.Status, pay.JSON201.Amount, pay.JSON201.Currency)
+
+	adv, err := customer.AdvanceTestClockWithResponse(ctx, clock, nil, api.AdvanceTestClockJSONRequestBody{FrozenTime: clockMonth})
+	if err := expect("advance the test clock", adv, adv.Body, err, http.StatusOK); err != nil {
+		return err
+	}
+	fmt.Printf("test clock    advanced to %s\n", adv.JSON200.FrozenTime.Format(time.RFC3339))
+
+	list, err := customer.ListInvoicesWithResponse(ctx, &api.ListInvoicesParams{SubscriptionId: &sub})
+	if err := expect("list the invoices", list, list.Body, err, http.StatusOK); err != nil {
+		return err
+	}
+	if len(list.JSON200.Items) != 2 {
+		return fmt.Errorf("list the invoices: %d after a month, want the first and its renewal: %s", len(list.JSON200.Items), list.Body)
+	}
+	for _, item := range list.JSON200.Items {
+		inv, err := item.Get()
+		if err != nil {
+			return fmt.Errorf("list the invoices: %w", err)
+		}
+		fmt.Printf("invoice       %s..%s total %d %s: %s\n", inv.BillingPeriod.Start, inv.BillingPeriod.End, inv.Total, inv.Currency, inv.Status)
+	}
 	return nil
 }

@@ -126,7 +126,8 @@ func TestQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("quickstart: %v\nserver log:\n%s", err, serverLog.String())
 	}
-	for _, want := range []string{"organization", "access token", "is active", "awaiting_payment", "tax invoice", "short address RRRD2929", "quickstart: done"} {
+	for _, want := range []string{"organization", "access token", "is active", "awaiting_payment", "succeeded: 91885 SAR", "advanced to 2025-04-02T00:00:00Z",
+		"2025-04-01..2025-04-30 total 34385 SAR: issued", "tax invoice", "short address RRRD2929", "quickstart: done"} {
 		if !strings.Contains(string(output), want) {
 			t.Errorf("quickstart output lacks %q", want)
 		}

@@ -1,0 +1,240 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/provider/coreapi/internal/apitest"
+)
+
+// journeyPayment is the API's Payment.
+type journeyPayment struct {
+	ID          string    `json:"id"`
+	CreatedAt   time.Time `json:"created_at"`
+	InvoiceID   string    `json:"invoice_id"`
+	Amount      int64     `json:"amount"`
+	Status      string    `json:"status"`
+	FailureCode *string   `json:"failure_code"`
+}
+
+// billingJourney is one organization's journey on a test clock, with the helpers that read
+// and pay its invoices over HTTP.
+type billingJourney struct {
+	t     *testing.T
+	env   *apitest.Env
+	org   string
+	token string
+}
+
+// invoice reads an invoice.
+func (j billingJourney) invoice(id string) (billingInvoice, *apitest.Response) {
+	j.t.Helper()
+	resp := j.env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/invoices/" + id, Token: j.token})
+	if resp.Status != http.StatusOK {
+		j.t.Fatalf("get invoice %s: %d %s", id, resp.Status, resp.Body)
+	}
+	return decode[billingInvoice](j.t, resp), resp
+}
+
+// pay pays amount of the invoice with method at the clock's time at, checks the payment's
+// answer (201, wantStatus, created at the clock's time) and returns the invoice afterwards.
+func (j billingJourney) pay(invoice string, amount int64, method, wantStatus string, at time.Time) billingInvoice {
+	j.t.Helper()
+	resp := j.env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/invoices/" + invoice + "/payments", Token: j.token,
+		Body: fmt.Sprintf(`{"amount":%d,"payment_method":%q}`, amount, method)})
+	if resp.Status != http.StatusCreated {
+		j.t.Fatalf("pay %d with %s: %d %s", amount, method, resp.Status, resp.Body)
+	}
+	p := decode[journeyPayment](j.t, resp)
+	if p.Status != wantStatus || p.InvoiceID != invoice || p.Amount != amount || !p.CreatedAt.Equal(at) {
+		j.t.Errorf("payment %+v, want %s of %d on %s at the clock's %v", p, wantStatus, amount, invoice, at)
+	}
+	inv, _ := j.invoice(invoice)
+	return inv
+}
+
+// wantLines checks every line of the invoice: its period, quantity × unit amount = amount,
+// and that the lines' amounts and taxes add up exactly to the invoice's subtotal − discount,
+// tax and total. It returns the lines' component types in order.
+func (j billingJourney) wantLines(inv billingInvoice) []string {
+	j.t.Helper()
+	resp := j.env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/invoices/" + inv.ID + "/lines", Token: j.token})
+	if resp.Status != http.StatusOK {
+		j.t.Fatalf("lines of %s: %d %s", inv.ID, resp.Status, resp.Body)
+	}
+	lines := decode[struct {
+		Items []renewalLine `json:"items"`
+	}](j.t, resp).Items
+	var amounts, taxes int64
+	var types []string
+	for i, l := range lines {
+		if l.Quantity*l.UnitAmount != l.Amount || l.Description == "" || l.Proration ||
+			l.Period.Start != inv.BillingPeriod.Start || l.Period.End != inv.BillingPeriod.End {
+			j.t.Errorf("invoice %s line %d: %+v (period %s..%s)", inv.ID, i, l, inv.BillingPeriod.Start, inv.BillingPeriod.End)
+		}
+		if l.Tax != (l.Amount*15+50)/100 {
+			j.t.Errorf("invoice %s line %d: tax %d on %d, want 15 %%", inv.ID, i, l.Tax, l.Amount)
+		}
+		amounts += l.Amount
+		taxes += l.Tax
+		types = append(types, l.ComponentType)
+	}
+	if amounts != inv.Subtotal-inv.Discount || taxes != inv.Tax || amounts+taxes != inv.Total {
+		j.t.Errorf("invoice %s: lines %d + tax %d; invoice subtotal %d − discount %d, tax %d, total %d",
+			inv.ID, amounts, taxes, inv.Subtotal, inv.Discount, inv.Tax, inv.Total)
+	}
+	return types
+}
+
+// eventTypes lists the types of the organization's stored webhook events, oldest first,
+// leaving out the deprecated alias billing_invoice.issued (stored with every invoice.issued).
+func (j billingJourney) eventTypes() []string {
+	j.t.Helper()
+	var types []string
+	for path := "/v1/events?limit=100"; ; {
+		resp := j.env.Do(apitest.Request{Method: http.MethodGet, Path: path, Token: j.token})
+		if resp.Status != http.StatusOK {
+			j.t.Fatalf("list events: %d %s", resp.Status, resp.Body)
+		}
+		page := decode[struct {
+			Items []struct {
+				Type string `json:"type"`
+			} `json:"items"`
+			NextCursor *string `json:"next_cursor"`
+		}](j.t, resp)
+		for _, e := range page.Items {
+			if e.Type != "billing_invoice.issued" {
+				types = append([]string{e.Type}, types...)
+			}
+		}
+		if page.NextCursor == nil {
+			return types
+		}
+		path = "/v1/events?limit=100&cursor=" + *page.NextCursor
+	}
+}
+
+// TestBillingJourney is issue 25's journey, HTTP only, on a test clock: a monthly plan whose
+// first invoice must be paid (no renewal while it is not), a declined then a successful
+// payment activating the selection,
+// a month's renewal billed line by line, paid in two parts, cancel, and the service's end with
+// nothing billed after it. Every billing time (payments, paid_at, the renewal's issue) is the
+// clock's, never the wall clock's, and the organization's events tell the same story in order.
+func TestBillingJourney(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	j := billingJourney{t: t, env: env, org: org, token: token}
+	start := clockAt(t, "2025-03-01T09:30:00Z")
+	clock := createClock(t, env, token, org, "2025-03-01T09:30:00Z")
+	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	waitForService(t, env, token, sub.ID, "active")
+
+	// Select Growth monthly: its first invoice (setup fee + March) must be paid.
+	resp := subscriptionAction(env, token, sub.ID, "select-plan", `{"plan_id":"`+planEinvoiceGrowthMonthly+`"}`)
+	if resp.Status != http.StatusOK {
+		t.Fatalf("select plan: %d %s", resp.Status, resp.Body)
+	}
+	sel := decode[planSelection](t, resp)
+	if sel.Activation != "awaiting_payment" || sel.Invoice == nil || sel.Invoice.Status != "issued" ||
+		sel.Invoice.Total != 91885 || sel.Invoice.IssuedAt == nil || !sel.Invoice.IssuedAt.Equal(start) {
+		t.Fatalf("selection %+v, want an invoice of 91885 awaiting payment issued at the clock's time", sel)
+	}
+	first := sel.Invoice.ID
+	firstInv, before := j.invoice(first)
+	if types := j.wantLines(firstInv); fmt.Sprint(types) != "[setup_fee recurring_fee]" {
+		t.Errorf("first invoice's lines %v", types)
+	}
+
+	// Declined: recorded, the invoice unchanged (byte for byte), the selection still waiting.
+	j.pay(first, 91885, "pm_sandbox_declined", "failed", start)
+	if _, after := j.invoice(first); string(after.Body) != string(before.Body) {
+		t.Errorf("a declined payment changed the invoice:\n%s\n%s", before.Body, after.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM audit_events WHERE organization_id = $1 AND action = 'subscription.plan_activated'`, org); n != 0 {
+		t.Errorf("%d activations after a declined payment", n)
+	}
+
+	// A month on, unpaid, the selection does not renew: April 1 passes with nothing billed.
+	at := clockAt(t, "2025-04-02T00:00:00Z")
+	advance(t, env, token, clock.ID, at.Format(time.RFC3339))
+	if invs := invoicesOf(t, env, sub.ID); len(invs) != 1 {
+		t.Fatalf("%d invoices while the selection awaits payment, want 1", len(invs))
+	}
+	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-04-01T09:30:00Z")
+
+	// Paid in full at the clock's time: paid, paid_at is the clock's, the selection activated.
+	if paid := j.pay(first, 91885, "pm_sandbox_success", "succeeded", at); paid.Status != "paid" || paid.PaidAt == nil || !paid.PaidAt.Equal(at) {
+		t.Errorf("first invoice %s paid at %v, want paid at the clock's %v", paid.Status, paid.PaidAt, at)
+	}
+	activated := env.Do(apitest.Request{Method: http.MethodGet, Token: token,
+		Path: "/v1/audit-events?action=subscription.plan_activated&resource_id=" + sub.ID})
+	if activated.Status != http.StatusOK || len(items(t, activated)) != 1 {
+		t.Errorf("activation audit: %d %s", activated.Status, activated.Body)
+	}
+
+	// Paid, the renewal that fell due on April 1 runs at the next advance, billed at the clock's
+	// time when it could run (the payment's), not at the advance's target.
+	advance(t, env, token, clock.ID, "2025-04-15T00:00:00Z")
+	renewedAt := at
+	invs := invoicesOf(t, env, sub.ID)
+	if len(invs) != 2 {
+		t.Fatalf("%d invoices after a month, want 2", len(invs))
+	}
+	renewal, _ := j.invoice(invs[1].ID)
+	if renewal.BillingPeriod.Start != "2025-04-01" || renewal.BillingPeriod.End != "2025-04-30" ||
+		renewal.Subtotal != 29900 || renewal.Discount != 0 || renewal.Tax != 4485 || renewal.Total != 34385 ||
+		renewal.Status != "issued" || renewal.IssuedAt == nil || !renewal.IssuedAt.Equal(renewedAt) ||
+		renewal.DueAt == nil || !renewal.DueAt.Equal(renewedAt.Add(14*24*time.Hour)) || renewal.PaidAt != nil {
+		t.Errorf("renewal invoice %+v", renewal)
+	}
+	if types := j.wantLines(renewal); fmt.Sprint(types) != "[recurring_fee]" {
+		t.Errorf("renewal's lines %v", types)
+	}
+	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-05-01T09:30:00Z")
+
+	// Paid in two parts at the clock's time.
+	at = clockAt(t, "2025-04-15T00:00:00Z")
+	if part := j.pay(renewal.ID, 10000, "pm_sandbox_success", "succeeded", at); part.Status != "partially_paid" || part.PaidAt != nil {
+		t.Errorf("after a part: %s paid at %v", part.Status, part.PaidAt)
+	}
+	if paid := j.pay(renewal.ID, 24385, "pm_sandbox_success", "succeeded", at); paid.Status != "paid" || paid.PaidAt == nil || !paid.PaidAt.Equal(at) {
+		t.Errorf("after the rest: %s paid at %v, want paid at %v", paid.Status, paid.PaidAt, at)
+	}
+
+	// Cancel; past the period invoiced the service ends, at its end, and nothing more is billed.
+	if resp := subscriptionAction(env, token, sub.ID, "cancel", ""); resp.Status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", resp.Status, resp.Body)
+	}
+	wantEnded(t, env, token, clock.ID, sub.ID, "2025-07-15T00:00:00Z", "2025-05-01T09:30:00Z", 2)
+
+	// The database agrees: four payments (one failed) at the clock's times, both invoices paid
+	// in full, one renewal recorded for April.
+	if n := env.Count(`SELECT count(*) FROM billing_payments WHERE organization_id = $1 AND status = 'succeeded' AND created_at < '2025-05-01'`, org); n != 3 {
+		t.Errorf("%d succeeded payments at the clock's times, want 3", n)
+	}
+	if n := env.Count(`SELECT count(*) FROM billing_payments WHERE organization_id = $1 AND status = 'failed' AND created_at = '2025-03-01T09:30:00Z'`, org); n != 1 {
+		t.Errorf("%d failed payments at the clock's time, want 1", n)
+	}
+	if n := env.Count(`SELECT count(*) FROM billing_invoices WHERE organization_id = $1 AND status = 'paid' AND amount_paid = total`, org); n != 2 {
+		t.Errorf("%d invoices paid in full, want 2", n)
+	}
+	if n := env.Count(`SELECT count(*) FROM subscription_renewals WHERE organization_id = $1 AND period_start = '2025-04-01'`, org); n != 1 {
+		t.Errorf("%d renewals recorded for April, want 1", n)
+	}
+
+	// Events of one transaction are listed in the order they were published (ids are UUIDv7).
+	want := []string{
+		"subscription.created", "subscription.activated", // the sandbox plan, provisioned
+		"invoice.issued", "subscription.plan_changed", // the selection's first invoice, in its transaction
+		"invoice.payment_failed", "invoice.paid",
+		"invoice.issued", "subscription.renewed", // April, in one transaction
+		"invoice.paid",
+		"subscription.cancelled", "subscription.terminated",
+	}
+	if got := j.eventTypes(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events, oldest first:\n got %v\nwant %v", got, want)
+	}
+}
