@@ -226,7 +226,8 @@ type Renewal struct {
 // drafts the invoice of the period the renewal opens (RenewalInvoice; the renewal at the
 // billing anchor is the end of the trial) and moves RenewsAt to the next renewal. A
 // subscription renews one period at a time: renewals overdue by several periods renew one
-// after another, each billed at now.
+// after another, each billed at now. A period that opens while the service is suspended is
+// not billed: the cycle moves on, and the first renewal after the service resumes bills again.
 func (s *Subscription) Renew(plan *Plan, now time.Time) Renewal {
 	at := *s.RenewsAt
 	s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, at)
@@ -234,8 +235,11 @@ func (s *Subscription) Renew(plan *Plan, now time.Time) Renewal {
 		return Renewal{PeriodStart: dateOf(at), PeriodEnd: dateOf(at)}
 	}
 	start, end := RenewalPeriod(at, *s.RenewsAt)
-	return Renewal{PeriodStart: start, PeriodEnd: end,
-		Invoice: RenewalInvoice(plan, at, *s.RenewsAt, at.Equal(s.BillingAnchorAt), now)}
+	renewal := Renewal{PeriodStart: start, PeriodEnd: end}
+	if s.ServiceStatus != ServiceSuspended {
+		renewal.Invoice = RenewalInvoice(plan, at, *s.RenewsAt, at.Equal(s.BillingAnchorAt), now)
+	}
+	return renewal
 }
 
 // ServiceEndDue reports whether the service of cancelled s has reached, at now, the end of

@@ -343,6 +343,39 @@ func TestRenewalReactivate(t *testing.T) {
 	wantInvoice(t, invs[1], "2025-05-01", "2025-05-31", clockAt(t, "2025-05-01T09:30:00Z"), "recurring_fee", int64(29900))
 }
 
+// TestRenewalWhileSuspended: a suspended service generates no invoice. The period that opens
+// while the operator has suspended the service is renewed without one (the cycle moves on), and
+// the first renewal after the service resumes bills again.
+func TestRenewalWhileSuspended(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	clock := createClock(t, env, token, org, "2025-03-01T09:30:00Z")
+	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceGrowthMonthly)
+	waitForService(t, env, token, sub.ID, "active")
+	if resp := subscriptionAction(env, apitest.OperatorToken, sub.ID, "suspend", `{"reason":"Abuse review"}`); resp.Status != http.StatusOK {
+		t.Fatalf("suspend: %d %s", resp.Status, resp.Body)
+	}
+	advance(t, env, token, clock.ID, "2025-04-15T00:00:00Z")
+	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-05-01T09:30:00Z")
+	if invs := invoicesOf(t, env, sub.ID); len(invs) != 0 {
+		t.Fatalf("%d invoices while suspended, want none", len(invs))
+	}
+	if n := env.Count(`SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1 AND invoice_id IS NULL`, sub.ID); n != 1 {
+		t.Errorf("%d renewals without invoice recorded, want April's", n)
+	}
+
+	if resp := subscriptionAction(env, apitest.OperatorToken, sub.ID, "resume", `{"reason":"Review closed"}`); resp.Status != http.StatusOK {
+		t.Fatalf("resume: %d %s", resp.Status, resp.Body)
+	}
+	advance(t, env, token, clock.ID, "2025-05-15T00:00:00Z")
+	invs := invoicesOf(t, env, sub.ID)
+	if len(invs) != 1 {
+		t.Fatalf("%d invoices after resuming, want May's", len(invs))
+	}
+	wantInvoice(t, invs[0], "2025-05-01", "2025-05-31", clockAt(t, "2025-05-01T09:30:00Z"), "recurring_fee", int64(29900))
+}
+
 // wantFieldProblem checks a 422 unprocessable answer whose field error at /frozen_time has code.
 func wantFieldProblem(t testing.TB, name string, resp *apitest.Response, code string) {
 	t.Helper()
