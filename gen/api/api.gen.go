@@ -7632,8 +7632,8 @@ type ClientInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
@@ -7653,8 +7653,8 @@ type ClientInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
@@ -10257,8 +10257,8 @@ func (c *Client) GetTestClock(ctx context.Context, id Id, reqEditors ...RequestE
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
@@ -10288,8 +10288,8 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, id Id, params *Ad
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
@@ -16982,8 +16982,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
@@ -17003,8 +17003,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-	// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-	// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
@@ -32866,8 +32866,8 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, id I
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
@@ -32893,8 +32893,8 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 //
 // Moves the clock forward to `frozen_time` and answers once every billing step of its organization due by then has run, in the
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
-// the period it opens (event `invoice.issued`) and moves `renews_at` one period on (event `subscription.renewed`), as
-// many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
+// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
+// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
 // (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
