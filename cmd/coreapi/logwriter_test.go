@@ -80,18 +80,17 @@ func TestBufferedLogStalledOutput(t *testing.T) {
 			taken.Add(1)
 		}
 	}()
-	var waited int64 // lines taken when they started waiting for the output
-	for last := int64(-1); ; last = waited {
-		time.Sleep(200 * time.Millisecond)
-		if waited = taken.Load(); waited == last {
-			break
-		}
-		if waited == lines {
-			t.Fatal("every line was taken while the output stalled: the buffer grew without bound")
+	// The lines up to logBufferMax are taken however slowly the machine runs: wait for them
+	// (a condition, not a duration), then give the rest a moment to be (wrongly) taken too.
+	buffered := int64(logBufferMax/lineSize - 1)
+	for deadline := time.Now().Add(time.Minute); taken.Load() < buffered; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("lines waited after %d bytes were buffered; they should wait only from %d", taken.Load()*lineSize, logBufferMax)
 		}
 	}
-	if waited*lineSize < logBufferMax-lineSize {
-		t.Fatalf("lines waited after %d bytes were buffered; they should wait only from %d", waited*lineSize, logBufferMax)
+	time.Sleep(200 * time.Millisecond)
+	if taken.Load() == lines {
+		t.Fatal("every line was taken while the output stalled: the buffer grew without bound")
 	}
 	close(w.released)
 	<-done
