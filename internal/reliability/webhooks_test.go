@@ -10,6 +10,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,9 +21,12 @@ import (
 	"time"
 )
 
-// TestWebhookDeliveryThreeProcesses: three processes share one outbox; every event of 30
-// subscriptions activated through all three is delivered, once, with a valid signature, and
-// the signing secret is stored sealed and never logged.
+// TestWebhookDeliveryThreeProcesses: three processes share one outbox; the subscription.activated
+// event of each of 30 subscriptions, created through all three, is delivered exactly once, with a
+// valid signature of its organization's endpoint, and the signing secrets are stored sealed and
+// never logged. An organization has one live subscription to a product (docs/design.md,
+// "Subscriptions"), so each subscription belongs to an organization of its own, with its own
+// endpoint at the one receiver.
 func TestWebhookDeliveryThreeProcesses(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
@@ -48,47 +52,75 @@ func TestWebhookDeliveryThreeProcesses(t *testing.T) {
 	}))
 	defer receiver.Close()
 
-	org := createOrg(t, procs[0], "Hooked", "standard_customer")
-	r := call(nil, http.MethodPost, procs[1].url("/v1/webhook-endpoints"), orgToken(org),
-		fmt.Sprintf(`{"organization_id":%q,"url":%q,"enabled_events":["subscription.activated"]}`, org, receiver.URL), nil)
-	if r.status != http.StatusCreated {
-		t.Fatalf("create endpoint: %d %s", r.status, r.body)
-	}
-	secret := r.json()["secret"].(string)
-	key := secretKey(t, secret)
-
 	const subs = 30
+	keys := map[string][]byte{}            // organization id -> its endpoint's signing key
+	subscriptionOrg := map[string]string{} // subscription id -> its organization
+	var secrets []string
 	for i := range subs {
-		p := procs[i%3]
-		r := call(nil, http.MethodPost, p.url("/v1/subscriptions"), orgToken(org), subscriptionBody(org), nil)
-		if r.status != http.StatusCreated && r.status != http.StatusConflict {
-			t.Fatalf("create subscription: %d %s", r.status, r.body)
+		org := createOrg(t, procs[i%3], fmt.Sprintf("Hooked %d", i), "standard_customer")
+		r := call(nil, http.MethodPost, procs[(i+1)%3].url("/v1/webhook-endpoints"), orgToken(org),
+			fmt.Sprintf(`{"organization_id":%q,"url":%q,"enabled_events":["subscription.activated"]}`, org, receiver.URL), nil)
+		if r.status != http.StatusCreated {
+			t.Fatalf("create endpoint %d: %d %s", i, r.status, r.body)
 		}
+		secret := r.json()["secret"].(string)
+		secrets = append(secrets, secret)
+		keys[org] = secretKey(t, secret)
+		r = call(nil, http.MethodPost, procs[(i+2)%3].url("/v1/subscriptions"), orgToken(org), subscriptionBody(org), nil)
+		if r.status != http.StatusCreated {
+			t.Fatalf("create subscription %d: %d %s", i, r.status, r.body)
+		}
+		subscriptionOrg[r.json()["id"].(string)] = org
 	}
-	db := c.pool(t)
-	want := count(t, db, "SELECT count(*) FROM subscriptions WHERE organization_id = $1", org)
-	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, want)
+	awaitDeliveries(t, &mu, func() int { return len(deliveries) }, subs)
 	mu.Lock()
 	defer mu.Unlock()
+	if len(deliveries) != subs {
+		t.Errorf("%d events delivered for %d subscriptions", len(deliveries), subs)
+	}
+	activated := map[string]int{} // subscription id -> its events delivered
 	for id, n := range deliveries {
 		if n != 1 {
 			t.Errorf("event %s delivered %d times", id, n)
 		}
-		if h := headers[id]; !signedWith(key, h, bodies[id]) {
-			t.Errorf("event %s: signature %q does not verify", id, h.Get("webhook-signature"))
+		var ev struct {
+			Type           string `json:"type"`
+			OrganizationID string `json:"organization_id"`
+			Data           struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodies[id], &ev); err != nil {
+			t.Fatalf("event %s: %v %s", id, err, bodies[id])
+		}
+		activated[ev.Data.ID]++
+		org := subscriptionOrg[ev.Data.ID]
+		if ev.Type != "subscription.activated" || org == "" || ev.OrganizationID != org {
+			t.Errorf("event %s: type %q of organization %q for subscription %q, none of ours", id, ev.Type, ev.OrganizationID, ev.Data.ID)
+		}
+		if h := headers[id]; !signedWith(keys[org], h, bodies[id]) {
+			t.Errorf("event %s: signature %q is not its organization's endpoint's", id, h.Get("webhook-signature"))
 		}
 	}
+	for sub := range subscriptionOrg {
+		if activated[sub] != 1 {
+			t.Errorf("subscription %s: %d subscription.activated events delivered, want 1", sub, activated[sub])
+		}
+	}
+	db := c.pool(t)
 	for _, col := range scanColumns(t, db) {
-		if n := count(t, db, col.query, col.arg(secret)); n > 0 {
+		if n := count(t, db, col.query, col.arg(secrets[0])); n > 0 {
 			t.Errorf("the webhook secret is stored in clear in %s", col.name)
 		}
 	}
 	for i, p := range procs {
-		if strings.Contains(p.out.String(), secret) || strings.Contains(p.out.String(), strings.TrimPrefix(secret, "whsec_")) {
-			t.Errorf("process %d logged the webhook secret", i)
+		for _, secret := range secrets {
+			if strings.Contains(p.out.String(), secret) || strings.Contains(p.out.String(), strings.TrimPrefix(secret, "whsec_")) {
+				t.Errorf("process %d logged a webhook secret", i)
+			}
 		}
 	}
-	t.Logf("webhook figures: %d events over 3 processes, each delivered once, signatures valid", len(deliveries))
+	t.Logf("webhook figures: %d events of %d subscriptions over 3 processes, each delivered once, signatures valid", len(deliveries), subs)
 }
 
 // secretKey is the HMAC key of an endpoint secret (whsec_<base64>).
