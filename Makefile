@@ -40,7 +40,7 @@ lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the
 
 .PHONY: test
 test: ## Run every test against a real PostgreSQL (TEST_DATABASE_URL or a throwaway cluster).
-	$(GO) test -count=1 -race -timeout 25m ./...
+	$(GO) test -count=1 -race -timeout 45m ./...
 
 .PHONY: test-browser
 test-browser: ## Open /docs of a running server in headless Chromium and check it lists every operation.
