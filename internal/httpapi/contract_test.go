@@ -37,8 +37,8 @@ var implemented = map[string]int{
 
 	"generateSimplifiedInvoice": http.StatusNotFound, // the example's organization does not exist
 	"getTaxInvoice":             http.StatusNotFound,
-	"generateStandardInvoice":   http.StatusNotFound,  // the example's organization does not exist
-	"listTaxInvoices":           http.StatusForbidden, // the example organization_id is not an id
+	"generateStandardInvoice":   http.StatusNotFound, // the example's organization does not exist
+	"listTaxInvoices":           http.StatusOK,       // the operator lists any organization's archive: the example's is empty
 	"getTaxInvoiceXml":          http.StatusNotFound,
 	"validateTaxInvoice":        http.StatusNotFound, // the example's organization does not exist
 	"resolveShortAddress":       http.StatusOK,
