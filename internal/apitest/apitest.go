@@ -70,6 +70,9 @@ var WebhookPolicy = webhook.Policy{
 	MaxRetryAfter: time.Hour,
 }
 
+// testPollInterval is how often the job queue of a test server looks for due jobs.
+const testPollInterval = 100 * time.Millisecond
+
 // StopWorkers stops the server's job queue (provisioning, webhook delivery, sweeps) and waits
 // for the jobs in flight, as a process being stopped would: what it has not done stays queued
 // in the database for a Sibling to do. The HTTP server keeps serving; jobs its requests queue
@@ -143,9 +146,11 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if cfg.Services.Organizations == nil {
 		cfg.Services = postgres.NewServices(db, box, hooks)
 	}
-	// The job queue runs as in production, polling often so tests see the effects of retries
-	// and scheduled attempts (e.g. webhooks redelivered) promptly.
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: box, Webhooks: hooks, PollInterval: 20 * time.Millisecond})
+	// The job queue runs as in production, polling more often so tests see the effects of
+	// retries and scheduled attempts (e.g. webhooks redelivered) promptly. Not much more often:
+	// every queue of every Env polls, and at 20 ms the polls of a few Envs took most of a core
+	// under the race detector.
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: box, Webhooks: hooks, PollInterval: testPollInterval})
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
@@ -183,16 +188,11 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 
-	doc, err := httpapi.LoadDocument(ctx)
+	v, err := validationRouter()
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
-	doc.Servers = openapi3.Servers{{URL: srv.URL}}
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		t.Fatalf("apitest: router: %v", err)
-	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, DB: db, dsn: dsn, doc: doc, router: router, Handler: handler, stopWorkers: stop, logs: logs}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, DB: db, dsn: dsn, doc: v.doc, router: v.router, Handler: handler, stopWorkers: stop, logs: logs}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }
@@ -288,6 +288,42 @@ func (e *Env) Exec(sql string, args ...any) {
 	}
 }
 
+// validationHost is the server the validation router knows: requests to any test server are
+// routed as if sent to it, so that one router serves every Env of the process.
+const validationHost = "apitest.invalid"
+
+// validation is the document and a router over its operations at validationHost.
+type validation struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+// validationRouter returns the validation of the process, built once (the document is shared
+// with the servers and must not change).
+var validationRouter = sync.OnceValues(func() (validation, error) {
+	shared, err := httpapi.LoadDocument()
+	if err != nil {
+		return validation{}, err
+	}
+	doc := *shared // a shallow copy: only Servers differs
+	doc.Servers = openapi3.Servers{{URL: "http://" + validationHost}}
+	router, err := gorillamux.NewRouter(&doc)
+	if err != nil {
+		return validation{}, fmt.Errorf("router: %w", err)
+	}
+	return validation{doc: &doc, router: router}, nil
+})
+
+// atValidationHost returns req as sent to validationHost, for finding its route.
+func atValidationHost(req *http.Request) *http.Request {
+	at := *req
+	u := *req.URL
+	u.Host = validationHost
+	at.URL = &u
+	at.Host = validationHost
+	return &at
+}
+
 type validatingTransport struct {
 	env  *Env
 	next http.RoundTripper
@@ -323,7 +359,7 @@ func (e *Env) validate(req *http.Request, reqBody []byte, resp *http.Response, b
 	if resp.StatusCode >= 400 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
 		e.t.Errorf("%s: error response has Content-Type %q, want application/problem+json: %s", where, resp.Header.Get("Content-Type"), body)
 	}
-	route, params, err := e.router.FindRoute(req)
+	route, params, err := e.router.FindRoute(atValidationHost(req))
 	if err != nil {
 		// Not an operation of the document (health endpoints, unknown paths and methods):
 		// errors must still be Problems.

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -252,7 +251,7 @@ func TestEveryOperationEnforcesItsScopes(t *testing.T) {
 	t.Parallel()
 	f := newKeyFixture(t)
 	f.env.DB.Quotas[core.QuotaAPIKeys] = 1_000 // two keys per operation, more than the default quota
-	doc, err := httpapi.LoadDocument(context.Background())
+	doc, err := httpapi.LoadDocument()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func (f fixedPrincipal) Authenticate(context.Context, *http.Request) (*core.Prin
 // body (authentication is a fixed principal here; BenchmarkCredentialLookup in
 // internal/postgres times it). Target: at most 20 µs and a handful of allocations.
 func BenchmarkContractGate(b *testing.B) {
-	doc, err := LoadDocument(context.Background())
+	doc, err := LoadDocument()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"github.com/provider/coreapi/internal/metrics"
 	"io"
@@ -59,7 +58,7 @@ func bodyOperations(tb testing.TB, doc *openapi3.T) []fuzzOperation {
 // NUL character in any string, small enough, as the handlers and PostgreSQL expect.
 // `make test-reliability` runs it with -fuzz for a while; `go test` runs the seeds.
 func FuzzContractGate(f *testing.F) {
-	doc, err := LoadDocument(context.Background())
+	doc, err := LoadDocument()
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
@@ -36,19 +37,28 @@ type Config struct {
 	Metrics *metrics.Metrics
 }
 
-// LoadDocument parses and validates the embedded OpenAPI document.
-func LoadDocument(ctx context.Context) (*openapi3.T, error) {
+// LoadDocument returns the embedded OpenAPI document, parsed and validated once per process:
+// a 500 kB document costs a second or more of CPU to load, and every handler of the process
+// (tests start hundreds) reads the same one. Callers share it and must not modify it.
+func LoadDocument() (*openapi3.T, error) {
+	return loadDocumentOnce()
+}
+
+var loadDocumentOnce = sync.OnceValues(func() (*openapi3.T, error) {
 	ConfigureValidation()
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(openapi.Document)
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: load openapi.yaml: %w", err)
 	}
-	if err := doc.Validate(ctx); err != nil {
+	if err := doc.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("httpapi: openapi.yaml is invalid: %w", err)
 	}
 	return doc, nil
-}
+})
+
+// loadReference builds the reference page and the document's JSON form once per process.
+var loadReference = sync.OnceValues(func() (*apidocs.Reference, error) { return apidocs.New(openapi.Document) })
 
 // ScopesOf lists the scopes the document's oauth2 scheme declares.
 func ScopesOf(doc *openapi3.T) map[string]bool {
@@ -66,14 +76,14 @@ func ScopesOf(doc *openapi3.T) map[string]bool {
 // NewHandler returns the whole HTTP API: health, metrics and reference endpoints, then every
 // operation of the document behind the contract gate and the strict handlers.
 func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
-	doc, err := LoadDocument(ctx)
+	doc, err := LoadDocument()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
-	reference, err := apidocs.New(openapi.Document)
+	reference, err := loadReference()
 	if err != nil {
 		return nil, err
 	}

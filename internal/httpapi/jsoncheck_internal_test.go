@@ -125,7 +125,7 @@ func TestJSONCheckRefusesWhatItDoesNotImplement(t *testing.T) {
 // body schema and documented example.
 func documentBodies(tb testing.TB) (*contract, map[string]*openapi3.SchemaRef, map[string][]byte) {
 	tb.Helper()
-	doc, err := LoadDocument(context.Background())
+	doc, err := LoadDocument()
 	if err != nil {
 		tb.Fatal(err)
 	}

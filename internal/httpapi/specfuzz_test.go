@@ -39,7 +39,7 @@ import (
 func TestSpecDrivenFuzzing(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
-	doc, err := httpapi.LoadDocument(t.Context())
+	doc, err := httpapi.LoadDocument()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ var (
 
 func schema(t testing.TB, name string) *openapi3.Schema {
 	t.Helper()
-	eventDocOnce.Do(func() { eventDoc, eventDocErr = httpapi.LoadDocument(context.Background()) })
+	eventDocOnce.Do(func() { eventDoc, eventDocErr = httpapi.LoadDocument() })
 	if eventDocErr != nil {
 		t.Fatal(eventDocErr)
 	}

@@ -317,7 +317,7 @@ func TestCreateWebhookEndpoint_Bounds(t *testing.T) {
 // allEventTypes lists the WebhookEventType enum of the document.
 func allEventTypes(t testing.TB) []string {
 	t.Helper()
-	doc, err := httpapi.LoadDocument(context.Background())
+	doc, err := httpapi.LoadDocument()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,10 @@ func NewDatabase(t testing.TB) string {
 	}
 	ctx := context.Background()
 	name := "t_" + randomSuffix()
-	if err := exec(ctx, adminDSN, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, template)); err != nil {
+	// FILE_COPY copies the template's files: about twice as fast as PostgreSQL 15's default
+	// WAL_LOG, which writes every block of the ~300-migration schema to the WAL (the cluster
+	// runs without fsync, so FILE_COPY's checkpoints cost little).
+	if err := exec(ctx, adminDSN, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s STRATEGY FILE_COPY", name, template)); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
