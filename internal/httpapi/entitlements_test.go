@@ -263,14 +263,14 @@ func newEntitlementFixture(t *testing.T, env, held *apitest.Env, statuses map[st
 // test asserts the outcome, not the speed.
 func waitForStatus(t *testing.T, name string, want int, request func() *apitest.Response) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventually)
 	for {
 		resp := request()
 		if resp.Status == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: status %d after 10 s, want %d: %s", name, resp.Status, want, resp.Body)
+			t.Fatalf("%s: status %d after %s, want %d: %s", name, resp.Status, eventually, want, resp.Body)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

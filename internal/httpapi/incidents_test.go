@@ -325,10 +325,10 @@ func TestSubscriptionResume_BeforeProvisioning(t *testing.T) {
 	env.Sibling()
 	jobsDone := func(n int) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); env.Count(`SELECT count(*) FROM river_job WHERE kind = 'provision_subscription'
+		for deadline := time.Now().Add(eventually); env.Count(`SELECT count(*) FROM river_job WHERE kind = 'provision_subscription'
 			AND args->>'subscription_id' = $1 AND state = 'completed'`, sub.ID) < n; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("fewer than %d provisioning jobs completed after 10 s", n)
+				t.Fatalf("fewer than %d provisioning jobs completed after %s", n, eventually)
 			}
 		}
 	}

@@ -200,11 +200,11 @@ func seedInvoiceFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
 // count taken afterwards moves only with the request under test.
 func waitForJobs(t testing.TB, env *apitest.Env) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventually)
 	for env.Count(`SELECT count(*) FROM river_job WHERE kind IN ('provision_subscription', 'deliver_webhook')
 		AND state IN ('available', 'running') AND scheduled_at <= now()`) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("provisioning or webhook jobs still pending after 10 s")
+			t.Fatalf("provisioning or webhook jobs still pending after %s", eventually)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

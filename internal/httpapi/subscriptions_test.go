@@ -93,7 +93,7 @@ func subscriptionAction(env *apitest.Env, token, id, action, body string) *apite
 // waitForService polls the subscription until its service status is want.
 func waitForService(t testing.TB, env *apitest.Env, token, id, want string) subscription {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventually)
 	for {
 		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/subscriptions/" + id, Token: token})
 		sub := decode[subscription](t, resp)
@@ -101,7 +101,7 @@ func waitForService(t testing.TB, env *apitest.Env, token, id, want string) subs
 			return sub
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("subscription %s: service %s after 10s, want %s", id, sub.ServiceStatus, want)
+			t.Fatalf("subscription %s: service %s after %s, want %s", id, sub.ServiceStatus, eventually, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -113,7 +113,7 @@ func waitForService(t testing.TB, env *apitest.Env, token, id, want string) subs
 func setState(t testing.TB, env *apitest.Env, id, commercial, service string) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventually)
 	for {
 		if _, err := env.Pool.Exec(ctx, `DELETE FROM river_job WHERE kind = 'provision_subscription' AND args->>'subscription_id' = $1
 			AND state IN ('available', 'scheduled', 'retryable', 'pending')`, id); err != nil {
@@ -123,7 +123,7 @@ func setState(t testing.TB, env *apitest.Env, id, commercial, service string) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the provisioning job still running after 10 s")
+			t.Fatalf("the provisioning job still running after %s", eventually)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -51,7 +51,7 @@ func items(t testing.TB, resp *apitest.Response) []map[string]any {
 // event eventID has status, and returns it as the API answered.
 func waitForDelivery(t testing.TB, env *apitest.Env, token, endpointID, eventID, status string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(eventually)
 	for {
 		for _, d := range listDeliveries(t, env, token, endpointID, "limit=200") {
 			if d["event_id"] == eventID && d["status"] == status {
@@ -59,7 +59,7 @@ func waitForDelivery(t testing.TB, env *apitest.Env, token, endpointID, eventID,
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s delivery of event %s after 15s", status, eventID)
+			t.Fatalf("no %s delivery of event %s after %s", status, eventID, eventually)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

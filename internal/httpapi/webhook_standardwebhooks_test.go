@@ -95,8 +95,8 @@ func (r *nodeReceiver) next(t *testing.T) nodeVerification {
 	select {
 	case v := <-r.verified:
 		return v
-	case <-time.After(15 * time.Second):
-		t.Fatal("the receiver got no delivery within 15 s")
+	case <-time.After(eventually):
+		t.Fatalf("the receiver got no delivery within %s", eventually)
 		return nodeVerification{}
 	}
 }
