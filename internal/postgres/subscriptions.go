@@ -517,6 +517,7 @@ func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
 		SuspendedAt:           r.SuspendedAt,
 		TerminatedAt:          r.TerminatedAt,
 		ProvisionedAt:         r.ProvisionedAt,
+		Dunning:               core.Dunning{InvoiceID: r.DunningInvoiceID, Retries: int(r.DunningRetries), NextAt: r.DunningNextAt},
 	}
 	if r.SuspendedBy != nil {
 		s.SuspendedBy = *r.SuspendedBy
