@@ -42,28 +42,28 @@ func (s *Subscription) DunningRetryDue(now time.Time) bool {
 }
 
 // BecomeOverdue starts the dunning of inv, unpaid at its due_at: billing overdue, the first
-// retry scheduled. It returns the step's event (its audit action too).
-func (s *Subscription) BecomeOverdue(inv *BillingInvoice) EventType {
+// retry scheduled (event EventSubscriptionOverdue).
+func (s *Subscription) BecomeOverdue(inv *BillingInvoice) {
 	s.BillingStatus = BillingOverdue
 	s.Dunning = Dunning{InvoiceID: &inv.ID, NextAt: retryAt(inv, 0)}
-	return EventSubscriptionOverdue
 }
 
 // FailRetry records that the retry due at now failed: the first failure puts billing in
 // dunning and the subscription commercially past due, the last one writes it off at now
-// (WriteOff). inv is the invoice dunned. It returns the step's event.
-func (s *Subscription) FailRetry(inv *BillingInvoice, now time.Time) EventType {
+// (WriteOff). inv is the invoice dunned. It reports whether s is written off (event
+// EventSubscriptionWrittenOff, else EventSubscriptionPaymentRetryFailed).
+func (s *Subscription) FailRetry(inv *BillingInvoice, now time.Time) (writtenOff bool) {
 	s.Dunning.Retries++
 	if s.Dunning.Retries >= len(DunningSchedule) {
 		s.WriteOff(now)
-		return EventSubscriptionWrittenOff
+		return true
 	}
 	s.BillingStatus = BillingInDunning
 	if s.CommercialStatus == CommercialActive {
 		s.CommercialStatus = CommercialPastDue
 	}
 	s.Dunning.NextAt = retryAt(inv, s.Dunning.Retries)
-	return EventSubscriptionPaymentRetryFailed
+	return false
 }
 
 // WriteOff writes s off at now: billing written_off, no further retry, commercially paused

@@ -28,28 +28,27 @@ func day(d int) time.Time { return time.Date(2025, 3, 15+d, 9, 30, 0, 0, time.UT
 // running service suspended by billing, which no lifecycle action resumes.
 func TestDunningSchedule(t *testing.T) {
 	sub, inv := dunned(t)
-	if got := sub.BecomeOverdue(inv); got != core.EventSubscriptionOverdue || sub.BillingStatus != core.BillingOverdue ||
-		*sub.Dunning.InvoiceID != inv.ID || !sub.Dunning.NextAt.Equal(day(3)) {
-		t.Fatalf("overdue: %s %+v", got, sub)
+	if sub.BecomeOverdue(inv); sub.BillingStatus != core.BillingOverdue || *sub.Dunning.InvoiceID != inv.ID || !sub.Dunning.NextAt.Equal(day(3)) {
+		t.Fatalf("overdue: %+v", sub)
 	}
 	steps := []struct {
 		at                           time.Time
-		event                        core.EventType
+		writtenOff                   bool
 		billing, commercial, service string
 		next                         *time.Time
 	}{
-		{day(3), core.EventSubscriptionPaymentRetryFailed, core.BillingInDunning, core.CommercialPastDue, core.ServiceActive, ptr(day(5))},
-		{day(5), core.EventSubscriptionPaymentRetryFailed, core.BillingInDunning, core.CommercialPastDue, core.ServiceActive, ptr(day(7))},
-		{day(7), core.EventSubscriptionWrittenOff, core.BillingWrittenOff, core.CommercialPaused, core.ServiceSuspended, nil},
+		{day(3), false, core.BillingInDunning, core.CommercialPastDue, core.ServiceActive, ptr(day(5))},
+		{day(5), false, core.BillingInDunning, core.CommercialPastDue, core.ServiceActive, ptr(day(7))},
+		{day(7), true, core.BillingWrittenOff, core.CommercialPaused, core.ServiceSuspended, nil},
 	}
 	for i, s := range steps {
 		if sub.DunningRetryDue(s.at.Add(-time.Second)) || !sub.DunningRetryDue(s.at) {
 			t.Errorf("retry %d not due exactly at %v", i+1, s.at)
 		}
 		got := sub.FailRetry(inv, s.at)
-		if got != s.event || sub.BillingStatus != s.billing || sub.CommercialStatus != s.commercial || sub.ServiceStatus != s.service ||
+		if got != s.writtenOff || sub.BillingStatus != s.billing || sub.CommercialStatus != s.commercial || sub.ServiceStatus != s.service ||
 			sub.Dunning.Retries != i+1 || (s.next == nil) != (sub.Dunning.NextAt == nil) || (s.next != nil && !s.next.Equal(*sub.Dunning.NextAt)) {
-			t.Errorf("retry %d: %s %s/%s/%s next %v, want %+v", i+1, got, sub.BillingStatus, sub.CommercialStatus, sub.ServiceStatus, sub.Dunning.NextAt, s)
+			t.Errorf("retry %d: written off %v %s/%s/%s next %v, want %+v", i+1, got, sub.BillingStatus, sub.CommercialStatus, sub.ServiceStatus, sub.Dunning.NextAt, s)
 		}
 	}
 	if sub.SuspendedBy != core.SuspendedByBilling || !sub.SuspendedAt.Equal(day(7)) || sub.RenewalDue(day(30)) || sub.DunningRetryDue(day(30)) {

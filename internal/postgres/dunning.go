@@ -43,8 +43,8 @@ func (d *DB) dunningStep(ctx context.Context, q *dbq.Queries, before *core.Subsc
 		return false, false, err
 	}
 	after := *before
-	event := after.BecomeOverdue(inv)
-	return true, false, d.recordDunningStep(ctx, q, before, &after, at, event,
+	after.BecomeOverdue(inv)
+	return true, false, d.recordDunningStep(ctx, q, before, &after, at, core.EventSubscriptionOverdue,
 		fmt.Sprintf("invoice %s: %d %s unpaid at its due date %s", inv.ID, inv.AmountDue(), inv.Currency, inv.DueAt.Format(time.RFC3339)))
 }
 
@@ -81,14 +81,15 @@ func (d *DB) retryDunning(ctx context.Context, q *dbq.Queries, before *core.Subs
 		outcome = fmt.Sprintf("payment %s with %s failed: %s", pay.ID, pay.PaymentMethod, *pay.FailureCode)
 	}
 	after := *before
-	event := after.FailRetry(inv, at)
-	if event == core.EventSubscriptionWrittenOff {
-		if err := d.writeOffInvoice(ctx, q, inv, at); err != nil {
-			return false, err
-		}
+	writtenOff := after.FailRetry(inv, at)
+	reason := fmt.Sprintf("retry %d of %d of invoice %s: %s", after.Dunning.Retries, len(core.DunningSchedule), inv.ID, outcome)
+	if !writtenOff {
+		return false, d.recordDunningStep(ctx, q, before, &after, at, core.EventSubscriptionPaymentRetryFailed, reason)
 	}
-	return after.ServiceStatus != before.ServiceStatus, d.recordDunningStep(ctx, q, before, &after, at, event,
-		fmt.Sprintf("retry %d of %d of invoice %s: %s", after.Dunning.Retries, len(core.DunningSchedule), inv.ID, outcome))
+	if err := d.writeOffInvoice(ctx, q, inv, at); err != nil {
+		return false, err
+	}
+	return after.ServiceStatus != before.ServiceStatus, d.recordDunningStep(ctx, q, before, &after, at, core.EventSubscriptionWrittenOff, reason)
 }
 
 // writeOffInvoice marks the locked invoice dunned uncollectible at at, unless the operator
