@@ -137,7 +137,10 @@ func (d *DB) settleDunning(ctx context.Context, q *dbq.Queries, inv *core.Billin
 	if err := d.recordDunningStep(ctx, q, before, &after, at, core.EventSubscriptionRecovered, fmt.Sprintf("invoice %s %s", inv.ID, inv.Status)); err != nil {
 		return false, err
 	}
-	return after.ServiceStatus != before.ServiceStatus, nil
+	if after.ServiceStatus == before.ServiceStatus {
+		return false, nil
+	}
+	return true, d.provisionResumed(ctx, &after)
 }
 
 // recordDunningStep stores after, the state a dunning step at at moved before to, its
