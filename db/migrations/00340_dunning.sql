@@ -19,15 +19,18 @@ ALTER TABLE subscriptions DROP CONSTRAINT subscriptions_suspended_by_check;
 ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_suspended_by_check
     CHECK (suspended_by IN ('organization', 'connected_business', 'operator', 'billing'));
 
--- What the dunning steps look for: unpaid invoices by due date, subscriptions by next step.
-CREATE INDEX billing_invoices_unpaid_due ON billing_invoices (organization_id, subscription_id, due_at)
+-- What the dunning steps look for: unpaid invoices by due date (the wall-clock scan) and by
+-- subscription (a step's own check), subscriptions by next step.
+CREATE INDEX billing_invoices_unpaid_due ON billing_invoices (due_at) WHERE status IN ('issued', 'partially_paid');
+CREATE INDEX billing_invoices_unpaid_subscription ON billing_invoices (organization_id, subscription_id, due_at)
     WHERE status IN ('issued', 'partially_paid');
 CREATE INDEX subscriptions_dunning_next_at ON subscriptions (dunning_next_at) WHERE dunning_next_at IS NOT NULL;
 
 -- The billing steps of subscriptions (00270) gain the dunning steps: a current subscription
--- with an invoice unpaid (something still due) at its due_at becomes overdue then, and a
--- subscription in dunning takes its next step at dunning_next_at. A terminated service is
--- not dunned.
+-- with an invoice unpaid (something still due) at its due_at becomes overdue then (one row per
+-- such invoice, not an aggregate, so that "due by now" is a range on the invoices' due_at; the
+-- first taken makes the subscription overdue and the others drop out), and a subscription in
+-- dunning takes its next step at dunning_next_at. A terminated service is not dunned.
 CREATE OR REPLACE VIEW subscription_billing_steps AS
 SELECT s.organization_id, s.id, s.renews_at AS due_at
 FROM subscriptions s
@@ -40,12 +43,11 @@ SELECT s.organization_id, s.id, s.service_ends_at
 FROM subscriptions s
 WHERE s.service_ends_at IS NOT NULL AND s.commercial_status = 'cancelled' AND s.service_status <> 'terminated'
 UNION ALL
-SELECT s.organization_id, s.id, min(i.due_at)
+SELECT s.organization_id, s.id, i.due_at
 FROM subscriptions s
 JOIN billing_invoices i ON i.organization_id = s.organization_id AND i.subscription_id = s.id
 WHERE s.billing_status = 'current' AND s.service_status <> 'terminated'
   AND i.status IN ('issued', 'partially_paid') AND i.due_at IS NOT NULL AND i.amount_paid < i.total
-GROUP BY s.organization_id, s.id
 UNION ALL
 SELECT s.organization_id, s.id, s.dunning_next_at
 FROM subscriptions s
@@ -64,6 +66,7 @@ SELECT s.organization_id, s.id, s.service_ends_at
 FROM subscriptions s
 WHERE s.service_ends_at IS NOT NULL AND s.commercial_status = 'cancelled' AND s.service_status <> 'terminated';
 DROP INDEX subscriptions_dunning_next_at;
+DROP INDEX billing_invoices_unpaid_subscription;
 DROP INDEX billing_invoices_unpaid_due;
 ALTER TABLE subscriptions DROP CONSTRAINT subscriptions_suspended_by_check;
 ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_suspended_by_check
