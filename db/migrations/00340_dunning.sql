@@ -30,11 +30,13 @@ CREATE INDEX subscriptions_dunning_next_at ON subscriptions (dunning_next_at) WH
 -- with an invoice unpaid (something still due) at its due_at becomes overdue then (one row per
 -- such invoice, not an aggregate, so that "due by now" is a range on the invoices' due_at; the
 -- first taken makes the subscription overdue and the others drop out), and a subscription in
--- dunning takes its next step at dunning_next_at. A terminated service is not dunned.
+-- dunning takes its next step at dunning_next_at. A terminated service is not dunned, and a
+-- subscription written off does not renew (even cancelled and reactivated).
 CREATE OR REPLACE VIEW subscription_billing_steps AS
 SELECT s.organization_id, s.id, s.renews_at AS due_at
 FROM subscriptions s
 WHERE s.renews_at IS NOT NULL AND s.commercial_status IN ('active', 'past_due') AND s.service_status <> 'terminated'
+  AND s.billing_status <> 'written_off'
   AND NOT EXISTS (SELECT 1 FROM billing_invoices i
                   WHERE i.organization_id = s.organization_id AND i.subscription_id = s.id
                     AND i.opens_selection AND i.status IN ('issued', 'partially_paid'))

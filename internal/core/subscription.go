@@ -187,6 +187,9 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 		// The withdrawn renewal comes back, even when its time has passed and the service has
 		// not been ended yet: the period from it is billed, never skipped.
 		s.CommercialStatus, s.CancelledBy = CommercialActive, ""
+		if s.BillingStatus == BillingWrittenOff { // back to where the write-off left it
+			s.CommercialStatus = CommercialPaused
+		}
 		s.RenewsAt = s.ServiceEndsAt
 		if s.RenewsAt == nil {
 			s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
@@ -210,10 +213,10 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 }
 
 // RenewalDue reports whether s renews at now: its renewal has arrived, it is commercially
-// active or past due and its service is not terminated. (Storage adds one condition: a plan
-// selection whose first invoice is unpaid does not renew.)
+// active or past due, not written off, and its service is not terminated. (Storage adds one
+// condition: a plan selection whose first invoice is unpaid does not renew.)
 func (s *Subscription) RenewalDue(now time.Time) bool {
-	return s.RenewsAt != nil && !s.RenewsAt.After(now) && s.ServiceStatus != ServiceTerminated &&
+	return s.RenewsAt != nil && !s.RenewsAt.After(now) && s.ServiceStatus != ServiceTerminated && s.BillingStatus != BillingWrittenOff &&
 		(s.CommercialStatus == CommercialActive || s.CommercialStatus == CommercialPastDue)
 }
 

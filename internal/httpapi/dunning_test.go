@@ -148,6 +148,13 @@ func TestDunning(t *testing.T) {
 		for _, token := range []string{d.token, apitest.OperatorToken} {
 			assertProblem(t, "resume", subscriptionAction(env, token, d.sub, "resume", ""), http.StatusConflict, "invalid_state_transition")
 		}
+		// Nor does cancelling and reactivating: it is paused again, still written off.
+		for _, action := range []string{"cancel", "reactivate"} {
+			if r := subscriptionAction(env, d.token, d.sub, action, ""); r.Status != http.StatusOK {
+				t.Fatalf("%s: %d %s", action, r.Status, r.Body)
+			}
+		}
+		d.wantStatuses(t, env, "written_off", "paused", "suspended")
 		// No renewal while written off: April 1 passes with nothing billed.
 		advance(t, env, d.token, d.clock, "2025-04-15T00:00:00Z")
 		d.wantStatuses(t, env, "written_off", "paused", "suspended")
