@@ -1920,43 +1920,47 @@ func (e WebhookEndpointStatus) Valid() bool {
 
 // Defines values for WebhookEventType.
 const (
-	WebhookEventTypeApiKeyCreated                WebhookEventType = "api_key.created"
-	WebhookEventTypeApiKeyRevoked                WebhookEventType = "api_key.revoked"
-	WebhookEventTypeApiKeyRotated                WebhookEventType = "api_key.rotated"
-	WebhookEventTypeBillingInvoiceIssued         WebhookEventType = "billing_invoice.issued"
-	WebhookEventTypeConnectedBusinessCreated     WebhookEventType = "connected_business.created"
-	WebhookEventTypeConnectedBusinessUpdated     WebhookEventType = "connected_business.updated"
-	WebhookEventTypeInvoiceIssued                WebhookEventType = "invoice.issued"
-	WebhookEventTypeInvoicePaid                  WebhookEventType = "invoice.paid"
-	WebhookEventTypeInvoicePaymentFailed         WebhookEventType = "invoice.payment_failed"
-	WebhookEventTypeInvoiceUncollectible         WebhookEventType = "invoice.uncollectible"
-	WebhookEventTypeInvoiceVoided                WebhookEventType = "invoice.voided"
-	WebhookEventTypeOrganizationUpdated          WebhookEventType = "organization.updated"
-	WebhookEventTypePlanDeprecated               WebhookEventType = "plan.deprecated"
-	WebhookEventTypePlanRetired                  WebhookEventType = "plan.retired"
-	WebhookEventTypeProductUpdated               WebhookEventType = "product.updated"
-	WebhookEventTypeSpendControlHardLimitReached WebhookEventType = "spend_control.hard_limit_reached"
-	WebhookEventTypeSpendControlWarningReached   WebhookEventType = "spend_control.warning_reached"
-	WebhookEventTypeSubscriptionActivated        WebhookEventType = "subscription.activated"
-	WebhookEventTypeSubscriptionCancelled        WebhookEventType = "subscription.cancelled"
-	WebhookEventTypeSubscriptionCreated          WebhookEventType = "subscription.created"
-	WebhookEventTypeSubscriptionDegraded         WebhookEventType = "subscription.degraded"
-	WebhookEventTypeSubscriptionPlanChanged      WebhookEventType = "subscription.plan_changed"
-	WebhookEventTypeSubscriptionReactivated      WebhookEventType = "subscription.reactivated"
-	WebhookEventTypeSubscriptionRenewed          WebhookEventType = "subscription.renewed"
-	WebhookEventTypeSubscriptionRestored         WebhookEventType = "subscription.restored"
-	WebhookEventTypeSubscriptionResumed          WebhookEventType = "subscription.resumed"
-	WebhookEventTypeSubscriptionSuspended        WebhookEventType = "subscription.suspended"
-	WebhookEventTypeSubscriptionTerminated       WebhookEventType = "subscription.terminated"
-	WebhookEventTypeSupportCaseClosed            WebhookEventType = "support_case.closed"
-	WebhookEventTypeSupportCaseMessageCreated    WebhookEventType = "support_case.message_created"
-	WebhookEventTypeSupportCaseOpened            WebhookEventType = "support_case.opened"
-	WebhookEventTypeSupportCaseUpdated           WebhookEventType = "support_case.updated"
-	WebhookEventTypeTaxInvoiceGenerated          WebhookEventType = "tax_invoice.generated"
-	WebhookEventTypeWebhookEndpointDisabled      WebhookEventType = "webhook_endpoint.disabled"
-	WebhookEventTypeWebhookEndpointSecretRotated WebhookEventType = "webhook_endpoint.secret_rotated"
-	WebhookEventTypeWebhookEndpointTest          WebhookEventType = "webhook_endpoint.test"
-	WebhookEventTypeWebhookEndpointUpdated       WebhookEventType = "webhook_endpoint.updated"
+	WebhookEventTypeApiKeyCreated                  WebhookEventType = "api_key.created"
+	WebhookEventTypeApiKeyRevoked                  WebhookEventType = "api_key.revoked"
+	WebhookEventTypeApiKeyRotated                  WebhookEventType = "api_key.rotated"
+	WebhookEventTypeBillingInvoiceIssued           WebhookEventType = "billing_invoice.issued"
+	WebhookEventTypeConnectedBusinessCreated       WebhookEventType = "connected_business.created"
+	WebhookEventTypeConnectedBusinessUpdated       WebhookEventType = "connected_business.updated"
+	WebhookEventTypeInvoiceIssued                  WebhookEventType = "invoice.issued"
+	WebhookEventTypeInvoicePaid                    WebhookEventType = "invoice.paid"
+	WebhookEventTypeInvoicePaymentFailed           WebhookEventType = "invoice.payment_failed"
+	WebhookEventTypeInvoiceUncollectible           WebhookEventType = "invoice.uncollectible"
+	WebhookEventTypeInvoiceVoided                  WebhookEventType = "invoice.voided"
+	WebhookEventTypeOrganizationUpdated            WebhookEventType = "organization.updated"
+	WebhookEventTypePlanDeprecated                 WebhookEventType = "plan.deprecated"
+	WebhookEventTypePlanRetired                    WebhookEventType = "plan.retired"
+	WebhookEventTypeProductUpdated                 WebhookEventType = "product.updated"
+	WebhookEventTypeSpendControlHardLimitReached   WebhookEventType = "spend_control.hard_limit_reached"
+	WebhookEventTypeSpendControlWarningReached     WebhookEventType = "spend_control.warning_reached"
+	WebhookEventTypeSubscriptionActivated          WebhookEventType = "subscription.activated"
+	WebhookEventTypeSubscriptionCancelled          WebhookEventType = "subscription.cancelled"
+	WebhookEventTypeSubscriptionCreated            WebhookEventType = "subscription.created"
+	WebhookEventTypeSubscriptionDegraded           WebhookEventType = "subscription.degraded"
+	WebhookEventTypeSubscriptionOverdue            WebhookEventType = "subscription.overdue"
+	WebhookEventTypeSubscriptionPaymentRetryFailed WebhookEventType = "subscription.payment_retry_failed"
+	WebhookEventTypeSubscriptionPlanChanged        WebhookEventType = "subscription.plan_changed"
+	WebhookEventTypeSubscriptionReactivated        WebhookEventType = "subscription.reactivated"
+	WebhookEventTypeSubscriptionRecovered          WebhookEventType = "subscription.recovered"
+	WebhookEventTypeSubscriptionRenewed            WebhookEventType = "subscription.renewed"
+	WebhookEventTypeSubscriptionRestored           WebhookEventType = "subscription.restored"
+	WebhookEventTypeSubscriptionResumed            WebhookEventType = "subscription.resumed"
+	WebhookEventTypeSubscriptionSuspended          WebhookEventType = "subscription.suspended"
+	WebhookEventTypeSubscriptionTerminated         WebhookEventType = "subscription.terminated"
+	WebhookEventTypeSubscriptionWrittenOff         WebhookEventType = "subscription.written_off"
+	WebhookEventTypeSupportCaseClosed              WebhookEventType = "support_case.closed"
+	WebhookEventTypeSupportCaseMessageCreated      WebhookEventType = "support_case.message_created"
+	WebhookEventTypeSupportCaseOpened              WebhookEventType = "support_case.opened"
+	WebhookEventTypeSupportCaseUpdated             WebhookEventType = "support_case.updated"
+	WebhookEventTypeTaxInvoiceGenerated            WebhookEventType = "tax_invoice.generated"
+	WebhookEventTypeWebhookEndpointDisabled        WebhookEventType = "webhook_endpoint.disabled"
+	WebhookEventTypeWebhookEndpointSecretRotated   WebhookEventType = "webhook_endpoint.secret_rotated"
+	WebhookEventTypeWebhookEndpointTest            WebhookEventType = "webhook_endpoint.test"
+	WebhookEventTypeWebhookEndpointUpdated         WebhookEventType = "webhook_endpoint.updated"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEventType enum.
@@ -2004,9 +2008,15 @@ func (e WebhookEventType) Valid() bool {
 		return true
 	case WebhookEventTypeSubscriptionDegraded:
 		return true
+	case WebhookEventTypeSubscriptionOverdue:
+		return true
+	case WebhookEventTypeSubscriptionPaymentRetryFailed:
+		return true
 	case WebhookEventTypeSubscriptionPlanChanged:
 		return true
 	case WebhookEventTypeSubscriptionReactivated:
+		return true
+	case WebhookEventTypeSubscriptionRecovered:
 		return true
 	case WebhookEventTypeSubscriptionRenewed:
 		return true
@@ -2017,6 +2027,8 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeSubscriptionSuspended:
 		return true
 	case WebhookEventTypeSubscriptionTerminated:
+		return true
+	case WebhookEventTypeSubscriptionWrittenOff:
 		return true
 	case WebhookEventTypeSupportCaseClosed:
 		return true
@@ -2266,7 +2278,7 @@ type BillingInvoice struct {
 	OrganizationId string                       `json:"organization_id"`
 	PaidAt         nullable.Nullable[time.Time] `json:"paid_at"`
 
-	// Status Status of a billing invoice.
+	// Status Status of a billing invoice. An invoice still unpaid 7 days after its `due_at` is written off by dunning (`uncollectible`, see `SubscriptionBillingStatus`), as `markInvoiceUncollectible` does; an `uncollectible` invoice still takes payments, and is `paid` once paid in full.
 	Status BillingInvoiceStatus `json:"status"`
 
 	// Subtotal Sum of the lines before discount and tax, minor units.
@@ -2330,7 +2342,7 @@ type BillingInvoiceList struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
-// BillingInvoiceStatus Status of a billing invoice.
+// BillingInvoiceStatus Status of a billing invoice. An invoice still unpaid 7 days after its `due_at` is written off by dunning (`uncollectible`, see `SubscriptionBillingStatus`), as `markInvoiceUncollectible` does; an `uncollectible` invoice still takes payments, and is `paid` once paid in full.
 type BillingInvoiceStatus string
 
 // BillingModel Billing model of a product.
@@ -4006,10 +4018,23 @@ type StatusClass string
 
 // Subscription A subscription of an organization to a product and plan. Every field is always present.
 type Subscription struct {
-	// BillingStatus Billing state of a subscription.
+	// BillingStatus Billing state of a subscription, driven by dunning. An invoice of the subscription still unpaid (something due) at its
+	// `due_at` makes it `overdue` (event `subscription.overdue`). Retries follow at `due_at` + 3, 5 and 7 days (the sandbox
+	// schedule, in days so that test clocks exercise it): each charges the payment method on file for everything still due on
+	// the invoice. The payment method on file is the one the latest payment attempt on any invoice of the subscription used
+	// (`createInvoicePayment`; the sandbox model stores no other); with none on file a retry fails without a payment. The first
+	// failing retry makes billing `in_dunning` and the commercial status `past_due` (event `subscription.payment_retry_failed`);
+	// the last writes the subscription off: `written_off`, the invoice `uncollectible`, commercial `paused`, the service
+	// `suspended` (event `subscription.written_off`), so the product's operations are refused (403 `subscription_inactive`) and
+	// the subscription does not renew. Paying everything due on the invoice at any point (a retry that succeeds, or
+	// `createInvoicePayment`, even once it is `uncollectible`), or voiding it, brings billing back to `current`, commercial to
+	// `active` and the service back (event `subscription.recovered`); only that resumes a service the write-off suspended
+	// (`resumeSubscription` is 409 `invalid_state_transition`). Renewal then goes on with the period in progress: periods that
+	// began and ended while written off are not billed. The steps are taken by the background renewal run, or by
+	// `advanceTestClock` for an organization on a test clock; each is audited with the event's name.
 	BillingStatus SubscriptionBillingStatus `json:"billing_status"`
 
-	// CommercialStatus Commercial state of a subscription.
+	// CommercialStatus Commercial state of a subscription. Dunning (see `SubscriptionBillingStatus`) moves an `active` subscription to `past_due` at its first failed retry and to `paused` when it is written off; the payment of the invoice dunned brings it back to `active`. A `paused` subscription does not renew; `cancelled` stays `cancelled` through dunning.
 	CommercialStatus SubscriptionCommercialStatus `json:"commercial_status"`
 	CreatedAt        time.Time                    `json:"created_at"`
 	Id               openapi_types.UUID           `json:"id"`
@@ -4031,10 +4056,23 @@ type Subscription struct {
 	UpdatedAt     time.Time                    `json:"updated_at"`
 }
 
-// SubscriptionBillingStatus Billing state of a subscription.
+// SubscriptionBillingStatus Billing state of a subscription, driven by dunning. An invoice of the subscription still unpaid (something due) at its
+// `due_at` makes it `overdue` (event `subscription.overdue`). Retries follow at `due_at` + 3, 5 and 7 days (the sandbox
+// schedule, in days so that test clocks exercise it): each charges the payment method on file for everything still due on
+// the invoice. The payment method on file is the one the latest payment attempt on any invoice of the subscription used
+// (`createInvoicePayment`; the sandbox model stores no other); with none on file a retry fails without a payment. The first
+// failing retry makes billing `in_dunning` and the commercial status `past_due` (event `subscription.payment_retry_failed`);
+// the last writes the subscription off: `written_off`, the invoice `uncollectible`, commercial `paused`, the service
+// `suspended` (event `subscription.written_off`), so the product's operations are refused (403 `subscription_inactive`) and
+// the subscription does not renew. Paying everything due on the invoice at any point (a retry that succeeds, or
+// `createInvoicePayment`, even once it is `uncollectible`), or voiding it, brings billing back to `current`, commercial to
+// `active` and the service back (event `subscription.recovered`); only that resumes a service the write-off suspended
+// (`resumeSubscription` is 409 `invalid_state_transition`). Renewal then goes on with the period in progress: periods that
+// began and ended while written off are not billed. The steps are taken by the background renewal run, or by
+// `advanceTestClock` for an organization on a test clock; each is audited with the event's name.
 type SubscriptionBillingStatus string
 
-// SubscriptionCommercialStatus Commercial state of a subscription.
+// SubscriptionCommercialStatus Commercial state of a subscription. Dunning (see `SubscriptionBillingStatus`) moves an `active` subscription to `past_due` at its first failed retry and to `paused` when it is written off; the payment of the invoice dunned brings it back to `active`. A `paused` subscription does not renew; `cancelled` stays `cancelled` through dunning.
 type SubscriptionCommercialStatus string
 
 // SubscriptionCreateRequest Body of `createSubscription`.
@@ -4579,10 +4617,14 @@ type WebhookDelivery struct {
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
 	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
 	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
+	// | `subscription.overdue` | dunning: an invoice of the subscription is unpaid at its `due_at`; `billing_status` becomes `overdue` (the background renewal run, or `advanceTestClock`) | `Subscription` |
+	// | `subscription.payment_retry_failed` | dunning: a retry (3 and 5 days after `due_at`) fails, or finds no payment method on file; the first moves `billing_status` to `in_dunning` and `commercial_status` to `past_due`. A retry that charged a payment method also emits `invoice.payment_failed` | `Subscription` |
+	// | `subscription.written_off` | dunning: the last retry (7 days after `due_at`) fails; `billing_status` `written_off`, `commercial_status` `paused`, service `suspended` (no `subscription.suspended` event: this one says it), and the invoice `uncollectible` (`invoice.uncollectible` in the same transaction) | `Subscription` |
+	// | `subscription.recovered` | the invoice dunned is paid in full (`createInvoicePayment`, or a retry that succeeds) or voided: `billing_status` back to `current`, `commercial_status` `active`, a service suspended by the write-off running again | `Subscription` |
 	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
-	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4748,10 +4790,14 @@ type WebhookEvent struct {
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
 	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
 	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
+	// | `subscription.overdue` | dunning: an invoice of the subscription is unpaid at its `due_at`; `billing_status` becomes `overdue` (the background renewal run, or `advanceTestClock`) | `Subscription` |
+	// | `subscription.payment_retry_failed` | dunning: a retry (3 and 5 days after `due_at`) fails, or finds no payment method on file; the first moves `billing_status` to `in_dunning` and `commercial_status` to `past_due`. A retry that charged a payment method also emits `invoice.payment_failed` | `Subscription` |
+	// | `subscription.written_off` | dunning: the last retry (7 days after `due_at`) fails; `billing_status` `written_off`, `commercial_status` `paused`, service `suspended` (no `subscription.suspended` event: this one says it), and the invoice `uncollectible` (`invoice.uncollectible` in the same transaction) | `Subscription` |
+	// | `subscription.recovered` | the invoice dunned is paid in full (`createInvoicePayment`, or a retry that succeeds) or voided: `billing_status` back to `current`, `commercial_status` `active`, a service suspended by the write-off running again | `Subscription` |
 	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
-	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4791,10 +4837,14 @@ type WebhookEventData struct {
 // | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
 // | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
 // | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
+// | `subscription.overdue` | dunning: an invoice of the subscription is unpaid at its `due_at`; `billing_status` becomes `overdue` (the background renewal run, or `advanceTestClock`) | `Subscription` |
+// | `subscription.payment_retry_failed` | dunning: a retry (3 and 5 days after `due_at`) fails, or finds no payment method on file; the first moves `billing_status` to `in_dunning` and `commercial_status` to `past_due`. A retry that charged a payment method also emits `invoice.payment_failed` | `Subscription` |
+// | `subscription.written_off` | dunning: the last retry (7 days after `due_at`) fails; `billing_status` `written_off`, `commercial_status` `paused`, service `suspended` (no `subscription.suspended` event: this one says it), and the invoice `uncollectible` (`invoice.uncollectible` in the same transaction) | `Subscription` |
+// | `subscription.recovered` | the invoice dunned is paid in full (`createInvoicePayment`, or a retry that succeeds) or voided: `billing_status` back to `current`, `commercial_status` `active`, a service suspended by the write-off running again | `Subscription` |
 // | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 // | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 // | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
-// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
+// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 // | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 // | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4864,10 +4914,14 @@ type WebhookTestResult struct {
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
 	// | `invoice.issued` | an invoice is issued (`selectSubscriptionPlan`, or a renewal) | `BillingInvoice` |
 	// | `subscription.renewed` | a renewal (the background renewal run, or `advanceTestClock` for an organization on a test clock) opens the subscription's next period and moves `renews_at` one period on; its invoice, when something is due, is an `invoice.issued` of the same transaction | `Subscription` |
+	// | `subscription.overdue` | dunning: an invoice of the subscription is unpaid at its `due_at`; `billing_status` becomes `overdue` (the background renewal run, or `advanceTestClock`) | `Subscription` |
+	// | `subscription.payment_retry_failed` | dunning: a retry (3 and 5 days after `due_at`) fails, or finds no payment method on file; the first moves `billing_status` to `in_dunning` and `commercial_status` to `past_due`. A retry that charged a payment method also emits `invoice.payment_failed` | `Subscription` |
+	// | `subscription.written_off` | dunning: the last retry (7 days after `due_at`) fails; `billing_status` `written_off`, `commercial_status` `paused`, service `suspended` (no `subscription.suspended` event: this one says it), and the invoice `uncollectible` (`invoice.uncollectible` in the same transaction) | `Subscription` |
+	// | `subscription.recovered` | the invoice dunned is paid in full (`createInvoicePayment`, or a retry that succeeds) or voided: `billing_status` back to `current`, `commercial_status` `active`, a service suspended by the write-off running again | `Subscription` |
 	// | `invoice.paid` | `createInvoicePayment` pays the invoice in full | `BillingInvoice` |
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
-	// | `invoice.uncollectible` | `markInvoiceUncollectible` | `BillingInvoice` |
+	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -6468,7 +6522,11 @@ type ClientInterface interface {
 	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 	//
-	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+	// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+	// stays `uncollectible` until paid in full).
+	//
+	// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -6494,7 +6552,11 @@ type ClientInterface interface {
 	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 	//
-	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+	// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+	// stays `uncollectible` until paid in full).
+	//
+	// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -7219,7 +7281,9 @@ type ClientInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+	// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+	// `invalid_state_transition`, for the operator too. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -7235,7 +7299,9 @@ type ClientInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+	// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+	// `invalid_state_transition`, for the operator too. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -7634,7 +7700,8 @@ type ClientInterface interface {
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+	// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
@@ -7655,7 +7722,8 @@ type ClientInterface interface {
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+	// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
@@ -8313,7 +8381,11 @@ func (c *Client) MarkInvoiceUncollectible(ctx context.Context, id Id, params *Ma
 // the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 // `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 //
-// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+// stays `uncollectible` until paid in full).
+//
+// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 // amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 // is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 // paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -8349,7 +8421,11 @@ func (c *Client) CreateInvoicePaymentWithBody(ctx context.Context, id Id, params
 // the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 // `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 //
-// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+// stays `uncollectible` until paid in full).
+//
+// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 // amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 // is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 // paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -9544,7 +9620,9 @@ func (c *Client) ReactivateSubscription(ctx context.Context, id Id, params *Reac
 //
 // Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 // `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+// `invalid_state_transition`, for the operator too. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -9570,7 +9648,9 @@ func (c *Client) ResumeSubscriptionWithBody(ctx context.Context, id Id, params *
 //
 // Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 // `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+// `invalid_state_transition`, for the operator too. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -10259,7 +10339,8 @@ func (c *Client) GetTestClock(ctx context.Context, id Id, reqEditors ...RequestE
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 // the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 // `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 // steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
@@ -10290,7 +10371,8 @@ func (c *Client) AdvanceTestClockWithBody(ctx context.Context, id Id, params *Ad
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 // the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 // `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 // steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
@@ -15768,7 +15850,11 @@ type ClientWithResponsesInterface interface {
 	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 	//
-	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+	// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+	// stays `uncollectible` until paid in full).
+	//
+	// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -15794,7 +15880,11 @@ type ClientWithResponsesInterface interface {
 	// the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 	// `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 	//
-	// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+	// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+	// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+	// stays `uncollectible` until paid in full).
+	//
+	// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 	// amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 	// is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 	// paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -16553,7 +16643,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+	// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+	// `invalid_state_transition`, for the operator too. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -16569,7 +16661,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 	// `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+	// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+	// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+	// `invalid_state_transition`, for the operator too. Takes an optional body with a
 	// `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -16984,7 +17078,8 @@ type ClientWithResponsesInterface interface {
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+	// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
@@ -17005,7 +17100,8 @@ type ClientWithResponsesInterface interface {
 	// order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 	// the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 	// `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-	// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+	// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+	// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 	// clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 	// the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 	// steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
@@ -31184,7 +31280,11 @@ func (c *ClientWithResponses) MarkInvoiceUncollectibleWithResponse(ctx context.C
 // the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 // `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 //
-// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+// stays `uncollectible` until paid in full).
+//
+// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 // amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 // is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 // paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -31216,7 +31316,11 @@ func (c *ClientWithResponses) CreateInvoicePaymentWithBodyWithResponse(ctx conte
 // the selection: a plan that charges completes the organization's onboarding (`completed`, steps `plan_selected`,
 // `subscription_active`). The subscription object has no property that shows the activation, so it is unchanged.
 //
-// Only an `issued` or `partially_paid` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
+// Paying in full the invoice dunning is about recovers its subscription (`SubscriptionBillingStatus`: billing `current`,
+// commercial `active`, the service back; event `subscription.recovered`). An `uncollectible` invoice takes payments too (it
+// stays `uncollectible` until paid in full).
+//
+// Only an `issued`, `partially_paid` or `uncollectible` invoice takes payments (otherwise 409 `invalid_state_transition`, naming its status). An
 // amount above what is still due is refused: 422 `unprocessable` with an error at `/amount`, code `amount_exceeds_amount_due`; so
 // is an amount of 0 while something is due (code `amount_zero`). A zero-total invoice (a trial confirming the payment method) is
 // paid with an amount of 0. A refusal records nothing. Payments of one invoice run one after another (the invoice is locked), so
@@ -32257,7 +32361,9 @@ func (c *ClientWithResponses) ReactivateSubscriptionWithResponse(ctx context.Con
 //
 // Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 // `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+// `invalid_state_transition`, for the operator too. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -32279,7 +32385,9 @@ func (c *ClientWithResponses) ResumeSubscriptionWithBodyWithResponse(ctx context
 //
 // Allowed from service `suspended`: service status becomes `active` (`degraded` while the product has an open incident, see
 // `openProductIncident`), `suspended_at` null. A subscription suspended before its provisioning completed returns to
-// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). Takes an optional body with a
+// `provisioning` instead, and is provisioned again in the background (`subscription.activated` follows). A service suspended by
+// dunning's write-off (billing `written_off`) is resumed only by paying the invoice written off: resuming it is 409
+// `invalid_state_transition`, for the operator too. Takes an optional body with a
 // `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may resume a suspension the operator made: the organization gets 403 `forbidden`
@@ -32868,7 +32976,8 @@ func (c *ClientWithResponses) GetTestClockWithResponse(ctx context.Context, id I
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 // the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 // `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 // steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays
@@ -32895,7 +33004,8 @@ func (c *ClientWithResponses) AdvanceTestClockWithBodyWithResponse(ctx context.C
 // order they fall due (then by subscription id), each at its own time (the clock passes through it): a renewal issues the invoice of
 // the period it opens (event `invoice.issued`; none for a period that opens while the service is `suspended`) and moves
 // `renews_at` one period on (event `subscription.renewed`), as many times as periods begin by `frozen_time`; a cancelled subscription whose period already invoiced has ended is terminated
-// (event `subscription.terminated`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
+// (event `subscription.terminated`); dunning's steps fall due too (an invoice unpaid at its `due_at`, its retries and write-off:
+// `SubscriptionBillingStatus`). All of it is one transaction: an advance that fails changes nothing. Advancing to the
 // clock's own time changes no time and runs the steps due now (e.g. a renewal whose first invoice was paid since). A time before
 // the clock's is 422 `frozen_time_before_clock`; more than 5 years ahead is 422 `frozen_time_too_far` (advance in several
 // steps). Advances of one clock run one after another. Honours `Idempotency-Key`: a repeat with the same key and body replays

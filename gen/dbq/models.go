@@ -368,6 +368,9 @@ type Subscription struct {
 	CancelledBy            *string
 	ProvisionedAt          *time.Time
 	ServiceEndsAt          *time.Time
+	DunningInvoiceID       *uuid.UUID
+	DunningRetries         int32
+	DunningNextAt          *time.Time
 }
 
 type SubscriptionBillingStep struct {

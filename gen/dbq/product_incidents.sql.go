@@ -260,7 +260,7 @@ func (q *Queries) ProductLockForSubscriptionAnyOrganization(ctx context.Context,
 }
 
 const subscriptionLockByProductServiceAnyOrganization = `-- name: SubscriptionLockByProductServiceAnyOrganization :many
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions
 WHERE product_id = $1 AND service_status = $2
 ORDER BY id
 FOR UPDATE
@@ -304,6 +304,9 @@ func (q *Queries) SubscriptionLockByProductServiceAnyOrganization(ctx context.Co
 			&i.CancelledBy,
 			&i.ProvisionedAt,
 			&i.ServiceEndsAt,
+			&i.DunningInvoiceID,
+			&i.DunningRetries,
+			&i.DunningNextAt,
 		); err != nil {
 			return nil, err
 		}
@@ -318,7 +321,7 @@ func (q *Queries) SubscriptionLockByProductServiceAnyOrganization(ctx context.Co
 const subscriptionSetServiceAnyOrganization = `-- name: SubscriptionSetServiceAnyOrganization :many
 UPDATE subscriptions SET service_status = $1, updated_at = $2
 WHERE id = ANY($3::uuid[])
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at
 `
 
 type SubscriptionSetServiceAnyOrganizationParams struct {
@@ -359,6 +362,9 @@ func (q *Queries) SubscriptionSetServiceAnyOrganization(ctx context.Context, arg
 			&i.CancelledBy,
 			&i.ProvisionedAt,
 			&i.ServiceEndsAt,
+			&i.DunningInvoiceID,
+			&i.DunningRetries,
+			&i.DunningNextAt,
 		); err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 const subscriptionGetByID = `-- name: SubscriptionGetByID :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE organization_id = $1 AND id = $2
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE organization_id = $1 AND id = $2
 `
 
 type SubscriptionGetByIDParams struct {
@@ -46,12 +46,15 @@ func (q *Queries) SubscriptionGetByID(ctx context.Context, arg SubscriptionGetBy
 		&i.CancelledBy,
 		&i.ProvisionedAt,
 		&i.ServiceEndsAt,
+		&i.DunningInvoiceID,
+		&i.DunningRetries,
+		&i.DunningNextAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDAnyOrganization = `-- name: SubscriptionGetByIDAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE id = $1
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -79,12 +82,15 @@ func (q *Queries) SubscriptionGetByIDAnyOrganization(ctx context.Context, id uui
 		&i.CancelledBy,
 		&i.ProvisionedAt,
 		&i.ServiceEndsAt,
+		&i.DunningInvoiceID,
+		&i.DunningRetries,
+		&i.DunningNextAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdate = `-- name: SubscriptionGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SubscriptionGetByIDForUpdateParams struct {
@@ -118,12 +124,15 @@ func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg Subscrip
 		&i.CancelledBy,
 		&i.ProvisionedAt,
 		&i.ServiceEndsAt,
+		&i.DunningInvoiceID,
+		&i.DunningRetries,
+		&i.DunningNextAt,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdateAnyOrganization = `-- name: SubscriptionGetByIDForUpdateAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE id = $1 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE id = $1 FOR UPDATE
 `
 
 // The operator's lock: any organization.
@@ -151,12 +160,15 @@ func (q *Queries) SubscriptionGetByIDForUpdateAnyOrganization(ctx context.Contex
 		&i.CancelledBy,
 		&i.ProvisionedAt,
 		&i.ServiceEndsAt,
+		&i.DunningInvoiceID,
+		&i.DunningRetries,
+		&i.DunningNextAt,
 	)
 	return i, err
 }
 
 const subscriptionGetLiveByProduct = `-- name: SubscriptionGetLiveByProduct :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions
 WHERE organization_id = $1 AND product_id = $2 AND service_status <> 'terminated'
 LIMIT 1
 `
@@ -190,6 +202,9 @@ func (q *Queries) SubscriptionGetLiveByProduct(ctx context.Context, arg Subscrip
 		&i.CancelledBy,
 		&i.ProvisionedAt,
 		&i.ServiceEndsAt,
+		&i.DunningInvoiceID,
+		&i.DunningRetries,
+		&i.DunningNextAt,
 	)
 	return i, err
 }
@@ -202,7 +217,7 @@ INSERT INTO subscriptions (
     $1, $2, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $2, $11, $12
 )
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at
 `
 
 type SubscriptionInsertParams struct {
@@ -258,12 +273,15 @@ func (q *Queries) SubscriptionInsert(ctx context.Context, arg SubscriptionInsert
 		&i.CancelledBy,
 		&i.ProvisionedAt,
 		&i.ServiceEndsAt,
+		&i.DunningInvoiceID,
+		&i.DunningRetries,
+		&i.DunningNextAt,
 	)
 	return i, err
 }
 
 const subscriptionListByOrganization = `-- name: SubscriptionListByOrganization :many
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at FROM subscriptions WHERE organization_id = $1 ORDER BY id
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE organization_id = $1 ORDER BY id
 `
 
 func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizationID uuid.UUID) ([]Subscription, error) {
@@ -296,6 +314,9 @@ func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizati
 			&i.CancelledBy,
 			&i.ProvisionedAt,
 			&i.ServiceEndsAt,
+			&i.DunningInvoiceID,
+			&i.DunningRetries,
+			&i.DunningNextAt,
 		); err != nil {
 			return nil, err
 		}
@@ -323,7 +344,7 @@ UPDATE subscriptions SET
     provisioned_at    = $12,
     updated_at        = $13
 WHERE organization_id = $14 AND id = $15
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at
 `
 
 type SubscriptionUpdateStateParams struct {
@@ -386,6 +407,9 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		&i.CancelledBy,
 		&i.ProvisionedAt,
 		&i.ServiceEndsAt,
+		&i.DunningInvoiceID,
+		&i.DunningRetries,
+		&i.DunningNextAt,
 	)
 	return i, err
 }

@@ -12,43 +12,48 @@ type EventType string
 // Webhook event types. Every one has a publisher: the service whose change it reports
 // publishes it in the transaction of that change.
 const (
-	EventSubscriptionCreated          EventType = "subscription.created"
-	EventSubscriptionActivated        EventType = "subscription.activated"
-	EventSubscriptionPlanChanged      EventType = "subscription.plan_changed"
-	EventSubscriptionCancelled        EventType = "subscription.cancelled"
-	EventSubscriptionReactivated      EventType = "subscription.reactivated"
-	EventSubscriptionSuspended        EventType = "subscription.suspended"
-	EventSubscriptionResumed          EventType = "subscription.resumed"
-	EventSubscriptionTerminated       EventType = "subscription.terminated"
-	EventSubscriptionDegraded         EventType = "subscription.degraded"
-	EventSubscriptionRestored         EventType = "subscription.restored"
-	EventBillingInvoiceIssued         EventType = "billing_invoice.issued" // deprecated alias of invoice.issued
-	EventInvoiceIssued                EventType = "invoice.issued"
-	EventInvoicePaid                  EventType = "invoice.paid"
-	EventInvoicePaymentFailed         EventType = "invoice.payment_failed"
-	EventInvoiceVoided                EventType = "invoice.voided"
-	EventInvoiceUncollectible         EventType = "invoice.uncollectible"
-	EventSubscriptionRenewed          EventType = "subscription.renewed"
-	EventConnectedBusinessCreated     EventType = "connected_business.created"
-	EventConnectedBusinessUpdated     EventType = "connected_business.updated"
-	EventAPIKeyCreated                EventType = "api_key.created"
-	EventAPIKeyRevoked                EventType = "api_key.revoked"
-	EventAPIKeyRotated                EventType = "api_key.rotated"
-	EventSupportCaseOpened            EventType = "support_case.opened"
-	EventSupportCaseClosed            EventType = "support_case.closed"
-	EventSupportCaseUpdated           EventType = "support_case.updated"
-	EventSupportCaseMessageCreated    EventType = "support_case.message_created"
-	EventSpendControlWarningReached   EventType = "spend_control.warning_reached"
-	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
-	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
-	EventProductUpdated               EventType = "product.updated"
-	EventPlanDeprecated               EventType = "plan.deprecated"
-	EventPlanRetired                  EventType = "plan.retired"
-	EventWebhookEndpointTest          EventType = "webhook_endpoint.test"
-	EventWebhookEndpointUpdated       EventType = "webhook_endpoint.updated"
-	EventWebhookEndpointSecretRotated EventType = "webhook_endpoint.secret_rotated"
-	EventWebhookEndpointDisabled      EventType = "webhook_endpoint.disabled"
-	EventOrganizationUpdated          EventType = "organization.updated"
+	EventSubscriptionCreated     EventType = "subscription.created"
+	EventSubscriptionActivated   EventType = "subscription.activated"
+	EventSubscriptionPlanChanged EventType = "subscription.plan_changed"
+	EventSubscriptionCancelled   EventType = "subscription.cancelled"
+	EventSubscriptionReactivated EventType = "subscription.reactivated"
+	EventSubscriptionSuspended   EventType = "subscription.suspended"
+	EventSubscriptionResumed     EventType = "subscription.resumed"
+	EventSubscriptionTerminated  EventType = "subscription.terminated"
+	EventSubscriptionDegraded    EventType = "subscription.degraded"
+	EventSubscriptionRestored    EventType = "subscription.restored"
+	EventBillingInvoiceIssued    EventType = "billing_invoice.issued" // deprecated alias of invoice.issued
+	EventInvoiceIssued           EventType = "invoice.issued"
+	EventInvoicePaid             EventType = "invoice.paid"
+	EventInvoicePaymentFailed    EventType = "invoice.payment_failed"
+	EventInvoiceVoided           EventType = "invoice.voided"
+	EventInvoiceUncollectible    EventType = "invoice.uncollectible"
+	EventSubscriptionRenewed     EventType = "subscription.renewed"
+	// The steps of dunning (dunning.go), each with data the subscription after it.
+	EventSubscriptionOverdue            EventType = "subscription.overdue"
+	EventSubscriptionPaymentRetryFailed EventType = "subscription.payment_retry_failed"
+	EventSubscriptionWrittenOff         EventType = "subscription.written_off"
+	EventSubscriptionRecovered          EventType = "subscription.recovered"
+	EventConnectedBusinessCreated       EventType = "connected_business.created"
+	EventConnectedBusinessUpdated       EventType = "connected_business.updated"
+	EventAPIKeyCreated                  EventType = "api_key.created"
+	EventAPIKeyRevoked                  EventType = "api_key.revoked"
+	EventAPIKeyRotated                  EventType = "api_key.rotated"
+	EventSupportCaseOpened              EventType = "support_case.opened"
+	EventSupportCaseClosed              EventType = "support_case.closed"
+	EventSupportCaseUpdated             EventType = "support_case.updated"
+	EventSupportCaseMessageCreated      EventType = "support_case.message_created"
+	EventSpendControlWarningReached     EventType = "spend_control.warning_reached"
+	EventSpendControlHardLimitReached   EventType = "spend_control.hard_limit_reached"
+	EventTaxInvoiceGenerated            EventType = "tax_invoice.generated"
+	EventProductUpdated                 EventType = "product.updated"
+	EventPlanDeprecated                 EventType = "plan.deprecated"
+	EventPlanRetired                    EventType = "plan.retired"
+	EventWebhookEndpointTest            EventType = "webhook_endpoint.test"
+	EventWebhookEndpointUpdated         EventType = "webhook_endpoint.updated"
+	EventWebhookEndpointSecretRotated   EventType = "webhook_endpoint.secret_rotated"
+	EventWebhookEndpointDisabled        EventType = "webhook_endpoint.disabled"
+	EventOrganizationUpdated            EventType = "organization.updated"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -69,6 +74,7 @@ func EventTypes() []EventType {
 		EventOrganizationUpdated,
 		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
 		EventSubscriptionRenewed,
+		EventSubscriptionOverdue, EventSubscriptionPaymentRetryFailed, EventSubscriptionWrittenOff, EventSubscriptionRecovered,
 	}
 }
 

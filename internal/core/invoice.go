@@ -57,11 +57,15 @@ func ChargeSandbox(inv *BillingInvoice, amount int64, method string) Payment {
 // AmountDue is what remains to be paid on the invoice, in minor units.
 func (inv *BillingInvoice) AmountDue() int64 { return inv.Total - inv.AmountPaid }
 
-// payableStatuses are the statuses an invoice takes payments in.
-var payableStatuses = []string{InvoiceIssued, InvoicePartiallyPaid}
+// openStatuses are the statuses of an invoice that can still be written off.
+var openStatuses = []string{InvoiceIssued, InvoicePartiallyPaid}
+
+// payableStatuses are the statuses an invoice takes payments in: an invoice written off
+// (uncollectible) may still be paid, which recovers its subscription from dunning.
+var payableStatuses = []string{InvoiceIssued, InvoicePartiallyPaid, InvoiceUncollectible}
 
 // CheckPayment returns nil when a payment of amount may be attempted on the invoice: it must
-// be issued or partially paid (EInvalidTransition otherwise) and amount must not exceed what
+// be issued, partially paid or uncollectible (EInvalidTransition otherwise) and amount must not exceed what
 // is due (EUnprocessable, code amount_exceeds_amount_due), nor be zero while something is
 // due (code amount_zero). A zero-total invoice (a trial confirming a payment method) is paid
 // with a payment of zero.
@@ -69,7 +73,7 @@ func (inv *BillingInvoice) CheckPayment(amount int64) error {
 	due := inv.AmountDue()
 	switch {
 	case !slices.Contains(payableStatuses, inv.Status):
-		return Errorf(EInvalidTransition, "Cannot pay invoice %s: its status is %s; payments are taken only while it is issued or partially_paid.", inv.ID, inv.Status)
+		return Errorf(EInvalidTransition, "Cannot pay invoice %s: its status is %s; payments are taken only while it is issued, partially_paid or uncollectible.", inv.ID, inv.Status)
 	case amount > due:
 		return Unprocessable("/amount", "amount_exceeds_amount_due",
 			fmt.Sprintf("The amount %d exceeds the %d %s still due on invoice %s; overpayment is refused.", amount, due, inv.Currency, inv.ID))
@@ -81,15 +85,17 @@ func (inv *BillingInvoice) CheckPayment(amount int64) error {
 }
 
 // ApplyPayment applies a succeeded payment of amount (checked with CheckPayment) at at: the
-// invoice is paid, with PaidAt, once nothing is due, else partially paid.
+// invoice is paid, with PaidAt, once nothing is due, else partially paid (an uncollectible
+// invoice stays uncollectible until it is paid in full).
 func (inv *BillingInvoice) ApplyPayment(amount int64, at time.Time) {
 	inv.AmountPaid += amount
 	inv.UpdatedAt = at
-	if inv.AmountDue() == 0 {
+	switch {
+	case inv.AmountDue() == 0:
 		inv.Status, inv.PaidAt = InvoicePaid, &at
-		return
+	case inv.Status != InvoiceUncollectible:
+		inv.Status = InvoicePartiallyPaid
 	}
-	inv.Status = InvoicePartiallyPaid
 }
 
 // Void voids the invoice at at: only an issued invoice on which nothing is paid may be
@@ -105,7 +111,7 @@ func (inv *BillingInvoice) Void(at time.Time) error {
 // MarkUncollectible writes the invoice off at at: only an issued or partially paid invoice
 // may be (EInvalidTransition otherwise); what was paid stays paid.
 func (inv *BillingInvoice) MarkUncollectible(at time.Time) error {
-	if !slices.Contains(payableStatuses, inv.Status) {
+	if !slices.Contains(openStatuses, inv.Status) {
 		return Errorf(EInvalidTransition, "Cannot mark invoice %s uncollectible: its status is %s; mark-uncollectible is allowed only from status issued or partially_paid.", inv.ID, inv.Status)
 	}
 	inv.Status, inv.UpdatedAt = InvoiceUncollectible, at

@@ -23,7 +23,10 @@ const (
 	ServiceSuspended    = "suspended"
 	ServiceTerminated   = "terminated"
 
-	BillingCurrent = "current"
+	BillingCurrent    = "current"
+	BillingOverdue    = "overdue"
+	BillingInDunning  = "in_dunning"
+	BillingWrittenOff = "written_off"
 )
 
 // Plan-selection activation results.
@@ -68,6 +71,9 @@ type Subscription struct {
 	// ProvisionedAt is when provisioning completed; nil while it never has. Internal, as
 	// SuspendedBy: a subscription suspended before it was provisioned resumes to provisioning.
 	ProvisionedAt *time.Time `json:"provisioned_at"`
+	// Dunning is the dunning of an unpaid invoice (docs/design.md, "Dunning"); zero while
+	// billing is current. Internal: the API's subscription shows billing_status only.
+	Dunning Dunning `json:"dunning"`
 	// ProductIncidentOpen is not stored: whether the product has an open incident, which the
 	// storage reads (holding the product's incidents still) before a transition that starts
 	// the service (resume, CompleteProvisioning), so the service starts degraded during one.
@@ -142,6 +148,8 @@ func (s *Subscription) CheckTransition(action SubscriptionAction, actor string) 
 		return refuse("commercial status is "+s.CommercialStatus, "commercial status "+orList(rule.commercial))
 	case rule.service != nil && !slices.Contains(rule.service, s.ServiceStatus):
 		return refuse("service status is "+s.ServiceStatus, "service status "+orList(rule.service))
+	case action == ActionResume && s.SuspendedBy == SuspendedByBilling:
+		return Errorf(EInvalidTransition, "Cannot resume subscription %s: its service is suspended for non-payment (billing status written_off); paying invoice %s in full resumes it.", s.ID, s.Dunning.InvoiceID)
 	}
 	if rule.undoes != nil && actor != ActorOperator {
 		if decision, by := rule.undoes(s); by == ActorOperator {
@@ -179,6 +187,9 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 		// The withdrawn renewal comes back, even when its time has passed and the service has
 		// not been ended yet: the period from it is billed, never skipped.
 		s.CommercialStatus, s.CancelledBy = CommercialActive, ""
+		if s.BillingStatus == BillingWrittenOff { // back to where the write-off left it
+			s.CommercialStatus = CommercialPaused
+		}
 		s.RenewsAt = s.ServiceEndsAt
 		if s.RenewsAt == nil {
 			s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
@@ -188,13 +199,7 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 		s.ServiceStatus, s.SuspendedBy = ServiceSuspended, actor
 		s.SuspendedAt = &now
 	case ActionResume:
-		// A subscription suspended before it was ever provisioned is provisioned now rather
-		// than running unprovisioned: the caller queues its provisioning job.
-		s.ServiceStatus, s.SuspendedBy = ServiceProvisioning, ""
-		if s.ProvisionedAt != nil {
-			s.ServiceStatus = s.runningService()
-		}
-		s.SuspendedAt = nil
+		s.resumeService()
 	case ActionTerminate:
 		s.ServiceStatus = ServiceTerminated
 		if s.CommercialStatus != CommercialCancelled {
@@ -208,10 +213,10 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 }
 
 // RenewalDue reports whether s renews at now: its renewal has arrived, it is commercially
-// active or past due and its service is not terminated. (Storage adds one condition: a plan
-// selection whose first invoice is unpaid does not renew.)
+// active or past due, not written off, and its service is not terminated. (Storage adds one
+// condition: a plan selection whose first invoice is unpaid does not renew.)
 func (s *Subscription) RenewalDue(now time.Time) bool {
-	return s.RenewsAt != nil && !s.RenewsAt.After(now) && s.ServiceStatus != ServiceTerminated &&
+	return s.RenewsAt != nil && !s.RenewsAt.After(now) && s.ServiceStatus != ServiceTerminated && s.BillingStatus != BillingWrittenOff &&
 		(s.CommercialStatus == CommercialActive || s.CommercialStatus == CommercialPastDue)
 }
 
@@ -255,6 +260,17 @@ func (s *Subscription) EndService(now time.Time) {
 	s.ServiceStatus = ServiceTerminated
 	s.TerminatedAt = &now
 	s.SuspendedAt, s.SuspendedBy = nil, ""
+}
+
+// resumeService ends the suspension of the service. A subscription suspended before it was
+// ever provisioned is provisioned now rather than running unprovisioned: the caller queues
+// its provisioning job.
+func (s *Subscription) resumeService() {
+	s.ServiceStatus, s.SuspendedBy = ServiceProvisioning, ""
+	if s.ProvisionedAt != nil {
+		s.ServiceStatus = s.runningService()
+	}
+	s.SuspendedAt = nil
 }
 
 // runningService is the service status of a provisioned subscription that is neither

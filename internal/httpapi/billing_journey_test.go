@@ -117,8 +117,9 @@ func (j billingJourney) eventTypes() []string {
 }
 
 // TestBillingJourney is issue 25's journey, HTTP only, on a test clock: a monthly plan whose
-// first invoice must be paid (no renewal while it is not), a declined then a successful
-// payment activating the selection,
+// first invoice must be paid (no renewal while it is not), a declined payment, dunning retrying
+// the declined method until the write-off (issue 26), then a successful payment activating the
+// selection and recovering the subscription,
 // a month's renewal billed line by line, paid in two parts, cancel, and the service's end with
 // nothing billed after it. Every billing time (payments, paid_at, the renewal's issue) is the
 // clock's, never the wall clock's, and the organization's events tell the same story in order.
@@ -158,16 +159,23 @@ func TestBillingJourney(t *testing.T) {
 	}
 
 	// A month on, unpaid, the selection does not renew: April 1 passes with nothing billed.
+	// Dunning has retried the declined method on file (March 18, 20, 22) and written it off.
 	at := clockAt(t, "2025-04-02T00:00:00Z")
 	advance(t, env, token, clock.ID, at.Format(time.RFC3339))
-	if invs := invoicesOf(t, env, sub.ID); len(invs) != 1 {
-		t.Fatalf("%d invoices while the selection awaits payment, want 1", len(invs))
+	if invs := invoicesOf(t, env, sub.ID); len(invs) != 1 || invs[0].Status != "uncollectible" {
+		t.Fatalf("%d invoices while the selection awaits payment, want 1, written off: %+v", len(invs), invs)
+	}
+	if s := getSubscription(t, env, token, sub.ID); s.BillingStatus != "written_off" || s.CommercialStatus != "paused" || s.ServiceStatus != "suspended" {
+		t.Errorf("unpaid a month: %s/%s/%s, want written_off/paused/suspended", s.BillingStatus, s.CommercialStatus, s.ServiceStatus)
 	}
 	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-04-01T09:30:00Z")
 
 	// Paid in full at the clock's time: paid, paid_at is the clock's, the selection activated.
 	if paid := j.pay(first, 91885, "pm_sandbox_success", "succeeded", at); paid.Status != "paid" || paid.PaidAt == nil || !paid.PaidAt.Equal(at) {
 		t.Errorf("first invoice %s paid at %v, want paid at the clock's %v", paid.Status, paid.PaidAt, at)
+	}
+	if s := getSubscription(t, env, token, sub.ID); s.BillingStatus != "current" || s.CommercialStatus != "active" || s.ServiceStatus != "active" {
+		t.Errorf("paid: %s/%s/%s, want current/active/active", s.BillingStatus, s.CommercialStatus, s.ServiceStatus)
 	}
 	activated := env.Do(apitest.Request{Method: http.MethodGet, Token: token,
 		Path: "/v1/audit-events?action=subscription.plan_activated&resource_id=" + sub.ID})
@@ -210,13 +218,17 @@ func TestBillingJourney(t *testing.T) {
 	}
 	wantEnded(t, env, token, clock.ID, sub.ID, "2025-07-15T00:00:00Z", "2025-05-01T09:30:00Z", 2)
 
-	// The database agrees: four payments (one failed) at the clock's times, both invoices paid
+	// The database agrees: seven payments (the declined one and three retries failed) at the clock's times, both invoices paid
 	// in full, one renewal recorded for April.
 	if n := env.Count(`SELECT count(*) FROM billing_payments WHERE organization_id = $1 AND status = 'succeeded' AND created_at < '2025-05-01'`, org); n != 3 {
 		t.Errorf("%d succeeded payments at the clock's times, want 3", n)
 	}
 	if n := env.Count(`SELECT count(*) FROM billing_payments WHERE organization_id = $1 AND status = 'failed' AND created_at = '2025-03-01T09:30:00Z'`, org); n != 1 {
 		t.Errorf("%d failed payments at the clock's time, want 1", n)
+	}
+	if n := env.Count(`SELECT count(*) FROM billing_payments WHERE organization_id = $1 AND status = 'failed' AND payment_method = 'pm_sandbox_declined'
+		AND created_at IN ('2025-03-18T09:30:00Z', '2025-03-20T09:30:00Z', '2025-03-22T09:30:00Z')`, org); n != 3 {
+		t.Errorf("%d failed retries at the schedule's times, want 3", n)
 	}
 	if n := env.Count(`SELECT count(*) FROM billing_invoices WHERE organization_id = $1 AND status = 'paid' AND amount_paid = total`, org); n != 2 {
 		t.Errorf("%d invoices paid in full, want 2", n)
@@ -229,7 +241,12 @@ func TestBillingJourney(t *testing.T) {
 	want := []string{
 		"subscription.created", "subscription.activated", // the sandbox plan, provisioned
 		"invoice.issued", "subscription.plan_changed", // the selection's first invoice, in its transaction
-		"invoice.payment_failed", "invoice.paid",
+		"invoice.payment_failed",
+		"subscription.overdue",                                        // March 15: unpaid at its due date
+		"invoice.payment_failed", "subscription.payment_retry_failed", // March 18 and 20: the declined method retried
+		"invoice.payment_failed", "subscription.payment_retry_failed",
+		"invoice.payment_failed", "invoice.uncollectible", "subscription.written_off", // March 22
+		"invoice.paid", "subscription.recovered",
 		"invoice.issued", "subscription.renewed", // April, in one transaction
 		"invoice.paid",
 		"subscription.cancelled", "subscription.terminated",

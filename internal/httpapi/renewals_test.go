@@ -177,6 +177,16 @@ func wantRenewsAt(t testing.TB, sub subscription, want string) {
 	}
 }
 
+// payInvoice pays amount of the invoice in full with the sandbox token that succeeds.
+func payInvoice(t testing.TB, env *apitest.Env, token, invoice string, amount int64) {
+	t.Helper()
+	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/invoices/" + invoice + "/payments", Token: token,
+		Body: fmt.Sprintf(`{"amount":%d,"payment_method":"pm_sandbox_success"}`, amount)})
+	if resp.Status != http.StatusCreated || resp.JSON(t)["status"] != "succeeded" {
+		t.Fatalf("pay %d of %s: %d %s", amount, invoice, resp.Status, resp.Body)
+	}
+}
+
 // wantEnded advances the clock past a cancelled subscription's period to to and checks that its
 // service was terminated exactly at endedAt, the period's end, with still n invoices.
 func wantEnded(t testing.TB, env *apitest.Env, token, clock, sub, to, endedAt string, n int) {
@@ -220,12 +230,14 @@ func TestRenewalJourney(t *testing.T) {
 	}
 	// The trial's end bills the first month (no setup fee on this plan), at the trial's end.
 	advance(t, env, token, clock.ID, "2025-04-01T00:00:00Z")
-	wantRenewed(t, env, token, sub.ID, 1, "2025-03-31", "2025-04-29", "2025-03-31T09:30:00Z", 14900, 17135, "2025-04-30T09:30:00Z")
+	invs := wantRenewed(t, env, token, sub.ID, 1, "2025-03-31", "2025-04-29", "2025-03-31T09:30:00Z", 14900, 17135, "2025-04-30T09:30:00Z")
+	payInvoice(t, env, token, invs[0].ID, 17135) // in time: no dunning
 
 	// A month on: the next month's invoice, and renews_at a month further.
 	// The cycle keeps the anchor's day, the 31st: April's renewal falls on the 30th, May's on the 31st.
 	advance(t, env, token, clock.ID, "2025-05-01T00:00:00Z")
-	wantRenewed(t, env, token, sub.ID, 2, "2025-04-30", "2025-05-30", "2025-04-30T09:30:00Z", 14900, 17135, "2025-05-31T09:30:00Z")
+	invs = wantRenewed(t, env, token, sub.ID, 2, "2025-04-30", "2025-05-30", "2025-04-30T09:30:00Z", 14900, 17135, "2025-05-31T09:30:00Z")
+	payInvoice(t, env, token, invs[1].ID, 17135)
 	if n := env.Count(`SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, sub.ID); n != 2 {
 		t.Errorf("%d renewals recorded, want 2", n)
 	}
@@ -273,7 +285,8 @@ func TestRenewalPeriods(t *testing.T) {
 		invoices                        int      // of the subscription after the advance
 	}{
 		// January 31 + 1 month is February 28; the period ends the day before March 31.
-		{name: "Monthly", product: productEinvoice, plan: planEinvoiceGrowthMonthly, to: "2025-03-30T00:00:00Z",
+		// (Advanced to before its invoice falls due: unpaid after that, dunning starts.)
+		{name: "Monthly", product: productEinvoice, plan: planEinvoiceGrowthMonthly, to: "2025-03-14T00:00:00Z",
 			renewal: &renewed{"2025-02-28", "2025-03-30", "2025-02-28T12:00:00Z", 29900, 34385}, renewsAt: "2025-03-31T12:00:00Z", invoices: 1},
 		{name: "Annual", product: productEinvoice, plan: planEinvoiceGrowthAnnual, to: "2026-02-01T00:00:00Z",
 			renewal: &renewed{"2026-01-31", "2027-01-30", "2026-01-31T12:00:00Z", 299000, 343850}, renewsAt: "2027-01-31T12:00:00Z", invoices: 1},
@@ -329,6 +342,8 @@ func TestRenewalReactivate(t *testing.T) {
 		}
 	}
 	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-04-01T09:30:00Z")
+	advance(t, env, token, clock.ID, "2025-04-02T00:00:00Z")
+	payInvoice(t, env, token, invoicesOf(t, env, sub.ID)[0].ID, 34385) // April's, in time: no dunning
 	advance(t, env, token, clock.ID, "2025-05-15T00:00:00Z")
 	s := getSubscription(t, env, token, sub.ID)
 	if s.ServiceStatus != "active" || s.CommercialStatus != "active" {
@@ -339,7 +354,9 @@ func TestRenewalReactivate(t *testing.T) {
 	if len(invs) != 2 {
 		t.Fatalf("%d invoices, want April's and May's", len(invs))
 	}
-	wantInvoice(t, invs[0], "2025-04-01", "2025-04-30", clockAt(t, "2025-04-01T09:30:00Z"), "recurring_fee", int64(29900))
+	if invs[0].BillingPeriod.Start != "2025-04-01" || invs[0].BillingPeriod.End != "2025-04-30" || invs[0].Status != "paid" {
+		t.Errorf("April's invoice %+v, want 2025-04-01..2025-04-30, paid", invs[0])
+	}
 	wantInvoice(t, invs[1], "2025-05-01", "2025-05-31", clockAt(t, "2025-05-01T09:30:00Z"), "recurring_fee", int64(29900))
 }
 

@@ -28,43 +28,47 @@ import (
 // eventDataSchemas is the table of the document's WebhookEventType description: the schema
 // of the data of each event type.
 var eventDataSchemas = map[string]string{
-	"subscription.created":             "Subscription",
-	"subscription.activated":           "Subscription",
-	"subscription.plan_changed":        "Subscription",
-	"subscription.cancelled":           "Subscription",
-	"subscription.reactivated":         "Subscription",
-	"subscription.suspended":           "Subscription",
-	"subscription.resumed":             "Subscription",
-	"subscription.terminated":          "Subscription",
-	"subscription.degraded":            "Subscription",
-	"subscription.restored":            "Subscription",
-	"subscription.renewed":             "Subscription",
-	"billing_invoice.issued":           "BillingInvoice",
-	"invoice.issued":                   "BillingInvoice",
-	"invoice.paid":                     "BillingInvoice",
-	"invoice.payment_failed":           "BillingInvoice",
-	"invoice.voided":                   "BillingInvoice",
-	"invoice.uncollectible":            "BillingInvoice",
-	"connected_business.created":       "ConnectedBusiness",
-	"connected_business.updated":       "ConnectedBusiness",
-	"api_key.created":                  "ApiKey",
-	"api_key.revoked":                  "ApiKey",
-	"api_key.rotated":                  "ApiKey",
-	"support_case.opened":              "SupportCase",
-	"support_case.closed":              "SupportCase",
-	"support_case.updated":             "SupportCase",
-	"support_case.message_created":     "SupportCaseMessage",
-	"spend_control.warning_reached":    "SpendControlStatus",
-	"spend_control.hard_limit_reached": "SpendControlStatus",
-	"tax_invoice.generated":            "TaxInvoiceEventData",
-	"product.updated":                  "Product",
-	"plan.deprecated":                  "Plan",
-	"plan.retired":                     "Plan",
-	"webhook_endpoint.test":            "WebhookTestEventData",
-	"organization.updated":             "Organization",
-	"webhook_endpoint.updated":         "WebhookEndpoint",
-	"webhook_endpoint.secret_rotated":  "WebhookEndpoint",
-	"webhook_endpoint.disabled":        "WebhookEndpoint",
+	"subscription.created":              "Subscription",
+	"subscription.activated":            "Subscription",
+	"subscription.plan_changed":         "Subscription",
+	"subscription.cancelled":            "Subscription",
+	"subscription.reactivated":          "Subscription",
+	"subscription.suspended":            "Subscription",
+	"subscription.resumed":              "Subscription",
+	"subscription.terminated":           "Subscription",
+	"subscription.degraded":             "Subscription",
+	"subscription.restored":             "Subscription",
+	"subscription.renewed":              "Subscription",
+	"subscription.overdue":              "Subscription",
+	"subscription.payment_retry_failed": "Subscription",
+	"subscription.written_off":          "Subscription",
+	"subscription.recovered":            "Subscription",
+	"billing_invoice.issued":            "BillingInvoice",
+	"invoice.issued":                    "BillingInvoice",
+	"invoice.paid":                      "BillingInvoice",
+	"invoice.payment_failed":            "BillingInvoice",
+	"invoice.voided":                    "BillingInvoice",
+	"invoice.uncollectible":             "BillingInvoice",
+	"connected_business.created":        "ConnectedBusiness",
+	"connected_business.updated":        "ConnectedBusiness",
+	"api_key.created":                   "ApiKey",
+	"api_key.revoked":                   "ApiKey",
+	"api_key.rotated":                   "ApiKey",
+	"support_case.opened":               "SupportCase",
+	"support_case.closed":               "SupportCase",
+	"support_case.updated":              "SupportCase",
+	"support_case.message_created":      "SupportCaseMessage",
+	"spend_control.warning_reached":     "SpendControlStatus",
+	"spend_control.hard_limit_reached":  "SpendControlStatus",
+	"tax_invoice.generated":             "TaxInvoiceEventData",
+	"product.updated":                   "Product",
+	"plan.deprecated":                   "Plan",
+	"plan.retired":                      "Plan",
+	"webhook_endpoint.test":             "WebhookTestEventData",
+	"organization.updated":              "Organization",
+	"webhook_endpoint.updated":          "WebhookEndpoint",
+	"webhook_endpoint.secret_rotated":   "WebhookEndpoint",
+	"webhook_endpoint.disabled":         "WebhookEndpoint",
 }
 
 var (
@@ -174,11 +178,17 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	waitForService(t, env, token, addressSub.ID, "active")
 	inc := openIncident(t, env, productAddress, "Lookups time out.")
 	resolveIncident(t, env, productAddress, inc.ID)
+	// Dunning: a new e-invoicing subscription's first invoice, unpaid through the advance
+	// below, is overdue, retried (no payment method on file) and written off; paid, it recovers.
+	dunnedSub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	waitForService(t, env, token, dunnedSub.ID, "active")
+	dunnedSel := do(http.MethodPost, "/v1/subscriptions/"+dunnedSub.ID+"/select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
 	// A renewal: the organization on a test clock, advanced past the address subscription's
 	// first renewal (a free plan: no invoice).
 	start := time.Now().UTC().Truncate(time.Second)
 	clock := do(http.MethodPost, "/v1/test-clocks", fmt.Sprintf(`{"organization_id":%q,"frozen_time":%q}`, org, start.Format(time.RFC3339)), http.StatusCreated)
 	do(http.MethodPost, "/v1/test-clocks/"+clock["id"].(string)+"/advance", fmt.Sprintf(`{"frozen_time":%q}`, start.AddDate(0, 1, 1).Format(time.RFC3339)), http.StatusOK)
+	do(http.MethodPost, "/v1/invoices/"+dunnedSel["invoice"].(map[string]any)["id"].(string)+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_success"}`, http.StatusCreated)
 	// Connected businesses.
 	cb := p.create(t, businessBody("events-1", nil))
 	do(http.MethodPatch, "/v1/connected-businesses/"+cb["id"].(string), `{"display_name":"Renamed merchant"}`, http.StatusOK)
@@ -250,15 +260,16 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		counts[typ] = len(evs)
 	}
 	want := map[string]int{
-		"subscription.created": 2, "subscription.activated": 2, "subscription.plan_changed": 4, "subscription.suspended": 1,
+		"subscription.created": 3, "subscription.activated": 3, "subscription.plan_changed": 5, "subscription.suspended": 1,
 		"subscription.resumed": 1, "subscription.cancelled": 1, "subscription.reactivated": 1, "subscription.terminated": 1,
 		"subscription.degraded": 1, "subscription.restored": 1,
-		"billing_invoice.issued": 3, "invoice.issued": 3, "invoice.voided": 1, "invoice.uncollectible": 1,
-		"invoice.payment_failed": 1, "invoice.paid": 1, "connected_business.created": 1, "connected_business.updated": 1,
+		"billing_invoice.issued": 4, "invoice.issued": 4, "invoice.voided": 1, "invoice.uncollectible": 2,
+		"invoice.payment_failed": 1, "invoice.paid": 2, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
 		"organization.updated": 1, "subscription.renewed": 1,
+		"subscription.overdue": 1, "subscription.payment_retry_failed": 2, "subscription.written_off": 1, "subscription.recovered": 1,
 		"webhook_endpoint.updated": 1, "webhook_endpoint.secret_rotated": 1, "webhook_endpoint.disabled": 1,
 		"product.updated": 1, "plan.deprecated": 1, "plan.retired": 1,
 	}

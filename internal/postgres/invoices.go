@@ -74,8 +74,9 @@ func (s *InvoiceService) FindInvoice(ctx context.Context, id uuid.UUID) (*core.B
 // PayInvoice implements core.InvoiceService.
 func (s *InvoiceService) PayInvoice(ctx context.Context, id uuid.UUID, amount int64, method string) (*core.Payment, error) {
 	var pay *core.Payment
+	serviceChanged := false
 	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		inv, err := lockInvoice(ctx, q, id)
+		inv, err := lockInvoiceOfSubscription(ctx, q, id)
 		if err != nil {
 			return err
 		}
@@ -87,42 +88,55 @@ func (s *InvoiceService) PayInvoice(ctx context.Context, id uuid.UUID, amount in
 			return err
 		}
 		if pay.Status == core.PaymentFailed {
-			if err := auditInvoice(ctx, q, "billing_invoice.payment_failed", inv, inv, pay); err != nil {
-				return err
-			}
-			return s.db.publish(ctx, q, inv.OrganizationID, core.EventInvoicePaymentFailed, inv)
+			return s.db.recordFailedPayment(ctx, q, inv, pay)
 		}
-		return s.applyPayment(ctx, q, inv, pay, at)
+		serviceChanged, err = s.applyPayment(ctx, q, inv, pay, at)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	if serviceChanged {
+		s.db.credentialsChanged(ctx) // the product's next operation obeys the resumed service
+	}
 	return pay, nil
 }
 
-// applyPayment applies the succeeded payment pay to the locked invoice inv at at and records
-// what follows: the invoice paid in full is announced and, when it opens a plan selection,
-// activates it.
-func (s *InvoiceService) applyPayment(ctx context.Context, q *dbq.Queries, inv *core.BillingInvoice, pay *core.Payment, at time.Time) error {
+// recordFailedPayment records that the payment pay of the locked invoice inv failed: the
+// invoice is unchanged.
+func (d *DB) recordFailedPayment(ctx context.Context, q *dbq.Queries, inv *core.BillingInvoice, pay *core.Payment) error {
+	if err := auditInvoice(ctx, q, "billing_invoice.payment_failed", inv, inv, pay); err != nil {
+		return err
+	}
+	return d.publish(ctx, q, inv.OrganizationID, core.EventInvoicePaymentFailed, inv)
+}
+
+// applyPayment applies the succeeded payment pay to the locked invoice inv (its subscription
+// locked first) at at and records what follows: the invoice paid in full is announced, when it
+// opens a plan selection activates it, and when it is dunned recovers its subscription. It
+// reports whether the subscription's service status changed.
+func (s *InvoiceService) applyPayment(ctx context.Context, q *dbq.Queries, inv *core.BillingInvoice, pay *core.Payment, at time.Time) (bool, error) {
 	before := *inv
 	inv.ApplyPayment(pay.Amount, at)
 	after, err := updateInvoice(ctx, q, inv)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := auditInvoice(ctx, q, "billing_invoice.payment_succeeded", &before, after, pay); err != nil {
-		return err
+		return false, err
 	}
 	if after.Status != core.InvoicePaid {
-		return nil
+		return false, nil
 	}
 	if err := s.db.publish(ctx, q, after.OrganizationID, core.EventInvoicePaid, after); err != nil {
-		return err
+		return false, err
 	}
 	if after.OpensSelection {
-		return activateSelection(ctx, q, after)
+		if err := activateSelection(ctx, q, after); err != nil {
+			return false, err
+		}
 	}
-	return nil
+	return s.db.settleDunning(ctx, q, after, at)
 }
 
 // activateSelection records that the plan selection whose first invoice inv is has been paid
@@ -169,13 +183,15 @@ func (s *InvoiceService) MarkInvoiceUncollectible(ctx context.Context, id uuid.U
 // time, and records the change as action and event.
 func (s *InvoiceService) move(ctx context.Context, id uuid.UUID, action string, event core.EventType, rule func(*core.BillingInvoice, time.Time) error) (*core.BillingInvoice, error) {
 	var after *core.BillingInvoice
+	serviceChanged := false
 	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		inv, err := lockInvoice(ctx, q, id)
+		inv, err := lockInvoiceOfSubscription(ctx, q, id)
 		if err != nil {
 			return err
 		}
 		before := *inv
-		if err := rule(inv, s.db.billingNow(ctx, inv.OrganizationID)); err != nil {
+		at := s.db.billingNow(ctx, inv.OrganizationID)
+		if err := rule(inv, at); err != nil {
 			return err
 		}
 		if after, err = updateInvoice(ctx, q, inv); err != nil {
@@ -184,10 +200,20 @@ func (s *InvoiceService) move(ctx context.Context, id uuid.UUID, action string, 
 		if err := auditInvoice(ctx, q, action, &before, after, nil); err != nil {
 			return err
 		}
-		return s.db.publish(ctx, q, after.OrganizationID, event, after)
+		if err := s.db.publish(ctx, q, after.OrganizationID, event, after); err != nil {
+			return err
+		}
+		if after.Status != core.InvoiceVoid { // written off by the operator: dunning goes on
+			return nil
+		}
+		serviceChanged, err = s.db.settleDunning(ctx, q, after, at) // nothing is owed any more
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if serviceChanged {
+		s.db.credentialsChanged(ctx) // the product's next operation obeys the resumed service
 	}
 	return after, nil
 }

@@ -60,9 +60,10 @@ func (d *DB) BillDue(ctx context.Context) (int, error) {
 // billingStep takes the billing step of subscription id of organization org that is due at
 // the organization's billing time, in a transaction of its own (a savepoint within a clock's
 // advance), and reports whether there was one: it locks the row, checks the step is still
-// due, then ends the service of a cancelled subscription or renews a live one for one period.
+// due, then ends the service of a cancelled subscription, renews a live one for one period, or
+// takes its dunning step (dunning.go).
 func (d *DB) billingStep(ctx context.Context, org, id uuid.UUID) (bool, error) {
-	took, ended := false, false
+	took, serviceChanged := false, false
 	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
 		if err != nil {
@@ -81,26 +82,27 @@ func (d *DB) billingStep(ctx context.Context, org, id uuid.UUID) (bool, error) {
 		switch {
 		case before.ServiceEndDue(at):
 			after.EndService(at)
-			took, ended = true, true
-			return d.recordBillingStep(ctx, q, before, &after, at, "subscription.terminated", core.EventSubscriptionTerminated)
+			took, serviceChanged = true, true
+			return d.recordBillingStep(ctx, q, before, &after, at, "subscription.terminated", core.EventSubscriptionTerminated, "")
 		case before.RenewalDue(at):
 			if err := d.renew(ctx, q, &after, at); err != nil {
 				return err
 			}
 			took = true
-			return d.recordBillingStep(ctx, q, before, &after, at, "subscription.renewed", core.EventSubscriptionRenewed)
+			return d.recordBillingStep(ctx, q, before, &after, at, "subscription.renewed", core.EventSubscriptionRenewed, "")
 		}
-		return nil
+		took, serviceChanged, err = d.dunningStep(ctx, q, before, at)
+		return err
 	})
-	if ended {
-		d.credentialsChanged(ctx) // the product's next operation obeys the ended service
+	if serviceChanged {
+		d.credentialsChanged(ctx) // the product's next operation obeys the new service status
 	}
 	return took, err
 }
 
 // recordBillingStep stores after, the state a billing step at at moved before to, with its
-// audit action and publishes event.
-func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, after *core.Subscription, at time.Time, action string, event core.EventType) error {
+// audit action (and reason, when not empty) and publishes event.
+func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, after *core.Subscription, at time.Time, action string, event core.EventType, reason string) error {
 	after.UpdatedAt = at
 	sub, err := updateSubscription(ctx, q, after)
 	if err != nil {
@@ -113,6 +115,7 @@ func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, afte
 		ResourceID:     sub.ID.String(),
 		Before:         before,
 		After:          sub,
+		Reason:         reason,
 	}); err != nil {
 		return err
 	}

@@ -290,11 +290,17 @@ func (s *SubscriptionService) Suspend(ctx context.Context, id uuid.UUID, reason 
 // provisioned resumes to provisioning, and its provisioning job is queued again.
 func (s *SubscriptionService) Resume(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
 	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, func(ctx context.Context, _ *dbq.Queries, sub *core.Subscription, _ *core.Plan, _ time.Time) error {
-		if sub.ServiceStatus != core.ServiceProvisioning {
-			return nil
-		}
-		return s.db.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, sub.OrganizationID, sub.ID) })
+		return s.db.provisionResumed(ctx, sub)
 	})
+}
+
+// provisionResumed queues, in the transaction of ctx, the provisioning job of sub when its
+// service has just resumed to provisioning (it was suspended before it was ever provisioned).
+func (d *DB) provisionResumed(ctx context.Context, sub *core.Subscription) error {
+	if sub.ServiceStatus != core.ServiceProvisioning {
+		return nil
+	}
+	return d.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertProvisioning(ctx, tx, sub.OrganizationID, sub.ID) })
 }
 
 // Terminate implements core.SubscriptionService.
@@ -517,6 +523,7 @@ func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
 		SuspendedAt:           r.SuspendedAt,
 		TerminatedAt:          r.TerminatedAt,
 		ProvisionedAt:         r.ProvisionedAt,
+		Dunning:               core.Dunning{InvoiceID: r.DunningInvoiceID, Retries: int(r.DunningRetries), NextAt: r.DunningNextAt},
 	}
 	if r.SuspendedBy != nil {
 		s.SuspendedBy = *r.SuspendedBy
