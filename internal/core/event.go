@@ -49,6 +49,9 @@ const (
 	EventWebhookEndpointSecretRotated EventType = "webhook_endpoint.secret_rotated"
 	EventWebhookEndpointDisabled      EventType = "webhook_endpoint.disabled"
 	EventOrganizationUpdated          EventType = "organization.updated"
+	EventEGSUnitRegistered            EventType = "egs_unit.registered"
+	EventEGSUnitProductionIssued      EventType = "egs_unit.production_certificate_issued"
+	EventEGSUnitRevoked               EventType = "egs_unit.revoked"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -69,6 +72,7 @@ func EventTypes() []EventType {
 		EventOrganizationUpdated,
 		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
 		EventSubscriptionRenewed,
+		EventEGSUnitRegistered, EventEGSUnitProductionIssued, EventEGSUnitRevoked,
 	}
 }
 

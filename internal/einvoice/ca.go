@@ -131,3 +131,40 @@ func curveOf(params asn1.RawValue) asn1.ObjectIdentifier {
 	_, _ = asn1.Unmarshal(params.FullBytes, &curve)
 	return curve
 }
+
+// RequiredKinds are the document kinds a unit must generate to pass its compliance checks:
+// every kind of each family its invoice types declare.
+func (f EGSFields) RequiredKinds() []string {
+	var kinds []string
+	for _, k := range Kinds {
+		if (k.Standard && f.Standard()) || (!k.Standard && f.Simplified()) {
+			kinds = append(kinds, k.Type)
+		}
+	}
+	return kinds
+}
+
+// CertificateInfo is what the API shows of a certificate.
+type CertificateInfo struct {
+	PEM, SerialNumber, Issuer string
+	NotBefore, NotAfter       time.Time
+}
+
+// DescribeCertificate reads a DER certificate this package made.
+func DescribeCertificate(der []byte) (CertificateInfo, error) {
+	var c certificate
+	var tbs tbsCertificate
+	if _, err := asn1.Unmarshal(der, &c); err != nil {
+		return CertificateInfo{}, err
+	}
+	if _, err := asn1.Unmarshal(c.TBSCertificate.FullBytes, &tbs); err != nil {
+		return CertificateInfo{}, err
+	}
+	return CertificateInfo{
+		PEM:          string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		SerialNumber: tbs.SerialNumber.String(),
+		Issuer:       tbs.Issuer.String(),
+		NotBefore:    tbs.Validity.NotBefore.UTC(),
+		NotAfter:     tbs.Validity.NotAfter.UTC(),
+	}, nil
+}
