@@ -6266,6 +6266,32 @@ func (t *WebhookEventData) MergeWebhookEndpoint(v WebhookEndpoint) error {
 	return err
 }
 
+// AsEgsUnit returns the union data inside the WebhookEventData as a EgsUnit
+func (t WebhookEventData) AsEgsUnit() (EgsUnit, error) {
+	var body EgsUnit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEgsUnit overwrites any union data inside the WebhookEventData as the provided EgsUnit
+func (t *WebhookEventData) FromEgsUnit(v EgsUnit) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEgsUnit performs a merge with any union data inside the WebhookEventData, using the provided EgsUnit
+func (t *WebhookEventData) MergeEgsUnit(v EgsUnit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEventData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
