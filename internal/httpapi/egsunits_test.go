@@ -220,3 +220,28 @@ var _ = reachable("EgsUnitStatus", "revoked", func(t *testing.T, env *apitest.En
 	id := registerUnit(t, env, org, token, "0100")["id"].(string)
 	return call(t, env, http.MethodPost, egsUnitsPath+"/"+id+"/revoke", token, "", http.StatusOK)
 })
+
+// egsFuzzFixtures give the spec-driven fuzzing's EGS unit family an organization of its own
+// (its units change how its documents are stamped) and a real CSR and key for its bodies.
+type egsFuzzFixtures struct {
+	org          string
+	registration map[string]string // csr, private_key
+}
+
+// seedEGSFixtures registers the units the family's operations name: a unit that has passed
+// its compliance checks for issueEgsUnitProductionCertificate, another for revokeEgsUnit and
+// getEgsUnit.
+func seedEGSFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
+	t.Helper()
+	org, token := newOrganization(t, env)
+	fx.egs.org = org
+	if err := json.Unmarshal([]byte(egsUnitBody(org, "0100")), &fx.egs.registration); err != nil {
+		t.Fatal(err)
+	}
+	certified := registerUnit(t, env, org, token, "0100")["id"].(string)
+	passCompliance(t, env, org, token, certified)
+	fx.byOperation["issueEgsUnitProductionCertificate"] = certified
+	other := registerUnit(t, env, org, token, "0100")["id"].(string)
+	fx.byOperation["revokeEgsUnit"] = other
+	fx.byOperation["getEgsUnit"] = other
+}
