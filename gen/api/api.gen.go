@@ -2561,6 +2561,17 @@ type EgsCertificate struct {
 	SerialNumber string `json:"serial_number"`
 }
 
+// EgsProductionCertificate The unit's production certificate (an `EgsCertificate`); null until `issueEgsUnitProductionCertificate`.
+type EgsProductionCertificate struct {
+	Issuer    string    `json:"issuer"`
+	NotAfter  time.Time `json:"not_after"`
+	NotBefore time.Time `json:"not_before"`
+	Pem       string    `json:"pem"`
+
+	// SerialNumber Decimal.
+	SerialNumber string `json:"serial_number"`
+}
+
 // EgsUnit An EGS unit of an organization (sandbox onboarding).
 type EgsUnit struct {
 	CommonName string `json:"common_name"`
@@ -2578,14 +2589,16 @@ type EgsUnit struct {
 	Industry string             `json:"industry"`
 
 	// InvoiceTypes The four flags of the CSR (standard, simplified, two reserved).
-	InvoiceTypes          string                            `json:"invoice_types"`
-	Location              string                            `json:"location"`
-	Notice                string                            `json:"notice"`
-	OrganizationId        string                            `json:"organization_id"`
-	OrganizationName      string                            `json:"organization_name"`
-	OrganizationUnitName  string                            `json:"organization_unit_name"`
-	ProductionCertificate nullable.Nullable[EgsCertificate] `json:"production_certificate"`
-	RevokedAt             nullable.Nullable[time.Time]      `json:"revoked_at"`
+	InvoiceTypes         string `json:"invoice_types"`
+	Location             string `json:"location"`
+	Notice               string `json:"notice"`
+	OrganizationId       string `json:"organization_id"`
+	OrganizationName     string `json:"organization_name"`
+	OrganizationUnitName string `json:"organization_unit_name"`
+
+	// ProductionCertificate The unit's production certificate (an `EgsCertificate`); null until `issueEgsUnitProductionCertificate`.
+	ProductionCertificate nullable.Nullable[EgsProductionCertificate] `json:"production_certificate"`
+	RevokedAt             nullable.Nullable[time.Time]                `json:"revoked_at"`
 
 	// Sandbox Always true.
 	Sandbox      bool   `json:"sandbox"`

@@ -77,12 +77,12 @@ func toAPIEgsUnit(u *core.EGSUnit) api.EgsUnit {
 			RequiredKinds: invoiceTypes(u.RequiredKinds), PassedKinds: invoiceTypes(u.PassedKinds), MissingKinds: invoiceTypes(u.MissingKinds()),
 		},
 		ComplianceCertificate: toAPIEgsCertificate(u.ComplianceCertificate),
-		ProductionCertificate: null[api.EgsCertificate](),
+		ProductionCertificate: null[api.EgsProductionCertificate](),
 		CreatedAt:             u.CreatedAt, UpdatedAt: u.UpdatedAt, RevokedAt: nullableFrom(u.RevokedAt),
 		Sandbox: true, Notice: egsUnitNotice,
 	}
 	if u.ProductionCertificate != nil {
-		out.ProductionCertificate.Set(toAPIEgsCertificate(*u.ProductionCertificate))
+		out.ProductionCertificate.Set(api.EgsProductionCertificate(toAPIEgsCertificate(*u.ProductionCertificate)))
 	}
 	return out
 }
