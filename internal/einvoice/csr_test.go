@@ -166,7 +166,7 @@ func TestParsePrivateKey(t *testing.T) {
 		"empty":   "",
 		"CSR":     egstest.CSR(key, egstest.Example),
 		"garbage": "-----BEGIN EC PRIVATE KEY-----\nMAMCAQE=\n-----END EC PRIVATE KEY-----\n",
-		"P-256":   "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIHfS0y9ls7Mt7C8ORC8dRaJ6BN5ZCY2Z3pVZUnzqQqDjoAoGCCqGSM49AwEHoUQDQgAE8Cz2iMJ0XQ5vgCWb4FGGv3C1XWpFv0Bq9Eq6i9Z3m5nLJlC2u2kqfcUOl5mZ7S2AO7bFQwsTtl5y2xwgLdJn0A==\n-----END EC PRIVATE KEY-----\n",
+		"P-256":   string(run(t, "openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout")),
 	} {
 		if _, err := einvoice.ParsePrivateKey(text); err == nil {
 			t.Errorf("%s: accepted", name)
