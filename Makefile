@@ -110,6 +110,7 @@ test-reliability: ## Faults, crashes, three processes, slow clients and secrets 
 	$(GO) test -run '^$$' -fuzz '^FuzzValidSyntax$$' -fuzztime $(FUZZTIME) ./internal/jsoncheck/
 	$(GO) test -run '^$$' -fuzz '^FuzzInvoice$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateXML$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCSR$$' -fuzztime $(FUZZTIME) ./internal/einvoice/
 
 
 # Release binaries for the load benchmark: the API and the floor it is compared with.

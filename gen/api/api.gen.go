@@ -370,6 +370,27 @@ func (e DeviceClass) Valid() bool {
 	}
 }
 
+// Defines values for EgsUnitStatus.
+const (
+	Compliance EgsUnitStatus = "compliance"
+	Production EgsUnitStatus = "production"
+	Revoked    EgsUnitStatus = "revoked"
+)
+
+// Valid indicates whether the value is a known member of the EgsUnitStatus enum.
+func (e EgsUnitStatus) Valid() bool {
+	switch e {
+	case Compliance:
+		return true
+	case Production:
+		return true
+	case Revoked:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GrowthEventName.
 const (
 	GrowthEventNameAddressActivated    GrowthEventName = "address_activated"
@@ -1920,47 +1941,50 @@ func (e WebhookEndpointStatus) Valid() bool {
 
 // Defines values for WebhookEventType.
 const (
-	WebhookEventTypeApiKeyCreated                  WebhookEventType = "api_key.created"
-	WebhookEventTypeApiKeyRevoked                  WebhookEventType = "api_key.revoked"
-	WebhookEventTypeApiKeyRotated                  WebhookEventType = "api_key.rotated"
-	WebhookEventTypeBillingInvoiceIssued           WebhookEventType = "billing_invoice.issued"
-	WebhookEventTypeConnectedBusinessCreated       WebhookEventType = "connected_business.created"
-	WebhookEventTypeConnectedBusinessUpdated       WebhookEventType = "connected_business.updated"
-	WebhookEventTypeInvoiceIssued                  WebhookEventType = "invoice.issued"
-	WebhookEventTypeInvoicePaid                    WebhookEventType = "invoice.paid"
-	WebhookEventTypeInvoicePaymentFailed           WebhookEventType = "invoice.payment_failed"
-	WebhookEventTypeInvoiceUncollectible           WebhookEventType = "invoice.uncollectible"
-	WebhookEventTypeInvoiceVoided                  WebhookEventType = "invoice.voided"
-	WebhookEventTypeOrganizationUpdated            WebhookEventType = "organization.updated"
-	WebhookEventTypePlanDeprecated                 WebhookEventType = "plan.deprecated"
-	WebhookEventTypePlanRetired                    WebhookEventType = "plan.retired"
-	WebhookEventTypeProductUpdated                 WebhookEventType = "product.updated"
-	WebhookEventTypeSpendControlHardLimitReached   WebhookEventType = "spend_control.hard_limit_reached"
-	WebhookEventTypeSpendControlWarningReached     WebhookEventType = "spend_control.warning_reached"
-	WebhookEventTypeSubscriptionActivated          WebhookEventType = "subscription.activated"
-	WebhookEventTypeSubscriptionCancelled          WebhookEventType = "subscription.cancelled"
-	WebhookEventTypeSubscriptionCreated            WebhookEventType = "subscription.created"
-	WebhookEventTypeSubscriptionDegraded           WebhookEventType = "subscription.degraded"
-	WebhookEventTypeSubscriptionOverdue            WebhookEventType = "subscription.overdue"
-	WebhookEventTypeSubscriptionPaymentRetryFailed WebhookEventType = "subscription.payment_retry_failed"
-	WebhookEventTypeSubscriptionPlanChanged        WebhookEventType = "subscription.plan_changed"
-	WebhookEventTypeSubscriptionReactivated        WebhookEventType = "subscription.reactivated"
-	WebhookEventTypeSubscriptionRecovered          WebhookEventType = "subscription.recovered"
-	WebhookEventTypeSubscriptionRenewed            WebhookEventType = "subscription.renewed"
-	WebhookEventTypeSubscriptionRestored           WebhookEventType = "subscription.restored"
-	WebhookEventTypeSubscriptionResumed            WebhookEventType = "subscription.resumed"
-	WebhookEventTypeSubscriptionSuspended          WebhookEventType = "subscription.suspended"
-	WebhookEventTypeSubscriptionTerminated         WebhookEventType = "subscription.terminated"
-	WebhookEventTypeSubscriptionWrittenOff         WebhookEventType = "subscription.written_off"
-	WebhookEventTypeSupportCaseClosed              WebhookEventType = "support_case.closed"
-	WebhookEventTypeSupportCaseMessageCreated      WebhookEventType = "support_case.message_created"
-	WebhookEventTypeSupportCaseOpened              WebhookEventType = "support_case.opened"
-	WebhookEventTypeSupportCaseUpdated             WebhookEventType = "support_case.updated"
-	WebhookEventTypeTaxInvoiceGenerated            WebhookEventType = "tax_invoice.generated"
-	WebhookEventTypeWebhookEndpointDisabled        WebhookEventType = "webhook_endpoint.disabled"
-	WebhookEventTypeWebhookEndpointSecretRotated   WebhookEventType = "webhook_endpoint.secret_rotated"
-	WebhookEventTypeWebhookEndpointTest            WebhookEventType = "webhook_endpoint.test"
-	WebhookEventTypeWebhookEndpointUpdated         WebhookEventType = "webhook_endpoint.updated"
+	WebhookEventTypeApiKeyCreated                      WebhookEventType = "api_key.created"
+	WebhookEventTypeApiKeyRevoked                      WebhookEventType = "api_key.revoked"
+	WebhookEventTypeApiKeyRotated                      WebhookEventType = "api_key.rotated"
+	WebhookEventTypeBillingInvoiceIssued               WebhookEventType = "billing_invoice.issued"
+	WebhookEventTypeConnectedBusinessCreated           WebhookEventType = "connected_business.created"
+	WebhookEventTypeConnectedBusinessUpdated           WebhookEventType = "connected_business.updated"
+	WebhookEventTypeEgsUnitProductionCertificateIssued WebhookEventType = "egs_unit.production_certificate_issued"
+	WebhookEventTypeEgsUnitRegistered                  WebhookEventType = "egs_unit.registered"
+	WebhookEventTypeEgsUnitRevoked                     WebhookEventType = "egs_unit.revoked"
+	WebhookEventTypeInvoiceIssued                      WebhookEventType = "invoice.issued"
+	WebhookEventTypeInvoicePaid                        WebhookEventType = "invoice.paid"
+	WebhookEventTypeInvoicePaymentFailed               WebhookEventType = "invoice.payment_failed"
+	WebhookEventTypeInvoiceUncollectible               WebhookEventType = "invoice.uncollectible"
+	WebhookEventTypeInvoiceVoided                      WebhookEventType = "invoice.voided"
+	WebhookEventTypeOrganizationUpdated                WebhookEventType = "organization.updated"
+	WebhookEventTypePlanDeprecated                     WebhookEventType = "plan.deprecated"
+	WebhookEventTypePlanRetired                        WebhookEventType = "plan.retired"
+	WebhookEventTypeProductUpdated                     WebhookEventType = "product.updated"
+	WebhookEventTypeSpendControlHardLimitReached       WebhookEventType = "spend_control.hard_limit_reached"
+	WebhookEventTypeSpendControlWarningReached         WebhookEventType = "spend_control.warning_reached"
+	WebhookEventTypeSubscriptionActivated              WebhookEventType = "subscription.activated"
+	WebhookEventTypeSubscriptionCancelled              WebhookEventType = "subscription.cancelled"
+	WebhookEventTypeSubscriptionCreated                WebhookEventType = "subscription.created"
+	WebhookEventTypeSubscriptionDegraded               WebhookEventType = "subscription.degraded"
+	WebhookEventTypeSubscriptionOverdue                WebhookEventType = "subscription.overdue"
+	WebhookEventTypeSubscriptionPaymentRetryFailed     WebhookEventType = "subscription.payment_retry_failed"
+	WebhookEventTypeSubscriptionPlanChanged            WebhookEventType = "subscription.plan_changed"
+	WebhookEventTypeSubscriptionReactivated            WebhookEventType = "subscription.reactivated"
+	WebhookEventTypeSubscriptionRecovered              WebhookEventType = "subscription.recovered"
+	WebhookEventTypeSubscriptionRenewed                WebhookEventType = "subscription.renewed"
+	WebhookEventTypeSubscriptionRestored               WebhookEventType = "subscription.restored"
+	WebhookEventTypeSubscriptionResumed                WebhookEventType = "subscription.resumed"
+	WebhookEventTypeSubscriptionSuspended              WebhookEventType = "subscription.suspended"
+	WebhookEventTypeSubscriptionTerminated             WebhookEventType = "subscription.terminated"
+	WebhookEventTypeSubscriptionWrittenOff             WebhookEventType = "subscription.written_off"
+	WebhookEventTypeSupportCaseClosed                  WebhookEventType = "support_case.closed"
+	WebhookEventTypeSupportCaseMessageCreated          WebhookEventType = "support_case.message_created"
+	WebhookEventTypeSupportCaseOpened                  WebhookEventType = "support_case.opened"
+	WebhookEventTypeSupportCaseUpdated                 WebhookEventType = "support_case.updated"
+	WebhookEventTypeTaxInvoiceGenerated                WebhookEventType = "tax_invoice.generated"
+	WebhookEventTypeWebhookEndpointDisabled            WebhookEventType = "webhook_endpoint.disabled"
+	WebhookEventTypeWebhookEndpointSecretRotated       WebhookEventType = "webhook_endpoint.secret_rotated"
+	WebhookEventTypeWebhookEndpointTest                WebhookEventType = "webhook_endpoint.test"
+	WebhookEventTypeWebhookEndpointUpdated             WebhookEventType = "webhook_endpoint.updated"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEventType enum.
@@ -1977,6 +2001,12 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeConnectedBusinessCreated:
 		return true
 	case WebhookEventTypeConnectedBusinessUpdated:
+		return true
+	case WebhookEventTypeEgsUnitProductionCertificateIssued:
+		return true
+	case WebhookEventTypeEgsUnitRegistered:
+		return true
+	case WebhookEventTypeEgsUnitRevoked:
 		return true
 	case WebhookEventTypeInvoiceIssued:
 		return true
@@ -2531,6 +2561,91 @@ type DiagnosticValue1 = float64
 
 // DiagnosticValue2 defines model for DiagnosticValue.2.
 type DiagnosticValue2 = bool
+
+// EgsCertificate A certificate the sandbox CA issued to the unit (never the tax authority's).
+type EgsCertificate struct {
+	Issuer    string    `json:"issuer"`
+	NotAfter  time.Time `json:"not_after"`
+	NotBefore time.Time `json:"not_before"`
+	Pem       string    `json:"pem"`
+
+	// SerialNumber Decimal.
+	SerialNumber string `json:"serial_number"`
+}
+
+// EgsProductionCertificate The unit's production certificate (an `EgsCertificate`); null until `issueEgsUnitProductionCertificate`.
+type EgsProductionCertificate struct {
+	Issuer    string    `json:"issuer"`
+	NotAfter  time.Time `json:"not_after"`
+	NotBefore time.Time `json:"not_before"`
+	Pem       string    `json:"pem"`
+
+	// SerialNumber Decimal.
+	SerialNumber string `json:"serial_number"`
+}
+
+// EgsUnit An EGS unit of an organization (sandbox onboarding).
+type EgsUnit struct {
+	CommonName string `json:"common_name"`
+
+	// Compliance The compliance checks: the kinds the unit's invoice types declare, those it has generated, those still missing.
+	Compliance EgsUnitCompliance `json:"compliance"`
+
+	// ComplianceCertificate A certificate the sandbox CA issued to the unit (never the tax authority's).
+	ComplianceCertificate EgsCertificate `json:"compliance_certificate"`
+	Country               string         `json:"country"`
+	CreatedAt             time.Time      `json:"created_at"`
+
+	// Id The unit's id, the `egs_unit_id` of generation requests.
+	Id       openapi_types.UUID `json:"id"`
+	Industry string             `json:"industry"`
+
+	// InvoiceTypes The four flags of the CSR (standard, simplified, two reserved).
+	InvoiceTypes         string `json:"invoice_types"`
+	Location             string `json:"location"`
+	Notice               string `json:"notice"`
+	OrganizationId       string `json:"organization_id"`
+	OrganizationName     string `json:"organization_name"`
+	OrganizationUnitName string `json:"organization_unit_name"`
+
+	// ProductionCertificate The unit's production certificate (an `EgsCertificate`); null until `issueEgsUnitProductionCertificate`.
+	ProductionCertificate nullable.Nullable[EgsProductionCertificate] `json:"production_certificate"`
+	RevokedAt             nullable.Nullable[time.Time]                `json:"revoked_at"`
+
+	// Sandbox Always true.
+	Sandbox      bool   `json:"sandbox"`
+	SerialNumber string `json:"serial_number"`
+
+	// Status `compliance`: registered with a compliance certificate, passing its compliance checks; `production`: holds its production certificate; `revoked`: cannot stamp.
+	Status    EgsUnitStatus `json:"status"`
+	UpdatedAt time.Time     `json:"updated_at"`
+	VatNumber string        `json:"vat_number"`
+}
+
+// EgsUnitCompliance The compliance checks: the kinds the unit's invoice types declare, those it has generated, those still missing.
+type EgsUnitCompliance struct {
+	MissingKinds  []RequestedInvoiceType `json:"missing_kinds"`
+	PassedKinds   []RequestedInvoiceType `json:"passed_kinds"`
+	RequiredKinds []RequestedInvoiceType `json:"required_kinds"`
+}
+
+// EgsUnitCreate Registers an EGS unit (see `createEgsUnit`).
+type EgsUnitCreate struct {
+	// Csr PEM certificate signing request (secp256k1) with the authority's onboarding fields.
+	Csr            string `json:"csr"`
+	OrganizationId string `json:"organization_id"`
+
+	// PrivateKey The CSR's private key (PEM), sealed at rest and never returned; a sandbox-only key.
+	PrivateKey string `json:"private_key"`
+}
+
+// EgsUnitList defines model for EgsUnitList.
+type EgsUnitList struct {
+	Items []EgsUnit `json:"items"`
+}
+
+// EgsUnitStatus `compliance`: registered with a compliance certificate, passing its compliance checks; `production`: holds its production certificate; `revoked`: cannot stamp.
+type EgsUnitStatus string
 
 // EventList A page of events.
 type EventList struct {
@@ -3875,7 +3990,7 @@ type SimplifiedInvoiceRequest struct {
 	// Buyer The buyer (optional on a simplified invoice).
 	Buyer *InvoiceBuyer `json:"buyer,omitempty"`
 
-	// EgsUnitId EGS (e-invoice generation solution) unit; null uses the seller's default sandbox unit. The ICV counter runs per seller (the organization, or the connected business of the credential) and EGS unit.
+	// EgsUnitId EGS (e-invoice generation solution) unit; null uses the seller's default sandbox unit. The ICV counter runs per seller (the organization, or the connected business of the credential) and EGS unit. The id of a unit registered with `createEgsUnit` stamps with that unit's certificate (compliance, then production) in the authority's XAdES structure; `seller.vat_number` must be the unit's (422 at `/egs_unit_id`) and a revoked unit is 409 `invalid_state_transition`. An organization that has registered units must name one of them (any other value is 422 at `/egs_unit_id`); one that has none keeps the sandbox's own key for any value.
 	EgsUnitId nullable.Nullable[string] `json:"egs_unit_id,omitempty"`
 	LineItems []InvoiceLineItem         `json:"line_items"`
 
@@ -4635,6 +4750,7 @@ type WebhookDelivery struct {
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
+	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4808,6 +4924,7 @@ type WebhookEvent struct {
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
+	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4855,6 +4972,7 @@ type WebhookEventData struct {
 // | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 // | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 // | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
+// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 // | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 // | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 // | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4932,6 +5050,7 @@ type WebhookTestResult struct {
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
+	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -5409,6 +5528,30 @@ type CreateSupportCaseMessageParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListEgsUnitsParams defines parameters for ListEgsUnits.
+type ListEgsUnitsParams struct {
+	// OrganizationId The organization (an organization principal must pass its own id).
+	OrganizationId OrganizationIdRequired `form:"organization_id" json:"organization_id"`
+}
+
+// CreateEgsUnitParams defines parameters for CreateEgsUnit.
+type CreateEgsUnitParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// IssueEgsUnitProductionCertificateParams defines parameters for IssueEgsUnitProductionCertificate.
+type IssueEgsUnitProductionCertificateParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RevokeEgsUnitParams defines parameters for RevokeEgsUnit.
+type RevokeEgsUnitParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListTaxInvoicesParams defines parameters for ListTaxInvoices.
 type ListTaxInvoicesParams struct {
 	// OrganizationId The organization (an organization principal must pass its own id).
@@ -5642,6 +5785,9 @@ type UpdateSupportCaseJSONRequestBody = SupportCaseUpdateRequest
 
 // CreateSupportCaseMessageJSONRequestBody defines body for CreateSupportCaseMessage for application/json ContentType.
 type CreateSupportCaseMessageJSONRequestBody = SupportCaseMessageCreateRequest
+
+// CreateEgsUnitJSONRequestBody defines body for CreateEgsUnit for application/json ContentType.
+type CreateEgsUnitJSONRequestBody = EgsUnitCreate
 
 // GenerateSimplifiedInvoiceJSONRequestBody defines body for GenerateSimplifiedInvoice for application/json ContentType.
 type GenerateSimplifiedInvoiceJSONRequestBody = SimplifiedInvoiceRequest
@@ -6177,6 +6323,32 @@ func (t *WebhookEventData) FromWebhookEndpoint(v WebhookEndpoint) error {
 
 // MergeWebhookEndpoint performs a merge with any union data inside the WebhookEventData, using the provided WebhookEndpoint
 func (t *WebhookEventData) MergeWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEgsUnit returns the union data inside the WebhookEventData as a EgsUnit
+func (t WebhookEventData) AsEgsUnit() (EgsUnit, error) {
+	var body EgsUnit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEgsUnit overwrites any union data inside the WebhookEventData as the provided EgsUnit
+func (t *WebhookEventData) FromEgsUnit(v EgsUnit) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeEgsUnit performs a merge with any union data inside the WebhookEventData, using the provided EgsUnit
+func (t *WebhookEventData) MergeEgsUnit(v EgsUnit) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -7542,6 +7714,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
 	CreateSupportCaseMessage(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListEgsUnits List EGS units
+	//
+	// The organization's EGS units, newest first (at most 100 are not revoked; revoked ones are listed too). Tenant only (`organization_id` its own, another is 403); the operator is 403.
+	//
+	// Corresponds with GET /v1/taxauth/egs-units (the `ListEgsUnits` operationId).
+	ListEgsUnits(ctx context.Context, params *ListEgsUnitsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateEgsUnitWithBody Register an EGS unit from a CSR (sandbox onboarding)
+	//
+	// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+	//
+	// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+	//
+	// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+	CreateEgsUnitWithBody(ctx context.Context, params *CreateEgsUnitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateEgsUnit Register an EGS unit from a CSR (sandbox onboarding)
+	//
+	// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+	//
+	// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+	//
+	// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+	CreateEgsUnit(ctx context.Context, params *CreateEgsUnitParams, body CreateEgsUnitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEgsUnit Get an EGS unit
+	//
+	// One EGS unit of the caller's organization, with its compliance progress and certificates; another organization's is 404, as an unknown id. Tenant only; the operator is 403.
+	//
+	// Corresponds with GET /v1/taxauth/egs-units/{id} (the `GetEgsUnit` operationId).
+	GetEgsUnit(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IssueEgsUnitProductionCertificate Issue an EGS unit's production certificate (sandbox)
+	//
+	// Issues the unit's sandbox production certificate (signed by the sandbox CA, marked as sandbox) once it has passed its compliance checks: one document of each kind its invoice types declare, generated with the unit. The unit moves from `compliance` to `production` and stamps with the production certificate from then on (same key, same chain). A unit with kinds missing is 409 `invalid_state_transition` naming them (one entry per missing kind in `errors`, `pointer` `/compliance/missing_kinds`); a unit already in `production`, or `revoked`, is 409 too, and nothing changes. Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.production_certificate_issued`.
+	//
+	// Corresponds with POST /v1/taxauth/egs-units/{id}/production-certificate (the `IssueEgsUnitProductionCertificate` operationId).
+	IssueEgsUnitProductionCertificate(ctx context.Context, id Id, params *IssueEgsUnitProductionCertificateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeEgsUnit Revoke an EGS unit
+	//
+	// Revokes the unit and its certificates: from the next request on, a generation naming it is 409 `invalid_state_transition`, and its sealed key is never used again. Its documents stay in the archive. A revoked unit cannot be revoked again (409). Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.revoked`.
+	//
+	// Corresponds with POST /v1/taxauth/egs-units/{id}/revoke (the `RevokeEgsUnit` operationId).
+	RevokeEgsUnit(ctx context.Context, id Id, params *RevokeEgsUnitParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTaxInvoices List tax documents (archive)
 	//
@@ -10052,6 +10278,120 @@ func (c *Client) CreateSupportCaseMessageWithBody(ctx context.Context, id Id, pa
 // Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
 func (c *Client) CreateSupportCaseMessage(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateSupportCaseMessageRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEgsUnits List EGS units
+//
+// The organization's EGS units, newest first (at most 100 are not revoked; revoked ones are listed too). Tenant only (`organization_id` its own, another is 403); the operator is 403.
+//
+// Corresponds with GET /v1/taxauth/egs-units (the `ListEgsUnits` operationId).
+func (c *Client) ListEgsUnits(ctx context.Context, params *ListEgsUnitsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEgsUnitsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateEgsUnitWithBody Register an EGS unit from a CSR (sandbox onboarding)
+//
+// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+//
+// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+//
+// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+func (c *Client) CreateEgsUnitWithBody(ctx context.Context, params *CreateEgsUnitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateEgsUnitRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateEgsUnit Register an EGS unit from a CSR (sandbox onboarding)
+//
+// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+//
+// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+//
+// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+func (c *Client) CreateEgsUnit(ctx context.Context, params *CreateEgsUnitParams, body CreateEgsUnitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateEgsUnitRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEgsUnit Get an EGS unit
+//
+// One EGS unit of the caller's organization, with its compliance progress and certificates; another organization's is 404, as an unknown id. Tenant only; the operator is 403.
+//
+// Corresponds with GET /v1/taxauth/egs-units/{id} (the `GetEgsUnit` operationId).
+func (c *Client) GetEgsUnit(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEgsUnitRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IssueEgsUnitProductionCertificate Issue an EGS unit's production certificate (sandbox)
+//
+// Issues the unit's sandbox production certificate (signed by the sandbox CA, marked as sandbox) once it has passed its compliance checks: one document of each kind its invoice types declare, generated with the unit. The unit moves from `compliance` to `production` and stamps with the production certificate from then on (same key, same chain). A unit with kinds missing is 409 `invalid_state_transition` naming them (one entry per missing kind in `errors`, `pointer` `/compliance/missing_kinds`); a unit already in `production`, or `revoked`, is 409 too, and nothing changes. Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.production_certificate_issued`.
+//
+// Corresponds with POST /v1/taxauth/egs-units/{id}/production-certificate (the `IssueEgsUnitProductionCertificate` operationId).
+func (c *Client) IssueEgsUnitProductionCertificate(ctx context.Context, id Id, params *IssueEgsUnitProductionCertificateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIssueEgsUnitProductionCertificateRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeEgsUnit Revoke an EGS unit
+//
+// Revokes the unit and its certificates: from the next request on, a generation naming it is 409 `invalid_state_transition`, and its sealed key is never used again. Its documents stay in the archive. A revoked unit cannot be revoked again (409). Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.revoked`.
+//
+// Corresponds with POST /v1/taxauth/egs-units/{id}/revoke (the `RevokeEgsUnit` operationId).
+func (c *Client) RevokeEgsUnit(ctx context.Context, id Id, params *RevokeEgsUnitParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeEgsUnitRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14335,6 +14675,243 @@ func NewCreateSupportCaseMessageRequestWithBody(server string, id Id, params *Cr
 	return req, nil
 }
 
+// NewListEgsUnitsRequest constructs an http.Request for the ListEgsUnits method
+func NewListEgsUnitsRequest(server string, params *ListEgsUnitsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/egs-units")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateEgsUnitRequest calls the generic CreateEgsUnit builder with application/json body
+func NewCreateEgsUnitRequest(server string, params *CreateEgsUnitParams, body CreateEgsUnitJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateEgsUnitRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateEgsUnitRequestWithBody constructs an http.Request for the CreateEgsUnit method, with any body, and a specified content type
+func NewCreateEgsUnitRequestWithBody(server string, params *CreateEgsUnitParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/egs-units")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetEgsUnitRequest constructs an http.Request for the GetEgsUnit method
+func NewGetEgsUnitRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/egs-units/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewIssueEgsUnitProductionCertificateRequest constructs an http.Request for the IssueEgsUnitProductionCertificate method
+func NewIssueEgsUnitProductionCertificateRequest(server string, id Id, params *IssueEgsUnitProductionCertificateParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/egs-units/%s/production-certificate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRevokeEgsUnitRequest constructs an http.Request for the RevokeEgsUnit method
+func NewRevokeEgsUnitRequest(server string, id Id, params *RevokeEgsUnitParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/egs-units/%s/revoke", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListTaxInvoicesRequest constructs an http.Request for the ListTaxInvoices method
 func NewListTaxInvoicesRequest(server string, params *ListTaxInvoicesParams) (*http.Request, error) {
 	var err error
@@ -16912,6 +17489,68 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/support-cases/{id}/messages (the `CreateSupportCaseMessage` operationId).
 	CreateSupportCaseMessageWithResponse(ctx context.Context, id Id, params *CreateSupportCaseMessageParams, body CreateSupportCaseMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSupportCaseMessageResponse, error)
+
+	// ListEgsUnitsWithResponse List EGS units
+	//
+	// The organization's EGS units, newest first (at most 100 are not revoked; revoked ones are listed too). Tenant only (`organization_id` its own, another is 403); the operator is 403.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/taxauth/egs-units (the `ListEgsUnits` operationId).
+	ListEgsUnitsWithResponse(ctx context.Context, params *ListEgsUnitsParams, reqEditors ...RequestEditorFn) (*ListEgsUnitsResponse, error)
+
+	// CreateEgsUnitWithBodyWithResponse Register an EGS unit from a CSR (sandbox onboarding)
+	//
+	// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+	//
+	// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+	//
+	// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+	CreateEgsUnitWithBodyWithResponse(ctx context.Context, params *CreateEgsUnitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEgsUnitResponse, error)
+
+	// CreateEgsUnitWithResponse Register an EGS unit from a CSR (sandbox onboarding)
+	//
+	// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+	//
+	// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+	//
+	// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+	CreateEgsUnitWithResponse(ctx context.Context, params *CreateEgsUnitParams, body CreateEgsUnitJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEgsUnitResponse, error)
+
+	// GetEgsUnitWithResponse Get an EGS unit
+	//
+	// One EGS unit of the caller's organization, with its compliance progress and certificates; another organization's is 404, as an unknown id. Tenant only; the operator is 403.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/taxauth/egs-units/{id} (the `GetEgsUnit` operationId).
+	GetEgsUnitWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetEgsUnitResponse, error)
+
+	// IssueEgsUnitProductionCertificateWithResponse Issue an EGS unit's production certificate (sandbox)
+	//
+	// Issues the unit's sandbox production certificate (signed by the sandbox CA, marked as sandbox) once it has passed its compliance checks: one document of each kind its invoice types declare, generated with the unit. The unit moves from `compliance` to `production` and stamps with the production certificate from then on (same key, same chain). A unit with kinds missing is 409 `invalid_state_transition` naming them (one entry per missing kind in `errors`, `pointer` `/compliance/missing_kinds`); a unit already in `production`, or `revoked`, is 409 too, and nothing changes. Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.production_certificate_issued`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/egs-units/{id}/production-certificate (the `IssueEgsUnitProductionCertificate` operationId).
+	IssueEgsUnitProductionCertificateWithResponse(ctx context.Context, id Id, params *IssueEgsUnitProductionCertificateParams, reqEditors ...RequestEditorFn) (*IssueEgsUnitProductionCertificateResponse, error)
+
+	// RevokeEgsUnitWithResponse Revoke an EGS unit
+	//
+	// Revokes the unit and its certificates: from the next request on, a generation naming it is 409 `invalid_state_transition`, and its sealed key is never used again. Its documents stay in the archive. A revoked unit cannot be revoked again (409). Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.revoked`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/egs-units/{id}/revoke (the `RevokeEgsUnit` operationId).
+	RevokeEgsUnitWithResponse(ctx context.Context, id Id, params *RevokeEgsUnitParams, reqEditors ...RequestEditorFn) (*RevokeEgsUnitResponse, error)
 
 	// ListTaxInvoicesWithResponse List tax documents (archive)
 	//
@@ -27524,6 +28163,789 @@ func (r CreateSupportCaseMessageResponse) ContentType() string {
 	return ""
 }
 
+// ListEgsUnitsResponse200Headers the declared response headers of an HTTP 200 response for ListEgsUnits
+type ListEgsUnitsResponse200Headers struct {
+	RequestId string
+}
+
+// ListEgsUnitsResponse400Headers the declared response headers of an HTTP 400 response for ListEgsUnits
+type ListEgsUnitsResponse400Headers struct {
+	RequestId string
+}
+
+// ListEgsUnitsResponse401Headers the declared response headers of an HTTP 401 response for ListEgsUnits
+type ListEgsUnitsResponse401Headers struct {
+	RequestId string
+}
+
+// ListEgsUnitsResponse403Headers the declared response headers of an HTTP 403 response for ListEgsUnits
+type ListEgsUnitsResponse403Headers struct {
+	RequestId string
+}
+
+// ListEgsUnitsResponse429Headers the declared response headers of an HTTP 429 response for ListEgsUnits
+type ListEgsUnitsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListEgsUnitsResponse503Headers the declared response headers of an HTTP 503 response for ListEgsUnits
+type ListEgsUnitsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListEgsUnitsResponseDefaultHeaders the declared response headers of an HTTP default response for ListEgsUnits
+type ListEgsUnitsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListEgsUnitsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EgsUnitList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListEgsUnitsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListEgsUnitsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEgsUnitsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListEgsUnitsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEgsUnitsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEgsUnitsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListEgsUnitsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEgsUnitsResponse) GetJSON200() *EgsUnitList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListEgsUnitsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListEgsUnitsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListEgsUnitsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListEgsUnitsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListEgsUnitsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListEgsUnitsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEgsUnitsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEgsUnitsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEgsUnitsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEgsUnitsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateEgsUnitResponse201Headers the declared response headers of an HTTP 201 response for CreateEgsUnit
+type CreateEgsUnitResponse201Headers struct {
+	RequestId string
+}
+
+// CreateEgsUnitResponse400Headers the declared response headers of an HTTP 400 response for CreateEgsUnit
+type CreateEgsUnitResponse400Headers struct {
+	RequestId string
+}
+
+// CreateEgsUnitResponse401Headers the declared response headers of an HTTP 401 response for CreateEgsUnit
+type CreateEgsUnitResponse401Headers struct {
+	RequestId string
+}
+
+// CreateEgsUnitResponse403Headers the declared response headers of an HTTP 403 response for CreateEgsUnit
+type CreateEgsUnitResponse403Headers struct {
+	RequestId string
+}
+
+// CreateEgsUnitResponse409Headers the declared response headers of an HTTP 409 response for CreateEgsUnit
+type CreateEgsUnitResponse409Headers struct {
+	RequestId string
+}
+
+// CreateEgsUnitResponse422Headers the declared response headers of an HTTP 422 response for CreateEgsUnit
+type CreateEgsUnitResponse422Headers struct {
+	RequestId string
+}
+
+// CreateEgsUnitResponse429Headers the declared response headers of an HTTP 429 response for CreateEgsUnit
+type CreateEgsUnitResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// CreateEgsUnitResponse503Headers the declared response headers of an HTTP 503 response for CreateEgsUnit
+type CreateEgsUnitResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// CreateEgsUnitResponseDefaultHeaders the declared response headers of an HTTP default response for CreateEgsUnit
+type CreateEgsUnitResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type CreateEgsUnitResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *EgsUnit
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateEgsUnitResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateEgsUnitResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateEgsUnitResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateEgsUnitResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateEgsUnitResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreateEgsUnitResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateEgsUnitResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateEgsUnitResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateEgsUnitResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateEgsUnitResponse) GetJSON201() *EgsUnit {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r CreateEgsUnitResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateEgsUnitResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateEgsUnitResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateEgsUnitResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateEgsUnitResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEgsUnitResponse200Headers the declared response headers of an HTTP 200 response for GetEgsUnit
+type GetEgsUnitResponse200Headers struct {
+	RequestId string
+}
+
+// GetEgsUnitResponse400Headers the declared response headers of an HTTP 400 response for GetEgsUnit
+type GetEgsUnitResponse400Headers struct {
+	RequestId string
+}
+
+// GetEgsUnitResponse401Headers the declared response headers of an HTTP 401 response for GetEgsUnit
+type GetEgsUnitResponse401Headers struct {
+	RequestId string
+}
+
+// GetEgsUnitResponse403Headers the declared response headers of an HTTP 403 response for GetEgsUnit
+type GetEgsUnitResponse403Headers struct {
+	RequestId string
+}
+
+// GetEgsUnitResponse404Headers the declared response headers of an HTTP 404 response for GetEgsUnit
+type GetEgsUnitResponse404Headers struct {
+	RequestId string
+}
+
+// GetEgsUnitResponse429Headers the declared response headers of an HTTP 429 response for GetEgsUnit
+type GetEgsUnitResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetEgsUnitResponse503Headers the declared response headers of an HTTP 503 response for GetEgsUnit
+type GetEgsUnitResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetEgsUnitResponseDefaultHeaders the declared response headers of an HTTP default response for GetEgsUnit
+type GetEgsUnitResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetEgsUnitResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EgsUnit
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEgsUnitResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetEgsUnitResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetEgsUnitResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetEgsUnitResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetEgsUnitResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEgsUnitResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEgsUnitResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetEgsUnitResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEgsUnitResponse) GetJSON200() *EgsUnit {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetEgsUnitResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetEgsUnitResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetEgsUnitResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetEgsUnitResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetEgsUnitResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetEgsUnitResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetEgsUnitResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEgsUnitResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEgsUnitResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEgsUnitResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEgsUnitResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IssueEgsUnitProductionCertificateResponse200Headers the declared response headers of an HTTP 200 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse200Headers struct {
+	RequestId string
+}
+
+// IssueEgsUnitProductionCertificateResponse400Headers the declared response headers of an HTTP 400 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse400Headers struct {
+	RequestId string
+}
+
+// IssueEgsUnitProductionCertificateResponse401Headers the declared response headers of an HTTP 401 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse401Headers struct {
+	RequestId string
+}
+
+// IssueEgsUnitProductionCertificateResponse403Headers the declared response headers of an HTTP 403 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse403Headers struct {
+	RequestId string
+}
+
+// IssueEgsUnitProductionCertificateResponse404Headers the declared response headers of an HTTP 404 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse404Headers struct {
+	RequestId string
+}
+
+// IssueEgsUnitProductionCertificateResponse409Headers the declared response headers of an HTTP 409 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse409Headers struct {
+	RequestId string
+}
+
+// IssueEgsUnitProductionCertificateResponse429Headers the declared response headers of an HTTP 429 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// IssueEgsUnitProductionCertificateResponse503Headers the declared response headers of an HTTP 503 response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// IssueEgsUnitProductionCertificateResponseDefaultHeaders the declared response headers of an HTTP default response for IssueEgsUnitProductionCertificate
+type IssueEgsUnitProductionCertificateResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type IssueEgsUnitProductionCertificateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EgsUnit
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *IssueEgsUnitProductionCertificateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *IssueEgsUnitProductionCertificateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IssueEgsUnitProductionCertificateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *IssueEgsUnitProductionCertificateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *IssueEgsUnitProductionCertificateResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *IssueEgsUnitProductionCertificateResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *IssueEgsUnitProductionCertificateResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *IssueEgsUnitProductionCertificateResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *IssueEgsUnitProductionCertificateResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetJSON200() *EgsUnit {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r IssueEgsUnitProductionCertificateResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r IssueEgsUnitProductionCertificateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IssueEgsUnitProductionCertificateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IssueEgsUnitProductionCertificateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IssueEgsUnitProductionCertificateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeEgsUnitResponse200Headers the declared response headers of an HTTP 200 response for RevokeEgsUnit
+type RevokeEgsUnitResponse200Headers struct {
+	RequestId string
+}
+
+// RevokeEgsUnitResponse400Headers the declared response headers of an HTTP 400 response for RevokeEgsUnit
+type RevokeEgsUnitResponse400Headers struct {
+	RequestId string
+}
+
+// RevokeEgsUnitResponse401Headers the declared response headers of an HTTP 401 response for RevokeEgsUnit
+type RevokeEgsUnitResponse401Headers struct {
+	RequestId string
+}
+
+// RevokeEgsUnitResponse403Headers the declared response headers of an HTTP 403 response for RevokeEgsUnit
+type RevokeEgsUnitResponse403Headers struct {
+	RequestId string
+}
+
+// RevokeEgsUnitResponse404Headers the declared response headers of an HTTP 404 response for RevokeEgsUnit
+type RevokeEgsUnitResponse404Headers struct {
+	RequestId string
+}
+
+// RevokeEgsUnitResponse409Headers the declared response headers of an HTTP 409 response for RevokeEgsUnit
+type RevokeEgsUnitResponse409Headers struct {
+	RequestId string
+}
+
+// RevokeEgsUnitResponse429Headers the declared response headers of an HTTP 429 response for RevokeEgsUnit
+type RevokeEgsUnitResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// RevokeEgsUnitResponse503Headers the declared response headers of an HTTP 503 response for RevokeEgsUnit
+type RevokeEgsUnitResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// RevokeEgsUnitResponseDefaultHeaders the declared response headers of an HTTP default response for RevokeEgsUnit
+type RevokeEgsUnitResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type RevokeEgsUnitResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EgsUnit
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokeEgsUnitResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevokeEgsUnitResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeEgsUnitResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokeEgsUnitResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevokeEgsUnitResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RevokeEgsUnitResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeEgsUnitResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeEgsUnitResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RevokeEgsUnitResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeEgsUnitResponse) GetJSON200() *EgsUnit {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RevokeEgsUnitResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeEgsUnitResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeEgsUnitResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeEgsUnitResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeEgsUnitResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListTaxInvoicesResponse200Headers the declared response headers of an HTTP 200 response for ListTaxInvoices
 type ListTaxInvoicesResponse200Headers struct {
 	RequestId string
@@ -32737,6 +34159,104 @@ func (c *ClientWithResponses) CreateSupportCaseMessageWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseCreateSupportCaseMessageResponse(rsp)
+}
+
+// ListEgsUnitsWithResponse List EGS units
+//
+// The organization's EGS units, newest first (at most 100 are not revoked; revoked ones are listed too). Tenant only (`organization_id` its own, another is 403); the operator is 403.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/taxauth/egs-units (the `ListEgsUnits` operationId).
+func (c *ClientWithResponses) ListEgsUnitsWithResponse(ctx context.Context, params *ListEgsUnitsParams, reqEditors ...RequestEditorFn) (*ListEgsUnitsResponse, error) {
+	rsp, err := c.ListEgsUnits(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEgsUnitsResponse(rsp)
+}
+
+// CreateEgsUnitWithBodyWithResponse Register an EGS unit from a CSR (sandbox onboarding)
+//
+// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+//
+// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+//
+// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+func (c *ClientWithResponses) CreateEgsUnitWithBodyWithResponse(ctx context.Context, params *CreateEgsUnitParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEgsUnitResponse, error) {
+	rsp, err := c.CreateEgsUnitWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateEgsUnitResponse(rsp)
+}
+
+// CreateEgsUnitWithResponse Register an EGS unit from a CSR (sandbox onboarding)
+//
+// Registers an e-invoice generation solution (EGS) unit of the caller's organization and issues its sandbox *compliance* certificate. `csr` is a PEM PKCS #10 request on secp256k1 with the tax authority's onboarding fields, as its SDK writes them from its CSR config: subject CN (common name), O (organization name), OU (organization unit: the branch, or in a VAT group the member's 10-digit TIN), C (country, two letters); subject alternative name (directory name) SN (serial number `1-<solution>|2-<model>|3-<serial>`), UID (the 15-digit VAT number, starting and ending with 3), title (invoice types: four flags, standard then simplified then two reserved zeros, e.g. `1100`), registeredAddress (location) and businessCategory (industry). The CSR is checked field by field: every problem is in `errors` of a 422 `unprocessable` (`pointer` `/csr`, `code` the field: `csr`, `signature`, `public_key`, `subject`, `subject_alternative_name`, `common_name`, `serial_number`, `vat_number`, `organization_unit_name`, `organization_name`, `country`, `invoice_types`, `location`, `industry`).
+//
+// The generation operations stamp server-side, so the sandbox needs the unit's key: `private_key` is the CSR's private key (PEM, SEC 1 `EC PRIVATE KEY` or PKCS #8 `PRIVATE KEY`); it must match the CSR's public key (422 at `/private_key`), is sealed at rest and never returned. Use a key made for the sandbox only: the authority's onboarding never sees a private key. The certificates are signed by the service's own sandbox certification authority (issuer `SANDBOX-EINVOICE-CA`, template `SANDBOX-Code-Signing`), never by the authority, and are marked as sandbox.
+//
+// The unit starts in `compliance`: it must pass the compliance checks, one document of each kind its invoice types declare, generated with it (`egs_unit_id` = the unit's id in `generateSimplifiedInvoice`/`generateStandardInvoice`), before `issueEgsUnitProductionCertificate`. Each unit has its own ICV/PIH chain; a generation request naming the unit must have the unit's VAT number as `seller.vat_number` (422 otherwise). An organization may hold at most 100 units that are not revoked (422 beyond). Tenant only: the organization's own credentials (`organization_id` its own, another is 403); the operator is 403. Honours `Idempotency-Key`. Audited (`egs_unit.registered`) and emits `egs_unit.registered`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/egs-units (the `CreateEgsUnit` operationId).
+func (c *ClientWithResponses) CreateEgsUnitWithResponse(ctx context.Context, params *CreateEgsUnitParams, body CreateEgsUnitJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEgsUnitResponse, error) {
+	rsp, err := c.CreateEgsUnit(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateEgsUnitResponse(rsp)
+}
+
+// GetEgsUnitWithResponse Get an EGS unit
+//
+// One EGS unit of the caller's organization, with its compliance progress and certificates; another organization's is 404, as an unknown id. Tenant only; the operator is 403.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/taxauth/egs-units/{id} (the `GetEgsUnit` operationId).
+func (c *ClientWithResponses) GetEgsUnitWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetEgsUnitResponse, error) {
+	rsp, err := c.GetEgsUnit(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEgsUnitResponse(rsp)
+}
+
+// IssueEgsUnitProductionCertificateWithResponse Issue an EGS unit's production certificate (sandbox)
+//
+// Issues the unit's sandbox production certificate (signed by the sandbox CA, marked as sandbox) once it has passed its compliance checks: one document of each kind its invoice types declare, generated with the unit. The unit moves from `compliance` to `production` and stamps with the production certificate from then on (same key, same chain). A unit with kinds missing is 409 `invalid_state_transition` naming them (one entry per missing kind in `errors`, `pointer` `/compliance/missing_kinds`); a unit already in `production`, or `revoked`, is 409 too, and nothing changes. Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.production_certificate_issued`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/egs-units/{id}/production-certificate (the `IssueEgsUnitProductionCertificate` operationId).
+func (c *ClientWithResponses) IssueEgsUnitProductionCertificateWithResponse(ctx context.Context, id Id, params *IssueEgsUnitProductionCertificateParams, reqEditors ...RequestEditorFn) (*IssueEgsUnitProductionCertificateResponse, error) {
+	rsp, err := c.IssueEgsUnitProductionCertificate(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIssueEgsUnitProductionCertificateResponse(rsp)
+}
+
+// RevokeEgsUnitWithResponse Revoke an EGS unit
+//
+// Revokes the unit and its certificates: from the next request on, a generation naming it is 409 `invalid_state_transition`, and its sealed key is never used again. Its documents stay in the archive. A revoked unit cannot be revoked again (409). Tenant only; the operator is 403; another organization's unit is 404. Honours `Idempotency-Key`. Audited and emits `egs_unit.revoked`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/egs-units/{id}/revoke (the `RevokeEgsUnit` operationId).
+func (c *ClientWithResponses) RevokeEgsUnitWithResponse(ctx context.Context, id Id, params *RevokeEgsUnitParams, reqEditors ...RequestEditorFn) (*RevokeEgsUnitResponse, error) {
+	rsp, err := c.RevokeEgsUnit(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeEgsUnitResponse(rsp)
 }
 
 // ListTaxInvoicesWithResponse List tax documents (archive)
@@ -46511,6 +48031,1005 @@ func ParseCreateSupportCaseMessageResponse(rsp *http.Response) (*CreateSupportCa
 	return response, nil
 }
 
+// ParseListEgsUnitsResponse parses an HTTP response from a ListEgsUnitsWithResponse call
+func ParseListEgsUnitsResponse(rsp *http.Response) (*ListEgsUnitsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEgsUnitsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EgsUnitList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListEgsUnitsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListEgsUnitsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListEgsUnitsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListEgsUnitsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEgsUnitsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEgsUnitsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListEgsUnitsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateEgsUnitResponse parses an HTTP response from a CreateEgsUnitWithResponse call
+func ParseCreateEgsUnitResponse(rsp *http.Response) (*CreateEgsUnitResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateEgsUnitResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest EgsUnit
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateEgsUnitResponse201Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateEgsUnitResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateEgsUnitResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateEgsUnitResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateEgsUnitResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreateEgsUnitResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateEgsUnitResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateEgsUnitResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers CreateEgsUnitResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEgsUnitResponse parses an HTTP response from a GetEgsUnitWithResponse call
+func ParseGetEgsUnitResponse(rsp *http.Response) (*GetEgsUnitResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEgsUnitResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EgsUnit
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEgsUnitResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetEgsUnitResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetEgsUnitResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetEgsUnitResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetEgsUnitResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEgsUnitResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEgsUnitResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetEgsUnitResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIssueEgsUnitProductionCertificateResponse parses an HTTP response from a IssueEgsUnitProductionCertificateWithResponse call
+func ParseIssueEgsUnitProductionCertificateResponse(rsp *http.Response) (*IssueEgsUnitProductionCertificateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IssueEgsUnitProductionCertificateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EgsUnit
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers IssueEgsUnitProductionCertificateResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers IssueEgsUnitProductionCertificateResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers IssueEgsUnitProductionCertificateResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers IssueEgsUnitProductionCertificateResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers IssueEgsUnitProductionCertificateResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers IssueEgsUnitProductionCertificateResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers IssueEgsUnitProductionCertificateResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers IssueEgsUnitProductionCertificateResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers IssueEgsUnitProductionCertificateResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeEgsUnitResponse parses an HTTP response from a RevokeEgsUnitWithResponse call
+func ParseRevokeEgsUnitResponse(rsp *http.Response) (*RevokeEgsUnitResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeEgsUnitResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EgsUnit
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokeEgsUnitResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RevokeEgsUnitResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RevokeEgsUnitResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokeEgsUnitResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevokeEgsUnitResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RevokeEgsUnitResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeEgsUnitResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokeEgsUnitResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers RevokeEgsUnitResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListTaxInvoicesResponse parses an HTTP response from a ListTaxInvoicesWithResponse call
 func ParseListTaxInvoicesResponse(rsp *http.Response) (*ListTaxInvoicesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51143,6 +53662,21 @@ type ServerInterface interface {
 	// CreateSupportCaseMessage Add a message to a support case
 	// (POST /v1/support-cases/{id}/messages)
 	CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request, id Id, params CreateSupportCaseMessageParams)
+	// ListEgsUnits List EGS units
+	// (GET /v1/taxauth/egs-units)
+	ListEgsUnits(w http.ResponseWriter, r *http.Request, params ListEgsUnitsParams)
+	// CreateEgsUnit Register an EGS unit from a CSR (sandbox onboarding)
+	// (POST /v1/taxauth/egs-units)
+	CreateEgsUnit(w http.ResponseWriter, r *http.Request, params CreateEgsUnitParams)
+	// GetEgsUnit Get an EGS unit
+	// (GET /v1/taxauth/egs-units/{id})
+	GetEgsUnit(w http.ResponseWriter, r *http.Request, id Id)
+	// IssueEgsUnitProductionCertificate Issue an EGS unit's production certificate (sandbox)
+	// (POST /v1/taxauth/egs-units/{id}/production-certificate)
+	IssueEgsUnitProductionCertificate(w http.ResponseWriter, r *http.Request, id Id, params IssueEgsUnitProductionCertificateParams)
+	// RevokeEgsUnit Revoke an EGS unit
+	// (POST /v1/taxauth/egs-units/{id}/revoke)
+	RevokeEgsUnit(w http.ResponseWriter, r *http.Request, id Id, params RevokeEgsUnitParams)
 	// ListTaxInvoices List tax documents (archive)
 	// (GET /v1/taxauth/invoices)
 	ListTaxInvoices(w http.ResponseWriter, r *http.Request, params ListTaxInvoicesParams)
@@ -51584,6 +54118,36 @@ func (_ Unimplemented) ListSupportCaseMessages(w http.ResponseWriter, r *http.Re
 // CreateSupportCaseMessage Add a message to a support case
 // (POST /v1/support-cases/{id}/messages)
 func (_ Unimplemented) CreateSupportCaseMessage(w http.ResponseWriter, r *http.Request, id Id, params CreateSupportCaseMessageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListEgsUnits List EGS units
+// (GET /v1/taxauth/egs-units)
+func (_ Unimplemented) ListEgsUnits(w http.ResponseWriter, r *http.Request, params ListEgsUnitsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateEgsUnit Register an EGS unit from a CSR (sandbox onboarding)
+// (POST /v1/taxauth/egs-units)
+func (_ Unimplemented) CreateEgsUnit(w http.ResponseWriter, r *http.Request, params CreateEgsUnitParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetEgsUnit Get an EGS unit
+// (GET /v1/taxauth/egs-units/{id})
+func (_ Unimplemented) GetEgsUnit(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// IssueEgsUnitProductionCertificate Issue an EGS unit's production certificate (sandbox)
+// (POST /v1/taxauth/egs-units/{id}/production-certificate)
+func (_ Unimplemented) IssueEgsUnitProductionCertificate(w http.ResponseWriter, r *http.Request, id Id, params IssueEgsUnitProductionCertificateParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RevokeEgsUnit Revoke an EGS unit
+// (POST /v1/taxauth/egs-units/{id}/revoke)
+func (_ Unimplemented) RevokeEgsUnit(w http.ResponseWriter, r *http.Request, id Id, params RevokeEgsUnitParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -54595,6 +57159,206 @@ func (siw *ServerInterfaceWrapper) CreateSupportCaseMessage(w http.ResponseWrite
 	handler.ServeHTTP(w, r)
 }
 
+// ListEgsUnits operation middleware
+func (siw *ServerInterfaceWrapper) ListEgsUnits(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListEgsUnitsParams
+
+	// ------------- Required query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListEgsUnits(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateEgsUnit operation middleware
+func (siw *ServerInterfaceWrapper) CreateEgsUnit(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateEgsUnitParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateEgsUnit(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetEgsUnit operation middleware
+func (siw *ServerInterfaceWrapper) GetEgsUnit(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetEgsUnit(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// IssueEgsUnitProductionCertificate operation middleware
+func (siw *ServerInterfaceWrapper) IssueEgsUnitProductionCertificate(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params IssueEgsUnitProductionCertificateParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.IssueEgsUnitProductionCertificate(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeEgsUnit operation middleware
+func (siw *ServerInterfaceWrapper) RevokeEgsUnit(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RevokeEgsUnitParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeEgsUnit(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListTaxInvoices operation middleware
 func (siw *ServerInterfaceWrapper) ListTaxInvoices(w http.ResponseWriter, r *http.Request) {
 
@@ -55853,6 +58617,21 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/api-keys/{id}/rotate", wrapper.RotateApiKey)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/taxauth/egs-units", wrapper.ListEgsUnits)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/taxauth/egs-units", wrapper.CreateEgsUnit)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/taxauth/egs-units/{id}", wrapper.GetEgsUnit)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/taxauth/egs-units/{id}/production-certificate", wrapper.IssueEgsUnitProductionCertificate)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/taxauth/egs-units/{id}/revoke", wrapper.RevokeEgsUnit)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/taxauth/invoices/generate/simplified", wrapper.GenerateSimplifiedInvoice)
@@ -67572,6 +70351,863 @@ func (response CreateSupportCaseMessagedefaultApplicationProblemPlusJSONResponse
 	return err
 }
 
+type ListEgsUnitsRequestObject struct {
+	Params ListEgsUnitsParams
+}
+
+type ListEgsUnitsResponseObject interface {
+	VisitListEgsUnitsResponse(w http.ResponseWriter) error
+}
+
+type ListEgsUnits200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListEgsUnits200JSONResponse struct {
+	Body    EgsUnitList
+	Headers ListEgsUnits200ResponseHeaders
+}
+
+func (response ListEgsUnits200JSONResponse) VisitListEgsUnitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEgsUnits400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListEgsUnits400ApplicationProblemPlusJSONResponse) VisitListEgsUnitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEgsUnits401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListEgsUnits401ApplicationProblemPlusJSONResponse) VisitListEgsUnitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEgsUnits403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListEgsUnits403ApplicationProblemPlusJSONResponse) VisitListEgsUnitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEgsUnits429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListEgsUnits429ApplicationProblemPlusJSONResponse) VisitListEgsUnitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEgsUnits503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListEgsUnits503ApplicationProblemPlusJSONResponse) VisitListEgsUnitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEgsUnitsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListEgsUnitsdefaultApplicationProblemPlusJSONResponse) VisitListEgsUnitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnitRequestObject struct {
+	Params CreateEgsUnitParams
+	Body   *CreateEgsUnitJSONRequestBody
+}
+
+type CreateEgsUnitResponseObject interface {
+	VisitCreateEgsUnitResponse(w http.ResponseWriter) error
+}
+
+type CreateEgsUnit201ResponseHeaders struct {
+	RequestId string
+}
+
+type CreateEgsUnit201JSONResponse struct {
+	Body    EgsUnit
+	Headers CreateEgsUnit201ResponseHeaders
+}
+
+func (response CreateEgsUnit201JSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnit400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CreateEgsUnit400ApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnit401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CreateEgsUnit401ApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnit403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CreateEgsUnit403ApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnit409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CreateEgsUnit409ApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnit422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CreateEgsUnit422ApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnit429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response CreateEgsUnit429ApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnit503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CreateEgsUnit503ApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateEgsUnitdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response CreateEgsUnitdefaultApplicationProblemPlusJSONResponse) VisitCreateEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnitRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetEgsUnitResponseObject interface {
+	VisitGetEgsUnitResponse(w http.ResponseWriter) error
+}
+
+type GetEgsUnit200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetEgsUnit200JSONResponse struct {
+	Body    EgsUnit
+	Headers GetEgsUnit200ResponseHeaders
+}
+
+func (response GetEgsUnit200JSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnit400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetEgsUnit400ApplicationProblemPlusJSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnit401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetEgsUnit401ApplicationProblemPlusJSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnit403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetEgsUnit403ApplicationProblemPlusJSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnit404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetEgsUnit404ApplicationProblemPlusJSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnit429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetEgsUnit429ApplicationProblemPlusJSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnit503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetEgsUnit503ApplicationProblemPlusJSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetEgsUnitdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetEgsUnitdefaultApplicationProblemPlusJSONResponse) VisitGetEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificateRequestObject struct {
+	Id     Id `json:"id"`
+	Params IssueEgsUnitProductionCertificateParams
+}
+
+type IssueEgsUnitProductionCertificateResponseObject interface {
+	VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error
+}
+
+type IssueEgsUnitProductionCertificate200ResponseHeaders struct {
+	RequestId string
+}
+
+type IssueEgsUnitProductionCertificate200JSONResponse struct {
+	Body    EgsUnit
+	Headers IssueEgsUnitProductionCertificate200ResponseHeaders
+}
+
+func (response IssueEgsUnitProductionCertificate200JSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificate400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response IssueEgsUnitProductionCertificate400ApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificate401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response IssueEgsUnitProductionCertificate401ApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificate403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response IssueEgsUnitProductionCertificate403ApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificate404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response IssueEgsUnitProductionCertificate404ApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificate409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response IssueEgsUnitProductionCertificate409ApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificate429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response IssueEgsUnitProductionCertificate429ApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificate503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response IssueEgsUnitProductionCertificate503ApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueEgsUnitProductionCertificatedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response IssueEgsUnitProductionCertificatedefaultApplicationProblemPlusJSONResponse) VisitIssueEgsUnitProductionCertificateResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnitRequestObject struct {
+	Id     Id `json:"id"`
+	Params RevokeEgsUnitParams
+}
+
+type RevokeEgsUnitResponseObject interface {
+	VisitRevokeEgsUnitResponse(w http.ResponseWriter) error
+}
+
+type RevokeEgsUnit200ResponseHeaders struct {
+	RequestId string
+}
+
+type RevokeEgsUnit200JSONResponse struct {
+	Body    EgsUnit
+	Headers RevokeEgsUnit200ResponseHeaders
+}
+
+func (response RevokeEgsUnit200JSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnit400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeEgsUnit400ApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnit401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeEgsUnit401ApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnit403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeEgsUnit403ApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnit404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeEgsUnit404ApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnit409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeEgsUnit409ApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnit429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeEgsUnit429ApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnit503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RevokeEgsUnit503ApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeEgsUnitdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response RevokeEgsUnitdefaultApplicationProblemPlusJSONResponse) VisitRevokeEgsUnitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTaxInvoicesRequestObject struct {
 	Params ListTaxInvoicesParams
 }
@@ -71453,6 +75089,21 @@ type StrictServerInterface interface {
 	// CreateSupportCaseMessage Add a message to a support case
 	// (POST /v1/support-cases/{id}/messages)
 	CreateSupportCaseMessage(ctx context.Context, request CreateSupportCaseMessageRequestObject) (CreateSupportCaseMessageResponseObject, error)
+	// ListEgsUnits List EGS units
+	// (GET /v1/taxauth/egs-units)
+	ListEgsUnits(ctx context.Context, request ListEgsUnitsRequestObject) (ListEgsUnitsResponseObject, error)
+	// CreateEgsUnit Register an EGS unit from a CSR (sandbox onboarding)
+	// (POST /v1/taxauth/egs-units)
+	CreateEgsUnit(ctx context.Context, request CreateEgsUnitRequestObject) (CreateEgsUnitResponseObject, error)
+	// GetEgsUnit Get an EGS unit
+	// (GET /v1/taxauth/egs-units/{id})
+	GetEgsUnit(ctx context.Context, request GetEgsUnitRequestObject) (GetEgsUnitResponseObject, error)
+	// IssueEgsUnitProductionCertificate Issue an EGS unit's production certificate (sandbox)
+	// (POST /v1/taxauth/egs-units/{id}/production-certificate)
+	IssueEgsUnitProductionCertificate(ctx context.Context, request IssueEgsUnitProductionCertificateRequestObject) (IssueEgsUnitProductionCertificateResponseObject, error)
+	// RevokeEgsUnit Revoke an EGS unit
+	// (POST /v1/taxauth/egs-units/{id}/revoke)
+	RevokeEgsUnit(ctx context.Context, request RevokeEgsUnitRequestObject) (RevokeEgsUnitResponseObject, error)
 	// ListTaxInvoices List tax documents (archive)
 	// (GET /v1/taxauth/invoices)
 	ListTaxInvoices(ctx context.Context, request ListTaxInvoicesRequestObject) (ListTaxInvoicesResponseObject, error)
@@ -73438,6 +77089,145 @@ func (sh *strictHandler) CreateSupportCaseMessage(w http.ResponseWriter, r *http
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateSupportCaseMessageResponseObject); ok {
 		if err := validResponse.VisitCreateSupportCaseMessageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListEgsUnits operation middleware
+func (sh *strictHandler) ListEgsUnits(w http.ResponseWriter, r *http.Request, params ListEgsUnitsParams) {
+	var request ListEgsUnitsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEgsUnits(ctx, request.(ListEgsUnitsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEgsUnits")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListEgsUnitsResponseObject); ok {
+		if err := validResponse.VisitListEgsUnitsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateEgsUnit operation middleware
+func (sh *strictHandler) CreateEgsUnit(w http.ResponseWriter, r *http.Request, params CreateEgsUnitParams) {
+	var request CreateEgsUnitRequestObject
+
+	request.Params = params
+
+	var body CreateEgsUnitJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateEgsUnit(ctx, request.(CreateEgsUnitRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateEgsUnit")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateEgsUnitResponseObject); ok {
+		if err := validResponse.VisitCreateEgsUnitResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetEgsUnit operation middleware
+func (sh *strictHandler) GetEgsUnit(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetEgsUnitRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetEgsUnit(ctx, request.(GetEgsUnitRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetEgsUnit")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetEgsUnitResponseObject); ok {
+		if err := validResponse.VisitGetEgsUnitResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// IssueEgsUnitProductionCertificate operation middleware
+func (sh *strictHandler) IssueEgsUnitProductionCertificate(w http.ResponseWriter, r *http.Request, id Id, params IssueEgsUnitProductionCertificateParams) {
+	var request IssueEgsUnitProductionCertificateRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.IssueEgsUnitProductionCertificate(ctx, request.(IssueEgsUnitProductionCertificateRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IssueEgsUnitProductionCertificate")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(IssueEgsUnitProductionCertificateResponseObject); ok {
+		if err := validResponse.VisitIssueEgsUnitProductionCertificateResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeEgsUnit operation middleware
+func (sh *strictHandler) RevokeEgsUnit(w http.ResponseWriter, r *http.Request, id Id, params RevokeEgsUnitParams) {
+	var request RevokeEgsUnitRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeEgsUnit(ctx, request.(RevokeEgsUnitRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeEgsUnit")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeEgsUnitResponseObject); ok {
+		if err := validResponse.VisitRevokeEgsUnitResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -106,12 +106,41 @@ type ConnectedBusiness struct {
 	LifecycleDecidedBy              *string
 }
 
+type EgsUnit struct {
+	OrganizationID        uuid.UUID
+	ID                    uuid.UUID
+	Status                string
+	CommonName            string
+	SerialNumber          string
+	VatNumber             string
+	OrganizationUnitName  string
+	OrganizationName      string
+	Country               string
+	InvoiceTypes          string
+	Location              string
+	Industry              string
+	Csr                   []byte
+	PrivateKey            []byte
+	ComplianceCertificate []byte
+	ProductionCertificate []byte
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	RevokedAt             *time.Time
+}
+
 type EinvoiceCounter struct {
 	OrganizationID  uuid.UUID
 	EgsUnitID       string
 	LastIcv         int64
 	LastInvoiceHash string
 	SellerID        uuid.UUID
+}
+
+type EinvoiceSandboxCa struct {
+	Singleton   bool
+	CreatedAt   time.Time
+	PrivateKey  []byte
+	Certificate []byte
 }
 
 type EinvoiceSandboxKey struct {

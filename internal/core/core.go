@@ -19,6 +19,8 @@ type Services struct {
 	TaxInvoices   TaxInvoiceService
 	// TaxValidation validates tax invoices without generating them.
 	TaxValidation TaxInvoiceValidationService
+	// EGSUnits registers EGS units from CSRs and issues their sandbox certificates.
+	EGSUnits      EGSUnitService
 	Addresses     AddressService
 	Catalogue     CatalogueService
 	Subscriptions SubscriptionService

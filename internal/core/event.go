@@ -54,6 +54,9 @@ const (
 	EventWebhookEndpointSecretRotated   EventType = "webhook_endpoint.secret_rotated"
 	EventWebhookEndpointDisabled        EventType = "webhook_endpoint.disabled"
 	EventOrganizationUpdated            EventType = "organization.updated"
+	EventEGSUnitRegistered              EventType = "egs_unit.registered"
+	EventEGSUnitProductionIssued        EventType = "egs_unit.production_certificate_issued"
+	EventEGSUnitRevoked                 EventType = "egs_unit.revoked"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -75,6 +78,7 @@ func EventTypes() []EventType {
 		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
 		EventSubscriptionRenewed,
 		EventSubscriptionOverdue, EventSubscriptionPaymentRetryFailed, EventSubscriptionWrittenOff, EventSubscriptionRecovered,
+		EventEGSUnitRegistered, EventEGSUnitProductionIssued, EventEGSUnitRevoked,
 	}
 }
 

@@ -1,7 +1,12 @@
 package einvoice
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/beevik/etree"
 )
@@ -53,11 +58,17 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 	inv.InsertChildAt(at+1, sig)
 	doc.Indent(4)
 
+	signedProps, err := fillSignedProperties(ext, key, id.IssuedAt)
+	if err != nil {
+		return nil, err
+	}
 	digest, hash, err := InvoiceHash(doc)
 	if err != nil {
 		return nil, err
 	}
-	signature := base64.StdEncoding.EncodeToString(key.Sign(digest))
+	// As the authority's SDK signs: SHA-256 with ECDSA over the invoice hash's bytes.
+	prehashed := sha256.Sum256(digest)
+	signature := base64.StdEncoding.EncodeToString(key.Sign(prehashed[:]))
 	certSig, err := key.CertificateSignature()
 	if err != nil {
 		return nil, err
@@ -74,7 +85,8 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 		CertificateSignature: certSig,
 	}.Encode()
 	qrValue.SetText(qr)
-	ext.FindElement(".//ds:DigestValue").SetText(hash)
+	ext.FindElement(".//ds:Reference[@Id='invoiceSignedData']/ds:DigestValue").SetText(hash)
+	ext.FindElement(".//ds:Reference[@URI='#xadesSignedProperties']/ds:DigestValue").SetText(signedProps)
 	ext.FindElement(".//ds:SignatureValue").SetText(signature)
 	ext.FindElement(".//ds:X509Certificate").SetText(base64.StdEncoding.EncodeToString(key.Certificate))
 
@@ -134,11 +146,72 @@ func signatureExtension() *etree.Element {
 		el(t, "ds:XPath", xpath)
 	}
 	el(transforms, "ds:Transform").CreateAttr("Algorithm", "http://www.w3.org/2006/12/xml-c14n11")
-	el(ref, "ds:DigestMethod").CreateAttr("Algorithm", "http://www.w3.org/2001/04/xmlenc#sha256")
+	el(ref, "ds:DigestMethod").CreateAttr("Algorithm", digestSHA256)
 	el(ref, "ds:DigestValue")
+	props := el(si, "ds:Reference")
+	props.CreateAttr("Type", "http://www.w3.org/2000/09/xmldsig#SignatureProperties")
+	props.CreateAttr("URI", "#xadesSignedProperties")
+	el(props, "ds:DigestMethod").CreateAttr("Algorithm", digestSHA256)
+	el(props, "ds:DigestValue")
 	el(s, "ds:SignatureValue")
 	el(el(el(s, "ds:KeyInfo"), "ds:X509Data"), "ds:X509Certificate")
+	qualifying := el(el(s, "ds:Object"), "xades:QualifyingProperties")
+	qualifying.CreateAttr("xmlns:xades", nsXAdES)
+	qualifying.CreateAttr("Target", "signature")
+	signed := el(qualifying, "xades:SignedProperties")
+	signed.CreateAttr("Id", "xadesSignedProperties")
+	ssp := el(signed, "xades:SignedSignatureProperties")
+	el(ssp, "xades:SigningTime")
+	cert := el(el(ssp, "xades:SigningCertificate"), "xades:Cert")
+	certDigest := el(cert, "xades:CertDigest")
+	el(certDigest, "ds:DigestMethod").CreateAttr("Algorithm", digestSHA256)
+	el(certDigest, "ds:DigestValue")
+	issuerSerial := el(cert, "xades:IssuerSerial")
+	el(issuerSerial, "ds:X509IssuerName")
+	el(issuerSerial, "ds:X509SerialNumber")
 	return ext
+}
+
+const (
+	nsXAdES      = "http://uri.etsi.org/01903/v1.3.2#"
+	digestSHA256 = "http://www.w3.org/2001/04/xmlenc#sha256"
+)
+
+// fillSignedProperties writes the XAdES signed properties (signing time, the certificate's
+// digest, issuer and serial number) and returns their digest for the SignedInfo reference.
+// Both digests are computed as the authority's SDK computes them: base64 of the hexadecimal
+// SHA-256, the certificate's over its base64 text, the properties' over the element as the
+// document lays it out, each namespace declared where it is first used.
+func fillSignedProperties(ext *etree.Element, key *SandboxKey, signedAt time.Time) (string, error) {
+	issuer, serial, err := key.issuerSerial()
+	if err != nil {
+		return "", err
+	}
+	signed := ext.FindElement(".//xades:SignedProperties")
+	signed.FindElement(".//xades:SigningTime").SetText(signedAt.UTC().Format("2006-01-02T15:04:05"))
+	signed.FindElement(".//xades:CertDigest/ds:DigestValue").SetText(hexDigest([]byte(base64.StdEncoding.EncodeToString(key.Certificate))))
+	signed.FindElement(".//ds:X509IssuerName").SetText(issuer)
+	signed.FindElement(".//ds:X509SerialNumber").SetText(serial)
+	return hexDigest([]byte(SignedPropertiesText(signed))), nil
+}
+
+// SignedPropertiesText is what the signed properties' digest covers: the element serialized
+// on its own, xmlns:xades on it and xmlns:ds on each ds: element (where a serializer of the
+// detached element declares them), empty elements closed as the document closes them.
+func SignedPropertiesText(signed *etree.Element) string {
+	var b strings.Builder
+	signed.WriteTo(&b, &etree.WriteSettings{})
+	text := strings.Replace(b.String(), "<xades:SignedProperties ", `<xades:SignedProperties xmlns:xades="`+nsXAdES+`" `, 1)
+	return dsElement.ReplaceAllString(text, `$0 xmlns:ds="`+nsDS+`"`)
+}
+
+var dsElement = regexp.MustCompile(`<ds:[A-Za-z0-9]+`)
+
+// hexDigest is base64(hex(SHA-256(b))), the authority's encoding of a certificate's and the
+// signed properties' digests.
+func hexDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return base64.StdEncoding.EncodeToString([]byte(hex.EncodeToString(sum[:])))
 }
 
 // Valid reports whether the draft has no issue of severity error: only a valid draft may be

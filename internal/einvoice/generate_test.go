@@ -358,7 +358,8 @@ func TestGenerate_QR(t *testing.T) {
 		t.Fatal(err)
 	}
 	digest, _ := base64.StdEncoding.DecodeString(inv.Hash)
-	if !sig.Verify(digest, pub) {
+	prehashed := sha256.Sum256(digest)
+	if !sig.Verify(prehashed[:], pub) {
 		t.Error("tag 7 does not verify against the invoice hash and the tag 8 key")
 	}
 	// Tag 9 is the signature of the self-signed sandbox certificate, made by the same key.

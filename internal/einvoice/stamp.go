@@ -87,6 +87,24 @@ func (k *SandboxKey) CertificateSignature() ([]byte, error) {
 	return c.SignatureValue.Bytes, nil
 }
 
+// issuerSerial is the certificate's issuer name (RFC 4514) and decimal serial number, as the
+// XAdES IssuerSerial names the signing certificate.
+func (k *SandboxKey) issuerSerial() (issuer, serial string, err error) {
+	var c certificate
+	var tbs tbsView
+	if _, err = asn1.Unmarshal(k.Certificate, &c); err == nil {
+		_, err = asn1.Unmarshal(c.TBSCertificate.FullBytes, &tbs)
+	}
+	var name pkix.RDNSequence
+	if err == nil {
+		_, err = asn1.Unmarshal(tbs.Issuer.FullBytes, &name)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("einvoice: stamping certificate: %w", err)
+	}
+	return name.String(), tbs.SerialNumber.String(), nil
+}
+
 type certificate struct {
 	TBSCertificate     asn1.RawValue
 	SignatureAlgorithm pkix.AlgorithmIdentifier
@@ -125,36 +143,48 @@ func publicKeyInfo(pub *secp256k1.PublicKey) subjectPublicKeyInfo {
 // selfSignedCertificate builds an X.509 v3 certificate by hand: crypto/x509 signs only with
 // the NIST curves, and the stamp uses secp256k1.
 func selfSignedCertificate(priv *secp256k1.PrivateKey, subject string, now time.Time) ([]byte, error) {
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
-	if err != nil {
-		return nil, err
-	}
-	name := pkix.RDNSequence{
+	name := sandboxName("SANDBOX-EGS-" + subject)
+	return signCertificate(priv, name, name, priv.PubKey(), now, 10, nil)
+}
+
+// sandboxName is the distinguished name of a certificate the sandbox makes for itself.
+func sandboxName(commonName string) pkix.RDNSequence {
+	return pkix.RDNSequence{
 		{{Type: oidCountry, Value: "SA"}},
 		{{Type: oidOrganization, Value: "Provider Core API sandbox"}},
 		{{Type: oidOrganizationalUnit, Value: SandboxUnit}},
-		{{Type: oidCommonName, Value: "SANDBOX-EGS-" + subject}},
+		{{Type: oidCommonName, Value: commonName}},
+	}
+}
+
+// signCertificate makes a certificate of pub for subject, signed by issuerKey in the name of
+// issuer, valid for years from now, marked with SandboxTemplate, with extra extensions.
+func signCertificate(issuerKey *secp256k1.PrivateKey, issuer, subject pkix.RDNSequence, pub *secp256k1.PublicKey, now time.Time, years int, extra []pkix.Extension) ([]byte, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
+	if err != nil {
+		return nil, err
 	}
 	template, err := asn1.Marshal(SandboxTemplate)
 	if err != nil {
 		return nil, err
 	}
+	from := now.UTC().Truncate(time.Second)
 	sigAlg := pkix.AlgorithmIdentifier{Algorithm: oidECDSAWithSHA256}
 	tbs, err := asn1.Marshal(tbsCertificate{
 		Version:            2,
 		SerialNumber:       serial,
 		SignatureAlgorithm: sigAlg,
-		Issuer:             name,
-		Validity:           validity{NotBefore: now.UTC().Truncate(time.Second), NotAfter: now.UTC().Truncate(time.Second).AddDate(10, 0, 0)},
-		Subject:            name,
-		PublicKey:          publicKeyInfo(priv.PubKey()),
-		Extensions:         []pkix.Extension{{Id: oidCertificateTemplateName, Value: template}},
+		Issuer:             issuer,
+		Validity:           validity{NotBefore: from, NotAfter: from.AddDate(years, 0, 0)},
+		Subject:            subject,
+		PublicKey:          publicKeyInfo(pub),
+		Extensions:         append([]pkix.Extension{{Id: oidCertificateTemplateName, Value: template}}, extra...),
 	})
 	if err != nil {
 		return nil, err
 	}
 	digest := sha256.Sum256(tbs)
-	sig := ecdsa.Sign(priv, digest[:]).Serialize()
+	sig := ecdsa.Sign(issuerKey, digest[:]).Serialize()
 	return asn1.Marshal(certificate{
 		TBSCertificate:     asn1.RawValue{FullBytes: tbs},
 		SignatureAlgorithm: sigAlg,

@@ -93,6 +93,15 @@ func TestValidateXML_TamperedCopies(t *testing.T) {
 		{"a standard rate of 5.5 %", func(x string) string {
 			return strings.ReplaceAll(x, "<cbc:Percent>15.00</cbc:Percent>", "<cbc:Percent>5.50</cbc:Percent>")
 		}, []string{"BR-KSA-84", "SBX-HASH-01"}},
+		{"a changed signing time", func(x string) string {
+			return strings.Replace(x, "<xades:SigningTime>2025", "<xades:SigningTime>2024", 1)
+		}, []string{"SBX-SIG-03"}},
+		{"a certificate digest of another certificate", func(x string) string {
+			i := strings.Index(x, "<xades:CertDigest>")
+			j := i + strings.Index(x[i:], "</ds:DigestValue>")
+			k := strings.LastIndex(x[:j], ">") + 1
+			return x[:k] + "T1RIRVI=" + x[j:]
+		}, []string{"SBX-SIG-03", "SBX-SIG-04"}},
 		{"an unknown element", func(x string) string {
 			return strings.Replace(x, "<cbc:ProfileID>", "<cbc:Bogus>1</cbc:Bogus><cbc:ProfileID>", 1)
 		}, []string{"SBX-XSD-01", "SBX-HASH-01"}},

@@ -61,6 +61,7 @@ func checkStamp(r *report, inv xmlInvoice, s stamp, sandboxCertificate []byte) {
 		checkStampStructure(r, inv)
 		cert = checkCertificate(r, s.signature, sandboxCertificate)
 		signature = checkSignature(r, s, cert)
+		checkSignedProperties(r, s.signature)
 	}
 	checkQR(r, inv, s, cert, signature)
 }
@@ -187,6 +188,27 @@ func checkSignature(r *report, s stamp, cert *parsedCertificate) []byte {
 			"The signature does not verify with the certificate's public key over the document's invoice hash %s: the document or the signature was changed.", s.hash)
 	}
 	return der
+}
+
+// checkSignedProperties recomputes the XAdES digests as the authority's SDK does: the signed
+// properties' (the SignedInfo reference to #xadesSignedProperties) and the signing
+// certificate's (CertDigest), each base64 of the hexadecimal SHA-256.
+func checkSignedProperties(r *report, sig *etree.Element) {
+	signed := sig.FindElement("ds:Object/xades:QualifyingProperties/xades:SignedProperties")
+	if signed == nil {
+		r.add(ResultWarning, CategorySignature, "SBX-SIG-05", "The stamp has no XAdES signed properties (signing time, certificate digest), which the authority's stamp carries.")
+		return
+	}
+	stated := text(sig, "ds:SignedInfo/ds:Reference[@URI='#xadesSignedProperties']/ds:DigestValue")
+	if want := hexDigest([]byte(SignedPropertiesText(signed))); stated != want {
+		r.add(ResultError, CategorySignature, "SBX-SIG-03",
+			"The signed properties' digest in the signature is %q but the signed properties hash to %s: they were changed after stamping.", truncate(stated, 100), want)
+	}
+	certificate := strings.Join(strings.Fields(text(sig, "ds:KeyInfo/ds:X509Data/ds:X509Certificate")), "")
+	if got := text(signed, "xades:SignedSignatureProperties/xades:SigningCertificate/xades:Cert/xades:CertDigest/ds:DigestValue"); got != hexDigest([]byte(certificate)) {
+		r.add(ResultError, CategorySignature, "SBX-SIG-04",
+			"The signed properties' certificate digest %q is not the digest of the stamp's certificate: the certificate was replaced.", truncate(got, 100))
+	}
 }
 
 // qrTagNames names the QR tags in messages.

@@ -43,6 +43,12 @@ var implemented = map[string]int{
 	"validateTaxInvoice":        http.StatusNotFound, // the example's organization does not exist
 	"resolveShortAddress":       http.StatusOK,
 
+	"createEgsUnit":                     http.StatusForbidden, // tenant only: the walk's operator is refused
+	"listEgsUnits":                      http.StatusForbidden,
+	"getEgsUnit":                        http.StatusForbidden,
+	"issueEgsUnitProductionCertificate": http.StatusForbidden,
+	"revokeEgsUnit":                     http.StatusForbidden,
+
 	"putSpendControl":   http.StatusUnprocessableEntity, // the example's organization does not exist
 	"listSpendControls": http.StatusOK,
 	"getUsage":          http.StatusOK,

@@ -96,6 +96,7 @@ type fuzzFixtures struct {
 	// requests would leave the shared one in a state that refuses theirs (a case that
 	// closeSupportCase or a PATCH to closed has closed takes no messages).
 	byOperation map[string]string // operationId -> id
+	egs         egsFuzzFixtures   // the EGS unit family's organization and CSR
 }
 
 const (
@@ -159,6 +160,7 @@ func seedFuzzFixtures(t *testing.T, env *apitest.Env) *fuzzFixtures {
 		"getOrganizationOnboarding": onboarded.JSON(t)["organization"].(map[string]any)["id"].(string),
 	}
 	seedInvoiceFixtures(t, env, fx)
+	seedEGSFixtures(t, env, fx)
 	seedWebhookFixtures(t, env, fx, post)
 	seedCatalogueFixtures(t, env, fx)
 	seedWebhookFuzzFixtures(t, env, fx)
@@ -228,12 +230,18 @@ func (f *opFuzzer) token() string {
 	if strings.HasPrefix(f.path, "/v1/connected-businesses") {
 		return "dev:org:" + f.fx.platform
 	}
+	if strings.HasPrefix(f.path, egsUnitsPath) { // tenant only
+		return "dev:org:" + f.fx.egs.org
+	}
 	return apitest.OperatorToken
 }
 
 func (f *opFuzzer) orgID() string {
 	if strings.HasPrefix(f.path, "/v1/connected-businesses") {
 		return f.fx.platform
+	}
+	if strings.HasPrefix(f.path, egsUnitsPath) {
+		return f.fx.egs.org
 	}
 	return f.fx.org
 }
@@ -355,6 +363,8 @@ func (f *opFuzzer) withFixtures(v any, s *openapi3.Schema) any {
 			m[name] = fuzzPlan
 		case name == "invoice_id" && ps.Format == "uuid":
 			m[name] = f.fx.standardInvoice
+		case name == "csr" || name == "private_key":
+			m[name] = f.fx.egs.registration[name]
 		case ps.Type.Is("object"):
 			m[name] = f.withFixtures(cur, ps)
 		}

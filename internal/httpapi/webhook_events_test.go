@@ -28,47 +28,50 @@ import (
 // eventDataSchemas is the table of the document's WebhookEventType description: the schema
 // of the data of each event type.
 var eventDataSchemas = map[string]string{
-	"subscription.created":              "Subscription",
-	"subscription.activated":            "Subscription",
-	"subscription.plan_changed":         "Subscription",
-	"subscription.cancelled":            "Subscription",
-	"subscription.reactivated":          "Subscription",
-	"subscription.suspended":            "Subscription",
-	"subscription.resumed":              "Subscription",
-	"subscription.terminated":           "Subscription",
-	"subscription.degraded":             "Subscription",
-	"subscription.restored":             "Subscription",
-	"subscription.renewed":              "Subscription",
-	"subscription.overdue":              "Subscription",
-	"subscription.payment_retry_failed": "Subscription",
-	"subscription.written_off":          "Subscription",
-	"subscription.recovered":            "Subscription",
-	"billing_invoice.issued":            "BillingInvoice",
-	"invoice.issued":                    "BillingInvoice",
-	"invoice.paid":                      "BillingInvoice",
-	"invoice.payment_failed":            "BillingInvoice",
-	"invoice.voided":                    "BillingInvoice",
-	"invoice.uncollectible":             "BillingInvoice",
-	"connected_business.created":        "ConnectedBusiness",
-	"connected_business.updated":        "ConnectedBusiness",
-	"api_key.created":                   "ApiKey",
-	"api_key.revoked":                   "ApiKey",
-	"api_key.rotated":                   "ApiKey",
-	"support_case.opened":               "SupportCase",
-	"support_case.closed":               "SupportCase",
-	"support_case.updated":              "SupportCase",
-	"support_case.message_created":      "SupportCaseMessage",
-	"spend_control.warning_reached":     "SpendControlStatus",
-	"spend_control.hard_limit_reached":  "SpendControlStatus",
-	"tax_invoice.generated":             "TaxInvoiceEventData",
-	"product.updated":                   "Product",
-	"plan.deprecated":                   "Plan",
-	"plan.retired":                      "Plan",
-	"webhook_endpoint.test":             "WebhookTestEventData",
-	"organization.updated":              "Organization",
-	"webhook_endpoint.updated":          "WebhookEndpoint",
-	"webhook_endpoint.secret_rotated":   "WebhookEndpoint",
-	"webhook_endpoint.disabled":         "WebhookEndpoint",
+	"subscription.created":                   "Subscription",
+	"subscription.activated":                 "Subscription",
+	"subscription.plan_changed":              "Subscription",
+	"subscription.cancelled":                 "Subscription",
+	"subscription.reactivated":               "Subscription",
+	"subscription.suspended":                 "Subscription",
+	"subscription.resumed":                   "Subscription",
+	"subscription.terminated":                "Subscription",
+	"subscription.degraded":                  "Subscription",
+	"subscription.restored":                  "Subscription",
+	"subscription.renewed":                   "Subscription",
+	"subscription.overdue":                   "Subscription",
+	"subscription.payment_retry_failed":      "Subscription",
+	"subscription.written_off":               "Subscription",
+	"subscription.recovered":                 "Subscription",
+	"billing_invoice.issued":                 "BillingInvoice",
+	"invoice.issued":                         "BillingInvoice",
+	"invoice.paid":                           "BillingInvoice",
+	"invoice.payment_failed":                 "BillingInvoice",
+	"invoice.voided":                         "BillingInvoice",
+	"invoice.uncollectible":                  "BillingInvoice",
+	"connected_business.created":             "ConnectedBusiness",
+	"connected_business.updated":             "ConnectedBusiness",
+	"api_key.created":                        "ApiKey",
+	"api_key.revoked":                        "ApiKey",
+	"api_key.rotated":                        "ApiKey",
+	"support_case.opened":                    "SupportCase",
+	"support_case.closed":                    "SupportCase",
+	"support_case.updated":                   "SupportCase",
+	"support_case.message_created":           "SupportCaseMessage",
+	"spend_control.warning_reached":          "SpendControlStatus",
+	"spend_control.hard_limit_reached":       "SpendControlStatus",
+	"tax_invoice.generated":                  "TaxInvoiceEventData",
+	"product.updated":                        "Product",
+	"plan.deprecated":                        "Plan",
+	"plan.retired":                           "Plan",
+	"webhook_endpoint.test":                  "WebhookTestEventData",
+	"organization.updated":                   "Organization",
+	"webhook_endpoint.updated":               "WebhookEndpoint",
+	"webhook_endpoint.secret_rotated":        "WebhookEndpoint",
+	"webhook_endpoint.disabled":              "WebhookEndpoint",
+	"egs_unit.registered":                    "EgsUnit",
+	"egs_unit.production_certificate_issued": "EgsUnit",
+	"egs_unit.revoked":                       "EgsUnit",
 }
 
 var (
@@ -148,6 +151,12 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	// A tax invoice, while the subscription to einvoice is active (once terminated, it
 	// refuses the product's operations).
 	generateInvoice(t, env, token, invoiceBody(t, org, nil))
+	// An EGS unit: registered, certified for production after its three compliance
+	// documents (three more tax_invoice.generated), revoked.
+	unit := registerUnit(t, env, org, token, "0100")["id"].(string)
+	passCompliance(t, env, org, token, unit)
+	do(http.MethodPost, egsUnitsPath+"/"+unit+"/production-certificate", "", http.StatusOK)
+	do(http.MethodPost, egsUnitsPath+"/"+unit+"/revoke", "", http.StatusOK)
 	subPath := "/v1/subscriptions/" + sub.ID + "/"
 	// Invoices: the first selection's invoice voided, the second's written off by the
 	// operator, the third's paid after a declined payment.
@@ -266,12 +275,13 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"billing_invoice.issued": 4, "invoice.issued": 4, "invoice.voided": 1, "invoice.uncollectible": 2,
 		"invoice.payment_failed": 1, "invoice.paid": 2, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
-		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
+		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 4, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
 		"organization.updated": 1, "subscription.renewed": 1,
 		"subscription.overdue": 1, "subscription.payment_retry_failed": 2, "subscription.written_off": 1, "subscription.recovered": 1,
 		"webhook_endpoint.updated": 1, "webhook_endpoint.secret_rotated": 1, "webhook_endpoint.disabled": 1,
 		"product.updated": 1, "plan.deprecated": 1, "plan.retired": 1,
+		"egs_unit.registered": 1, "egs_unit.production_certificate_issued": 1, "egs_unit.revoked": 1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("events per type %v, want %v", counts, want)

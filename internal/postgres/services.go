@@ -21,6 +21,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Audit:         NewAuditService(d),
 		TaxInvoices:   NewTaxInvoiceService(d, box),
 		TaxValidation: NewTaxInvoiceValidationService(d),
+		EGSUnits:      NewEGSUnitService(d, box),
 		Addresses:     NewAddressService(d),
 		Catalogue:     NewCatalogueService(d),
 		Subscriptions: NewSubscriptionService(d),

@@ -71,13 +71,9 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if err := checkSpend(ctx, s.db.queries(ctx), orgID, productEinvoice); err != nil {
 		return nil, translate(err)
 	}
-	key, err := s.sandboxKey(ctx, orgID)
+	key, egs, err := s.stampingKey(ctx, orgID, in.Request)
 	if err != nil {
 		return nil, err
-	}
-	egs := einvoice.DefaultEGSUnit
-	if in.Request.EGSUnitID != nil {
-		egs = *in.Request.EGSUnitID
 	}
 	var referenceNumber *string
 	if ref := in.Request.BillingReference; ref != nil && kind.Note() {
@@ -301,6 +297,55 @@ func invalidInvoiceError(issues []einvoice.Issue) *core.Error {
 			errs, len(fields), more)
 	}
 	return &core.Error{Code: core.EUnprocessable, Message: msg, Fields: fields}
+}
+
+// stampingKey is the key and certificate a document is stamped with, and the EGS unit whose
+// chain it joins. An organization that registered no EGS unit stamps with its sandbox key
+// under any egs_unit_id, as before units existed; one that did must name one of its units,
+// which must not be revoked and must be the seller's (its VAT number): the unit's key with its
+// production certificate, or its compliance certificate until it has one.
+func (s *TaxInvoiceService) stampingKey(ctx context.Context, orgID uuid.UUID, req einvoice.Request) (*einvoice.SandboxKey, string, error) {
+	const pointer = "/egs_unit_id"
+	q := s.db.queries(ctx)
+	hasUnits, err := q.EgsUnitAny(ctx, orgID)
+	if err != nil {
+		return nil, "", translate(err)
+	}
+	if !hasUnits {
+		egs := einvoice.DefaultEGSUnit
+		if req.EGSUnitID != nil {
+			egs = *req.EGSUnitID
+		}
+		key, err := s.sandboxKey(ctx, orgID)
+		return key, egs, err
+	}
+	var unitID uuid.UUID
+	if req.EGSUnitID != nil {
+		unitID, _ = uuid.Parse(*req.EGSUnitID)
+	}
+	row, err := q.EgsUnitGet(ctx, dbq.EgsUnitGetParams{OrganizationID: orgID, ID: unitID})
+	if core.ErrorCode(translate(err)) == core.ENotFound {
+		return nil, "", unprocessablef(pointer, "The organization stamps with its registered EGS units: name one of them by its id (listEgsUnits).")
+	}
+	if err != nil {
+		return nil, "", translate(err)
+	}
+	switch {
+	case row.Status == core.EGSUnitRevoked:
+		return nil, "", core.Errorf(core.EInvalidTransition, "EGS unit %s is revoked and cannot stamp.", row.ID)
+	case row.VatNumber != req.Seller.VATNumber:
+		return nil, "", unprocessablef(pointer, "EGS unit %s is registered for VAT number %s; the seller's is %s.", row.ID, row.VatNumber, req.Seller.VATNumber)
+	}
+	private, err := s.box.Open(row.PrivateKey, row.ID[:])
+	if err != nil {
+		return nil, "", fmt.Errorf("key of EGS unit %s: %w", row.ID, err)
+	}
+	cert := row.ComplianceCertificate
+	if row.ProductionCertificate != nil {
+		cert = row.ProductionCertificate
+	}
+	key, err := einvoice.LoadSandboxKey(private, cert)
+	return key, row.ID.String(), err
 }
 
 // sandboxKey returns the organization's sandbox stamping key, creating it on first use.
