@@ -226,8 +226,12 @@ func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 		Status:            InvoiceIssued,
 		TaxDocumentStatus: TaxDocumentPending,
 	}
-	for _, l := range d.lines {
-		inv.Subtotal += l.Amount
+	for _, l := range d.lines { // charges make the subtotal, credits (a proration's) the discount
+		if l.Amount > 0 {
+			inv.Subtotal += l.Amount
+		} else {
+			inv.Discount -= l.Amount
+		}
 	}
 	for _, p := range d.plan.Prices {
 		if !discounted || p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
@@ -249,6 +253,12 @@ func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 	inv.Total = inv.Subtotal - inv.Discount + inv.Tax
 	due := now.Add(PaymentTerms)
 	inv.IssuedAt, inv.DueAt = &now, &due
+	return inv
+}
+
+// asDraft makes inv a draft: an invoice not issued (nor due).
+func asDraft(inv *BillingInvoice) *BillingInvoice {
+	inv.Status, inv.IssuedAt, inv.DueAt = InvoiceDraft, nil, nil
 	return inv
 }
 

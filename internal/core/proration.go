@@ -14,18 +14,32 @@ import (
 // rest of its own period, now to after's renewal. Both are proportional to the second:
 // fee × remaining seconds / the period's seconds, rounded half-up. The charge comes first,
 // then the credit, which never takes the invoice below zero (what exceeds the charge is not
-// carried over). Returns nil when both are zero (a change during a trial, between free plans).
+// carried over). Returns nil when nothing is charged (a change during a trial, to a free
+// plan).
 func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
-	charge, chargeFrom, chargeTo := unusedFee(after, next, now)
-	credit, creditFrom, creditTo := unusedFee(before, old, now)
-	credit = min(credit, charge)
-	if charge == 0 {
+	inv := prorationDraft(before, old, after, next, now)
+	if len(inv.Lines) == 0 {
 		return nil
 	}
+	return inv
+}
+
+// UpcomingChangeInvoice is the invoice a change from before (on old) to after (on next) at
+// now would issue (ProrationInvoice), as a draft, which has no line when it would issue none.
+func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
+	return asDraft(prorationDraft(before, old, after, next, now))
+}
+
+// prorationDraft is ProrationInvoice, also when it has no line.
+func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
+	charge, chargeFrom, chargeTo := unusedFee(after, next, now)
+	credit, creditFrom, creditTo := unusedFee(before, old, now)
 	start := dateOf(now)
 	d := &invoiceDraft{plan: next, start: start, end: lastDay(start, chargeTo)}
-	d.prorated(fmt.Sprintf("%s, %s to %s (%s)", next.Name, now.Format(time.RFC3339), chargeTo.Format(time.RFC3339), fraction(now, chargeFrom, chargeTo)), charge)
-	if credit > 0 {
+	if charge > 0 {
+		d.prorated(fmt.Sprintf("%s, %s to %s (%s)", next.Name, now.Format(time.RFC3339), chargeTo.Format(time.RFC3339), fraction(now, chargeFrom, chargeTo)), charge)
+	}
+	if credit = min(credit, charge); credit > 0 {
 		d.end = lastDay(start, creditTo)
 		d.prorated(fmt.Sprintf("Unused time on %s, %s to %s (%s)", old.Name, now.Format(time.RFC3339), creditTo.Format(time.RFC3339), fraction(now, creditFrom, creditTo)), -credit)
 		d.end = lastDay(start, chargeTo)
@@ -36,6 +50,9 @@ func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next
 // lastDay is the last day of a part of a period from start up to to (excluded): the day
 // before to's, or start itself when to falls on it or the next day.
 func lastDay(start, to time.Time) time.Time {
+	if to.IsZero() {
+		return start
+	}
 	end := dateOf(to).AddDate(0, 0, -1)
 	if end.Before(start) {
 		return start

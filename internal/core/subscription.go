@@ -278,8 +278,7 @@ func (s *Subscription) UpcomingInvoice(plan *Plan, usage Usage) (inv *BillingInv
 	}
 	next := *s
 	_, inv = next.renewal(plan, usage, *s.RenewsAt)
-	inv.Status, inv.IssuedAt, inv.DueAt = InvoiceDraft, nil, nil
-	return inv, true
+	return asDraft(inv), true
 }
 
 // ServiceEndDue reports whether the service of cancelled s has reached, at now, the end of
