@@ -25,7 +25,8 @@ func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next
 }
 
 // UpcomingChangeInvoice is the invoice a change from before (on old) to after (on next) at
-// now would issue (ProrationInvoice), as a draft, which has no line when it would issue none.
+// now would issue (ProrationInvoice), as a draft, which has no line when it would issue none
+// (also when next is old: no change).
 func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
 	return asDraft(prorationDraft(before, old, after, next, now))
 }
@@ -34,6 +35,9 @@ func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription,
 func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
 	charge, chargeFrom, chargeTo := unusedFee(after, next, now)
 	credit, creditFrom, creditTo := unusedFee(before, old, now)
+	if old.ID == next.ID { // no change
+		charge, credit = 0, 0
+	}
 	start := dateOf(now)
 	d := &invoiceDraft{plan: next, start: start, end: lastDay(start, chargeTo)}
 	if charge > 0 {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/provider/coreapi/internal/core"
 )
 
@@ -34,7 +36,7 @@ func TestProrationInvoice(t *testing.T) {
 	anchor := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	now := time.Date(2025, 3, 11, 0, 0, 0, 0, time.UTC)
 	plan := func(name, period string, fee int64) *core.Plan {
-		return &core.Plan{Name: name, BillingPeriod: period, Currency: "SAR", RecurringFee: &fee}
+		return &core.Plan{ID: uuid.New(), Name: name, BillingPeriod: period, Currency: "SAR", RecurringFee: &fee}
 	}
 	growth, business := plan("Growth", "monthly", 29900), plan("Business", "monthly", 99900)
 	annual := plan("Growth (annual)", "annual", 299000)
@@ -86,6 +88,10 @@ func TestProrationInvoice(t *testing.T) {
 	// During a trial (the anchor is ahead) nothing was billed: no proration.
 	if inv := change(growth, business, now.AddDate(0, 0, 3)); inv != nil {
 		t.Errorf("trial: %+v", inv)
+	}
+	if inv := core.UpcomingChangeInvoice(&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth,
+		&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth, now); len(inv.Lines) != 0 || inv.Status != core.InvoiceDraft || inv.IssuedAt != nil {
+		t.Errorf("no change: %+v", inv)
 	}
 	// To a free plan: nothing charged, nothing issued.
 	if inv := change(growth, plan("Free", "monthly", 0), anchor); inv != nil {

@@ -379,9 +379,16 @@ type SubscriptionService interface {
 	// ENotFound, EUnprocessable for a plan that is not an active plan of the product, or
 	// EInvalidTransition.
 	SelectPlan(ctx context.Context, id, planID uuid.UUID) (*PlanSelection, error)
-	// ChangePlan moves the subscription to another active plan of its product without
-	// invoicing. Errors as SelectPlan.
+	// ChangePlan moves the subscription to another active plan of its product and issues the
+	// invoice of the change's proration lines when something is charged (ProrationInvoice).
+	// Errors as SelectPlan.
 	ChangePlan(ctx context.Context, id, planID uuid.UUID) (*Subscription, error)
+	// UpcomingInvoice is the draft of the subscription's next invoice, never stored: that of
+	// its next renewal from the usage so far (Subscription.UpcomingInvoice), or, with planID,
+	// that of a change to planID now (UpcomingChangeInvoice), refused as ChangePlan would
+	// refuse the change. ENotFound for a subscription that does not renew (or another
+	// tenant's).
+	UpcomingInvoice(ctx context.Context, id uuid.UUID, planID *uuid.UUID) (*BillingInvoice, error)
 	// Cancel, Reactivate, Suspend, Resume and Terminate perform the action of their name:
 	// ENotFound, EInvalidTransition, or EForbidden when an organization would undo the
 	// operator's suspension (Resume, Terminate) or cancellation (Reactivate). Who suspended
