@@ -155,7 +155,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	paid := selectMonthly()
 	do(http.MethodPost, paid+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_declined"}`, http.StatusCreated)
 	do(http.MethodPost, paid+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_success"}`, http.StatusCreated)
-	do(http.MethodPost, subPath+"change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthAnnual), http.StatusOK)
+	do(http.MethodPost, subPath+"change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthAnnual), http.StatusOK) // prorated: an invoice
 	// The catalogue: the operator changes the subscription's product, then deprecates and
 	// retires its plan; the lifecycle actions below keep working on the retired plan.
 	for path, body := range map[string]string{
@@ -252,7 +252,8 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"subscription.created": 2, "subscription.activated": 2, "subscription.plan_changed": 4, "subscription.suspended": 1,
 		"subscription.resumed": 1, "subscription.cancelled": 1, "subscription.reactivated": 1, "subscription.terminated": 1,
 		"subscription.degraded": 1, "subscription.restored": 1,
-		"billing_invoice.issued": 3, "invoice.issued": 3, "invoice.voided": 1, "invoice.uncollectible": 1,
+		// Three selections' invoices and change-plan's proration invoice.
+		"billing_invoice.issued": 4, "invoice.issued": 4, "invoice.voided": 1, "invoice.uncollectible": 1,
 		"invoice.payment_failed": 1, "invoice.paid": 1, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
