@@ -7218,8 +7218,9 @@ type ClientInterface interface {
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-	// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -7238,8 +7239,9 @@ type ClientInterface interface {
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-	// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -9577,8 +9579,9 @@ func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSu
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -9607,8 +9610,9 @@ func (c *Client) ChangeSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -16820,8 +16824,9 @@ type ClientWithResponsesInterface interface {
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-	// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -16840,8 +16845,9 @@ type ClientWithResponsesInterface interface {
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-	// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -32932,8 +32938,9 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -32958,8 +32965,9 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithBodyWithResponse(ctx con
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Nothing is prorated during a trial (no period was billed),
-// and no invoice is issued when nothing is charged (e.g. between free plans). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.

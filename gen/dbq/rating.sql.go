@@ -10,7 +10,33 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const recurringFeeInvoicedOn = `-- name: RecurringFeeInvoicedOn :one
+SELECT EXISTS (
+    SELECT 1 FROM billing_invoices i
+    WHERE i.organization_id = $1 AND i.subscription_id = $2 AND i.status <> 'void'
+      AND i.period_start <= $3::date AND i.period_end >= $3::date
+      AND jsonb_path_exists(i.lines,
+            '$[*] ? (@.component_type == "recurring_fee" && @.period_start <= $d && @.period_end >= $d)',
+            jsonb_build_object('d', to_char($3::date, 'YYYY-MM-DD"T"00:00:00"Z"'))))
+`
+
+type RecurringFeeInvoicedOnParams struct {
+	OrganizationID uuid.UUID
+	SubscriptionID uuid.UUID
+	Day            pgtype.Date
+}
+
+// Whether an invoice of the subscription that is not void charged a recurring fee for @day (a
+// line of component recurring_fee whose period holds it): what a plan change may credit.
+func (q *Queries) RecurringFeeInvoicedOn(ctx context.Context, arg RecurringFeeInvoicedOnParams) (bool, error) {
+	row := q.db.QueryRow(ctx, recurringFeeInvoicedOn, arg.OrganizationID, arg.SubscriptionID, arg.Day)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
 
 const usageCountInPeriod = `-- name: UsageCountInPeriod :one
 SELECT count(*)::bigint FROM usage_events

@@ -8,16 +8,16 @@ import (
 
 // ProrationInvoice is the invoice a change of plan issues at once (docs/design.md,
 // "Proration"): before is the subscription on plan old, after the same after the change at
-// now to plan next (ActionChangePlan keeps the billing anchor). When the current period of
-// old is a paid one (not a trial), its recurring fee was billed in advance, so the unused
-// part, now to the period's end, is credited; the recurring fee of next is charged for the
+// now to plan next (ActionChangePlan keeps the billing anchor). When the recurring fee of old
+// for the current period was invoiced (feeInvoiced: in advance, so never during a trial), the
+// unused part, now to the period's end, is credited; the recurring fee of next is charged for the
 // rest of its own period, now to after's renewal. Both are proportional to the second:
 // fee × remaining seconds / the period's seconds, rounded half-up. The charge comes first,
 // then the credit, which never takes the invoice below zero (what exceeds the charge is not
 // carried over). Returns nil when nothing is charged (a change during a trial, to a free
 // plan).
-func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
-	inv := prorationDraft(before, old, after, next, now)
+func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, now time.Time) *BillingInvoice {
+	inv := prorationDraft(before, old, after, next, feeInvoiced, now)
 	if len(inv.Lines) == 0 {
 		return nil
 	}
@@ -27,14 +27,17 @@ func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next
 // UpcomingChangeInvoice is the invoice a change from before (on old) to after (on next) at
 // now would issue (ProrationInvoice), as a draft, which has no line when it would issue none
 // (also when next is old: no change).
-func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
-	return asDraft(prorationDraft(before, old, after, next, now))
+func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, now time.Time) *BillingInvoice {
+	return asDraft(prorationDraft(before, old, after, next, feeInvoiced, now))
 }
 
 // prorationDraft is ProrationInvoice, also when it has no line.
-func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, now time.Time) *BillingInvoice {
+func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, now time.Time) *BillingInvoice {
 	charge, chargeFrom, chargeTo := unusedFee(after, next, now)
 	credit, creditFrom, creditTo := unusedFee(before, old, now)
+	if !feeInvoiced {
+		credit = 0
+	}
 	if old.ID == next.ID { // no change
 		charge, credit = 0, 0
 	}

@@ -40,14 +40,14 @@ func TestProrationInvoice(t *testing.T) {
 	}
 	growth, business := plan("Growth", "monthly", 29900), plan("Business", "monthly", 99900)
 	annual := plan("Growth (annual)", "annual", 299000)
-	change := func(old, next *core.Plan, anchor time.Time) *core.BillingInvoice {
+	change := func(old, next *core.Plan, anchor time.Time, feeInvoiced bool) *core.BillingInvoice {
 		before := &core.Subscription{CommercialStatus: core.CommercialActive, ServiceStatus: core.ServiceActive,
 			BillingAnchorAt: anchor, RenewsAt: old.NextRenewal(anchor, now)}
 		after := *before
 		if err := after.Apply(core.ActionChangePlan, "organization", next, now); err != nil {
 			t.Fatal(err)
 		}
-		return core.ProrationInvoice(before, old, &after, next, now)
+		return core.ProrationInvoice(before, old, &after, next, feeInvoiced, now)
 	}
 	type want struct {
 		amounts                        []int64
@@ -80,21 +80,23 @@ func TestProrationInvoice(t *testing.T) {
 		}
 	}
 	// 99900 × 21/31 = 67674.19 charged, 29900 × 21/31 = 20254.84 credited; VAT 15 % of 47419.
-	check("Upgrade", change(growth, business, anchor), want{[]int64{67674, -20255}, 67674, 20255, 7113, 54532, "2025-03-31"})
+	check("Upgrade", change(growth, business, anchor, true), want{[]int64{67674, -20255}, 67674, 20255, 7113, 54532, "2025-03-31"})
 	// The credit exceeds the charge: capped, the invoice totals zero.
-	check("Downgrade", change(business, growth, anchor), want{[]int64{20255, -20255}, 20255, 20255, 0, 0, "2025-03-31"})
+	check("Downgrade", change(business, growth, anchor, true), want{[]int64{20255, -20255}, 20255, 20255, 0, 0, "2025-03-31"})
 	// To an annual plan on the same anchor: 299000 × 355/365 = 290808.22 for the rest of its year.
-	check("ToAnnual", change(growth, annual, anchor), want{[]int64{290808, -20255}, 290808, 20255, 40583, 311136, "2026-02-28"})
+	check("ToAnnual", change(growth, annual, anchor, true), want{[]int64{290808, -20255}, 290808, 20255, 40583, 311136, "2026-02-28"})
+	// A period whose fee was not invoiced (a suspended one) is not credited.
+	check("NotInvoiced", change(growth, business, anchor, false), want{[]int64{67674}, 67674, 0, 10151, 77825, "2025-03-31"})
 	// During a trial (the anchor is ahead) nothing was billed: no proration.
-	if inv := change(growth, business, now.AddDate(0, 0, 3)); inv != nil {
+	if inv := change(growth, business, now.AddDate(0, 0, 3), true); inv != nil {
 		t.Errorf("trial: %+v", inv)
 	}
 	if inv := core.UpcomingChangeInvoice(&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth,
-		&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth, now); len(inv.Lines) != 0 || inv.Status != core.InvoiceDraft || inv.IssuedAt != nil {
+		&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth, true, now); len(inv.Lines) != 0 || inv.Status != core.InvoiceDraft || inv.IssuedAt != nil {
 		t.Errorf("no change: %+v", inv)
 	}
 	// To a free plan: nothing charged, nothing issued.
-	if inv := change(growth, plan("Free", "monthly", 0), anchor); inv != nil {
+	if inv := change(growth, plan("Free", "monthly", 0), anchor, true); inv != nil {
 		t.Errorf("free: %+v", inv)
 	}
 }

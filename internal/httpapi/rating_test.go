@@ -194,7 +194,11 @@ func TestUsageRating(t *testing.T) {
 
 	t.Run("ChangePlanIssuesThePreviewedProration", func(t *testing.T) {
 		t.Parallel()
-		s := newRatedSubscription(t, env, "2025-03-01T00:00:00Z", productEinvoice, planEinvoiceGrowthMonthly)
+		// Growth selected on March 1: its first invoice bills March's fee, which a change credits.
+		s := newRatedSubscription(t, env, "2025-03-01T00:00:00Z", productEinvoice, planEinvoiceSandbox)
+		if resp := subscriptionAction(env, s.token, s.id, "select-plan", `{"plan_id":"`+planEinvoiceGrowthMonthly+`"}`); resp.Status != http.StatusOK {
+			t.Fatalf("select plan: %d %s", resp.Status, resp.Body)
+		}
 		advance(t, env, s.token, s.clock, "2025-03-11T00:00:00Z")
 		// 21 of March's 31 days are left: Business's 99900 × 21/31 = 67674.19 charged, Growth's
 		// 29900 × 21/31 = 20254.84 credited; VAT 15 % of 47419.
@@ -223,14 +227,14 @@ func TestUsageRating(t *testing.T) {
 			t.Fatalf("replay: %d %s", resp.Status, resp.Body)
 		}
 		invs := invoicesOf(t, env, s.id)
-		if len(invs) != 1 {
-			t.Fatalf("%d invoices after the change and its replay, want 1", len(invs))
+		if len(invs) != 2 {
+			t.Fatalf("%d invoices after the selection, the change and its replay, want 2", len(invs))
 		}
-		wantSameInvoice(t, draft, invs[0])
-		if !invs[0].IssuedAt.Equal(clockAt(t, "2025-03-11T00:00:00Z")) || invs[0].Status != "issued" {
-			t.Errorf("proration invoice %+v", invs[0])
+		wantSameInvoice(t, draft, invs[1])
+		if !invs[1].IssuedAt.Equal(clockAt(t, "2025-03-11T00:00:00Z")) || invs[1].Status != "issued" {
+			t.Errorf("proration invoice %+v", invs[1])
 		}
-		if n := env.Count("SELECT count(*) FROM webhook_events WHERE type = 'invoice.issued' AND data->>'id' = $1", invs[0].ID); n != 1 {
+		if n := env.Count("SELECT count(*) FROM webhook_events WHERE type = 'invoice.issued' AND data->>'id' = $1", invs[1].ID); n != 1 {
 			t.Errorf("%d invoice.issued events for the proration invoice", n)
 		}
 	})

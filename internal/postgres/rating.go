@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -107,7 +108,19 @@ func (s *SubscriptionService) upcomingChange(ctx context.Context, q *dbq.Queries
 	if err := after.Apply(core.ActionChangePlan, actor, next, at); err != nil {
 		return nil, err
 	}
-	return core.UpcomingChangeInvoice(sub, plan, &after, next, at), nil
+	invoiced, err := feeInvoiced(ctx, q, sub, at)
+	if err != nil {
+		return nil, err
+	}
+	return core.UpcomingChangeInvoice(sub, plan, &after, next, invoiced, at), nil
+}
+
+// feeInvoiced reports whether a recurring fee of sub for the day of at was invoiced: what a
+// plan change at at may credit.
+func feeInvoiced(ctx context.Context, q *dbq.Queries, sub *core.Subscription, at time.Time) (bool, error) {
+	return q.RecurringFeeInvoicedOn(ctx, dbq.RecurringFeeInvoicedOnParams{
+		OrganizationID: sub.OrganizationID, SubscriptionID: sub.ID, Day: pgtype.Date{Time: at.UTC(), Valid: true},
+	})
 }
 
 // inQuery moves the field errors of err from the body's /plan_id to the query's plan_id.

@@ -274,7 +274,11 @@ func (s *SubscriptionService) ChangePlan(ctx context.Context, id, planID uuid.UU
 		if err != nil {
 			return err
 		}
-		if draft := core.ProrationInvoice(before, old, sub, plan, at); draft != nil {
+		invoiced, err := feeInvoiced(ctx, q, before, at)
+		if err != nil {
+			return err
+		}
+		if draft := core.ProrationInvoice(before, old, sub, plan, invoiced, at); draft != nil {
 			_, err = s.db.issueInvoice(ctx, q, sub, draft)
 		}
 		return err
