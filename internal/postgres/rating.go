@@ -44,16 +44,7 @@ func (s *SubscriptionService) UpcomingInvoice(ctx context.Context, id uuid.UUID,
 	}
 	var inv *core.BillingInvoice
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		row, err := owned(ctx,
-			func(org uuid.UUID) (dbq.Subscription, error) {
-				return q.SubscriptionGetByID(ctx, dbq.SubscriptionGetByIDParams{OrganizationID: org, ID: id})
-			},
-			func() (dbq.Subscription, error) { return q.SubscriptionGetByIDAnyOrganization(ctx, id) },
-			"Subscription", id)
-		if err != nil {
-			return err
-		}
-		sub, err := subscriptionFromRow(row)
+		sub, err := findSubscription(ctx, q, id)
 		if err != nil {
 			return err
 		}

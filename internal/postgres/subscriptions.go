@@ -150,7 +150,12 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 
 // FindSubscriptionByID implements core.SubscriptionService.
 func (s *SubscriptionService) FindSubscriptionByID(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
-	q := s.db.queries(ctx)
+	return findSubscription(ctx, s.db.queries(ctx), id)
+}
+
+// findSubscription reads subscription id as the principal of ctx may: its own organization's,
+// or any for the operator (ENotFound otherwise).
+func findSubscription(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.Subscription, error) {
 	row, err := owned(ctx,
 		func(org uuid.UUID) (dbq.Subscription, error) {
 			return q.SubscriptionGetByID(ctx, dbq.SubscriptionGetByIDParams{OrganizationID: org, ID: id})
