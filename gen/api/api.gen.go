@@ -159,11 +159,18 @@ func (e AuditResourceType) Valid() bool {
 
 // Defines values for BillingInvoiceLineComponentType.
 const (
-	Credit       BillingInvoiceLineComponentType = "credit"
-	Discount     BillingInvoiceLineComponentType = "discount"
-	RecurringFee BillingInvoiceLineComponentType = "recurring_fee"
-	SetupFee     BillingInvoiceLineComponentType = "setup_fee"
-	Trial        BillingInvoiceLineComponentType = "trial"
+	Credit         BillingInvoiceLineComponentType = "credit"
+	Discount       BillingInvoiceLineComponentType = "discount"
+	GraduatedUsage BillingInvoiceLineComponentType = "graduated_usage"
+	MinimumSpend   BillingInvoiceLineComponentType = "minimum_spend"
+	Overage        BillingInvoiceLineComponentType = "overage"
+	PackagePricing BillingInvoiceLineComponentType = "package_pricing"
+	PerUnit        BillingInvoiceLineComponentType = "per_unit"
+	RecurringFee   BillingInvoiceLineComponentType = "recurring_fee"
+	SetupFee       BillingInvoiceLineComponentType = "setup_fee"
+	TieredUsage    BillingInvoiceLineComponentType = "tiered_usage"
+	Trial          BillingInvoiceLineComponentType = "trial"
+	VolumeUsage    BillingInvoiceLineComponentType = "volume_usage"
 )
 
 // Valid indicates whether the value is a known member of the BillingInvoiceLineComponentType enum.
@@ -173,11 +180,25 @@ func (e BillingInvoiceLineComponentType) Valid() bool {
 		return true
 	case Discount:
 		return true
+	case GraduatedUsage:
+		return true
+	case MinimumSpend:
+		return true
+	case Overage:
+		return true
+	case PackagePricing:
+		return true
+	case PerUnit:
+		return true
 	case RecurringFee:
 		return true
 	case SetupFee:
 		return true
+	case TieredUsage:
+		return true
 	case Trial:
+		return true
+	case VolumeUsage:
 		return true
 	default:
 		return false
@@ -2330,7 +2351,7 @@ type BillingInvoiceLine struct {
 	// Amount quantity × unit_amount, minor units, tax-exclusive.
 	Amount int64 `json:"amount"`
 
-	// ComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), or a `discount` or `credit` price component.
+	// ComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), a `discount` or `credit` price component, a usage price component (`per_unit`, `package_pricing`, `graduated_usage`, `tiered_usage`, `volume_usage`) or the top-up of a `minimum_spend` one, or an `overage` rule of the plan (see `listUpcomingInvoiceLines`).
 	ComponentType BillingInvoiceLineComponentType `json:"component_type"`
 
 	// Description What the line charges or takes off.
@@ -2353,7 +2374,7 @@ type BillingInvoiceLine struct {
 	UnitAmount int64 `json:"unit_amount"`
 }
 
-// BillingInvoiceLineComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), or a `discount` or `credit` price component.
+// BillingInvoiceLineComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), a `discount` or `credit` price component, a usage price component (`per_unit`, `package_pricing`, `graduated_usage`, `tiered_usage`, `volume_usage`) or the top-up of a `minimum_spend` one, or an `overage` rule of the plan (see `listUpcomingInvoiceLines`).
 type BillingInvoiceLineComponentType string
 
 // BillingInvoiceLineList Every line of a billing invoice; `next_cursor` is always null.
@@ -5111,6 +5132,9 @@ type Since = time.Time
 // Until defines model for Until.
 type Until = time.Time
 
+// UpcomingPlanId defines model for UpcomingPlanId.
+type UpcomingPlanId = openapi_types.UUID
+
 // BadRequest RFC 9457 problem details. Every non-2xx response carries this body with media type `application/problem+json`.
 type BadRequest = Problem
 
@@ -5484,6 +5508,18 @@ type SuspendSubscriptionParams struct {
 type TerminateSubscriptionParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetUpcomingInvoiceParams defines parameters for GetUpcomingInvoice.
+type GetUpcomingInvoiceParams struct {
+	// PlanId Preview a change to this plan instead of the next renewal (the invoice `change-plan` would issue now).
+	PlanId *UpcomingPlanId `form:"plan_id,omitempty" json:"plan_id,omitempty"`
+}
+
+// ListUpcomingInvoiceLinesParams defines parameters for ListUpcomingInvoiceLines.
+type ListUpcomingInvoiceLinesParams struct {
+	// PlanId Preview a change to this plan instead of the next renewal (the invoice `change-plan` would issue now).
+	PlanId *UpcomingPlanId `form:"plan_id,omitempty" json:"plan_id,omitempty"`
 }
 
 // ListSupportCasesParams defines parameters for ListSupportCases.
@@ -7410,9 +7446,16 @@ type ClientInterface interface {
 	// ChangeSubscriptionPlanWithBody Change the plan
 	//
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
@@ -7424,9 +7467,16 @@ type ClientInterface interface {
 	// ChangeSubscriptionPlan Change the plan
 	//
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
@@ -7602,6 +7652,58 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
 	TerminateSubscription(ctx context.Context, id Id, params *TerminateSubscriptionParams, body TerminateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUpcomingInvoice Preview the next invoice of a subscription
+	//
+	// Previews, as the specification's billing invoice object with status `draft`, the invoice the subscription's next renewal
+	// (at its `renews_at`) would issue if the usage so far were all of the period: the usage of the period that renewal closes,
+	// rated against the current plan's price components (see `listUpcomingInvoiceLines`), then the recurring fee of the period it
+	// opens. Nothing is stored or issued: `issued_at` and `due_at` are null, `id` is new on every call and names no invoice
+	// (`getInvoice` answers 404 for it), and `created_at`/`updated_at` are the billing time of the preview (the test clock's, if
+	// the organization is on one). When the renewal would bill nothing the draft has no line and totals 0.
+	//
+	// With `plan_id`, the preview is instead the invoice `change-plan` to that plan would issue now: its proration lines (the
+	// unused part of the current plan's period credited, the new plan charged for the rest, to the second). It is refused as
+	// `change-plan` would refuse the change: 409 `invalid_state_transition` for a subscription whose state forbids it, 422
+	// `unprocessable` (field `plan_id`) for a plan that is not an active plan of the product. A `plan_id` naming the current plan
+	// previews no change: a draft without line.
+	//
+	// 404 for a subscription that does not renew (cancelled, terminated, or on a one-time plan): it has no upcoming invoice.
+	// Another organization's subscription is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any).
+	//
+	// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+	GetUpcomingInvoice(ctx context.Context, id Id, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListUpcomingInvoiceLines List the lines of the next invoice of a subscription
+	//
+	// The lines of the draft `getUpcomingInvoice` answers for the same subscription and `plan_id`, in the same form and adding up
+	// the same way as `listInvoiceLines` (not paginated: `next_cursor` is always null). How usage is rated, for each metric of the
+	// plan (the usage of a product's operations counts toward its metering metric; a period's usage is what its operations
+	// recorded at the organization's billing time):
+	//
+	// - the plan's `included_usage` comes first and costs nothing (rounded down to whole units); the units beyond it are billable;
+	// - `per_unit`: each billable unit at `unit_amount`;
+	// - `package_pricing`: `package_amount` per started package of `package_size` billable units;
+	// - `graduated_usage` (and `tiered_usage`, its other name): each billable unit at the `unit_amount` of the tier its position
+	//   in the period's whole usage falls in (included units take the lowest positions), one line per tier, plus a line with the
+	//   `flat_amount` of each tier a billable unit falls in;
+	// - `volume_usage`: every billable unit at the `unit_amount` of the tier the whole usage reaches, plus that tier's
+	//   `flat_amount`;
+	// - an `overage_rules` entry (`component_type` `overage`, `price_id` null): each billable unit at `unit_price`, for a metric
+	//   no active usage price component prices (a plan stating both prices the usage once, by the component);
+	// - `minimum_spend`: a top-up line when the period's usage lines charge less than its `amount`.
+	//
+	// Each line is `quantity` × `unit_amount`; no billable usage gives no line. Usage lines carry the period they rate (the one
+	// the renewal closes), fee lines the period the renewal opens. `discount` and `credit` components reduce a subscription's first
+	// charged invoice only, never below zero. Usage during a trial is not billed.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any); errors as
+	// `getUpcomingInvoice`.
+	//
+	// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice/lines (the `ListUpcomingInvoiceLines` operationId).
+	ListUpcomingInvoiceLines(ctx context.Context, id Id, params *ListUpcomingInvoiceLinesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSupportCases List support cases
 	//
@@ -9773,9 +9875,16 @@ func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSu
 // ChangeSubscriptionPlanWithBody Change the plan
 //
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
@@ -9797,9 +9906,16 @@ func (c *Client) ChangeSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // ChangeSubscriptionPlan Change the plan
 //
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
@@ -10066,6 +10182,78 @@ func (c *Client) TerminateSubscriptionWithBody(ctx context.Context, id Id, param
 // Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
 func (c *Client) TerminateSubscription(ctx context.Context, id Id, params *TerminateSubscriptionParams, body TerminateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTerminateSubscriptionRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUpcomingInvoice Preview the next invoice of a subscription
+//
+// Previews, as the specification's billing invoice object with status `draft`, the invoice the subscription's next renewal
+// (at its `renews_at`) would issue if the usage so far were all of the period: the usage of the period that renewal closes,
+// rated against the current plan's price components (see `listUpcomingInvoiceLines`), then the recurring fee of the period it
+// opens. Nothing is stored or issued: `issued_at` and `due_at` are null, `id` is new on every call and names no invoice
+// (`getInvoice` answers 404 for it), and `created_at`/`updated_at` are the billing time of the preview (the test clock's, if
+// the organization is on one). When the renewal would bill nothing the draft has no line and totals 0.
+//
+// With `plan_id`, the preview is instead the invoice `change-plan` to that plan would issue now: its proration lines (the
+// unused part of the current plan's period credited, the new plan charged for the rest, to the second). It is refused as
+// `change-plan` would refuse the change: 409 `invalid_state_transition` for a subscription whose state forbids it, 422
+// `unprocessable` (field `plan_id`) for a plan that is not an active plan of the product. A `plan_id` naming the current plan
+// previews no change: a draft without line.
+//
+// 404 for a subscription that does not renew (cancelled, terminated, or on a one-time plan): it has no upcoming invoice.
+// Another organization's subscription is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any).
+//
+// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+func (c *Client) GetUpcomingInvoice(ctx context.Context, id Id, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUpcomingInvoiceRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListUpcomingInvoiceLines List the lines of the next invoice of a subscription
+//
+// The lines of the draft `getUpcomingInvoice` answers for the same subscription and `plan_id`, in the same form and adding up
+// the same way as `listInvoiceLines` (not paginated: `next_cursor` is always null). How usage is rated, for each metric of the
+// plan (the usage of a product's operations counts toward its metering metric; a period's usage is what its operations
+// recorded at the organization's billing time):
+//
+//   - the plan's `included_usage` comes first and costs nothing (rounded down to whole units); the units beyond it are billable;
+//   - `per_unit`: each billable unit at `unit_amount`;
+//   - `package_pricing`: `package_amount` per started package of `package_size` billable units;
+//   - `graduated_usage` (and `tiered_usage`, its other name): each billable unit at the `unit_amount` of the tier its position
+//     in the period's whole usage falls in (included units take the lowest positions), one line per tier, plus a line with the
+//     `flat_amount` of each tier a billable unit falls in;
+//   - `volume_usage`: every billable unit at the `unit_amount` of the tier the whole usage reaches, plus that tier's
+//     `flat_amount`;
+//   - an `overage_rules` entry (`component_type` `overage`, `price_id` null): each billable unit at `unit_price`, for a metric
+//     no active usage price component prices (a plan stating both prices the usage once, by the component);
+//   - `minimum_spend`: a top-up line when the period's usage lines charge less than its `amount`.
+//
+// Each line is `quantity` × `unit_amount`; no billable usage gives no line. Usage lines carry the period they rate (the one
+// the renewal closes), fee lines the period the renewal opens. `discount` and `credit` components reduce a subscription's first
+// charged invoice only, never below zero. Usage during a trial is not billed.
+//
+// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any); errors as
+// `getUpcomingInvoice`.
+//
+// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice/lines (the `ListUpcomingInvoiceLines` operationId).
+func (c *Client) ListUpcomingInvoiceLines(ctx context.Context, id Id, params *ListUpcomingInvoiceLinesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListUpcomingInvoiceLinesRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14269,6 +14457,128 @@ func NewTerminateSubscriptionRequestWithBody(server string, id Id, params *Termi
 	return req, nil
 }
 
+// NewGetUpcomingInvoiceRequest constructs an http.Request for the GetUpcomingInvoice method
+func NewGetUpcomingInvoiceRequest(server string, id Id, params *GetUpcomingInvoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/upcoming-invoice", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PlanId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "plan_id", *params.PlanId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListUpcomingInvoiceLinesRequest constructs an http.Request for the ListUpcomingInvoiceLines method
+func NewListUpcomingInvoiceLinesRequest(server string, id Id, params *ListUpcomingInvoiceLinesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/upcoming-invoice/lines", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PlanId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "plan_id", *params.PlanId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSupportCasesRequest constructs an http.Request for the ListSupportCases method
 func NewListSupportCasesRequest(server string, params *ListSupportCasesParams) (*http.Request, error) {
 	var err error
@@ -17175,9 +17485,16 @@ type ClientWithResponsesInterface interface {
 	// ChangeSubscriptionPlanWithBodyWithResponse Change the plan
 	//
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
@@ -17189,9 +17506,16 @@ type ClientWithResponsesInterface interface {
 	// ChangeSubscriptionPlanWithResponse Change the plan
 	//
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-	// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-	// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 	//
@@ -17369,6 +17693,62 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{id}/terminate (the `TerminateSubscription` operationId).
 	TerminateSubscriptionWithResponse(ctx context.Context, id Id, params *TerminateSubscriptionParams, body TerminateSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*TerminateSubscriptionResponse, error)
+
+	// GetUpcomingInvoiceWithResponse Preview the next invoice of a subscription
+	//
+	// Previews, as the specification's billing invoice object with status `draft`, the invoice the subscription's next renewal
+	// (at its `renews_at`) would issue if the usage so far were all of the period: the usage of the period that renewal closes,
+	// rated against the current plan's price components (see `listUpcomingInvoiceLines`), then the recurring fee of the period it
+	// opens. Nothing is stored or issued: `issued_at` and `due_at` are null, `id` is new on every call and names no invoice
+	// (`getInvoice` answers 404 for it), and `created_at`/`updated_at` are the billing time of the preview (the test clock's, if
+	// the organization is on one). When the renewal would bill nothing the draft has no line and totals 0.
+	//
+	// With `plan_id`, the preview is instead the invoice `change-plan` to that plan would issue now: its proration lines (the
+	// unused part of the current plan's period credited, the new plan charged for the rest, to the second). It is refused as
+	// `change-plan` would refuse the change: 409 `invalid_state_transition` for a subscription whose state forbids it, 422
+	// `unprocessable` (field `plan_id`) for a plan that is not an active plan of the product. A `plan_id` naming the current plan
+	// previews no change: a draft without line.
+	//
+	// 404 for a subscription that does not renew (cancelled, terminated, or on a one-time plan): it has no upcoming invoice.
+	// Another organization's subscription is 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+	GetUpcomingInvoiceWithResponse(ctx context.Context, id Id, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*GetUpcomingInvoiceResponse, error)
+
+	// ListUpcomingInvoiceLinesWithResponse List the lines of the next invoice of a subscription
+	//
+	// The lines of the draft `getUpcomingInvoice` answers for the same subscription and `plan_id`, in the same form and adding up
+	// the same way as `listInvoiceLines` (not paginated: `next_cursor` is always null). How usage is rated, for each metric of the
+	// plan (the usage of a product's operations counts toward its metering metric; a period's usage is what its operations
+	// recorded at the organization's billing time):
+	//
+	// - the plan's `included_usage` comes first and costs nothing (rounded down to whole units); the units beyond it are billable;
+	// - `per_unit`: each billable unit at `unit_amount`;
+	// - `package_pricing`: `package_amount` per started package of `package_size` billable units;
+	// - `graduated_usage` (and `tiered_usage`, its other name): each billable unit at the `unit_amount` of the tier its position
+	//   in the period's whole usage falls in (included units take the lowest positions), one line per tier, plus a line with the
+	//   `flat_amount` of each tier a billable unit falls in;
+	// - `volume_usage`: every billable unit at the `unit_amount` of the tier the whole usage reaches, plus that tier's
+	//   `flat_amount`;
+	// - an `overage_rules` entry (`component_type` `overage`, `price_id` null): each billable unit at `unit_price`, for a metric
+	//   no active usage price component prices (a plan stating both prices the usage once, by the component);
+	// - `minimum_spend`: a top-up line when the period's usage lines charge less than its `amount`.
+	//
+	// Each line is `quantity` × `unit_amount`; no billable usage gives no line. Usage lines carry the period they rate (the one
+	// the renewal closes), fee lines the period the renewal opens. `discount` and `credit` components reduce a subscription's first
+	// charged invoice only, never below zero. Usage during a trial is not billed.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any); errors as
+	// `getUpcomingInvoice`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice/lines (the `ListUpcomingInvoiceLines` operationId).
+	ListUpcomingInvoiceLinesWithResponse(ctx context.Context, id Id, params *ListUpcomingInvoiceLinesParams, reqEditors ...RequestEditorFn) (*ListUpcomingInvoiceLinesResponse, error)
 
 	// ListSupportCasesWithResponse List support cases
 	//
@@ -27005,6 +27385,364 @@ func (r TerminateSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// GetUpcomingInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse200Headers struct {
+	RequestId string
+}
+
+// GetUpcomingInvoiceResponse400Headers the declared response headers of an HTTP 400 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// GetUpcomingInvoiceResponse401Headers the declared response headers of an HTTP 401 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// GetUpcomingInvoiceResponse403Headers the declared response headers of an HTTP 403 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// GetUpcomingInvoiceResponse404Headers the declared response headers of an HTTP 404 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// GetUpcomingInvoiceResponse409Headers the declared response headers of an HTTP 409 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse409Headers struct {
+	RequestId string
+}
+
+// GetUpcomingInvoiceResponse422Headers the declared response headers of an HTTP 422 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse422Headers struct {
+	RequestId string
+}
+
+// GetUpcomingInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetUpcomingInvoiceResponse503Headers the declared response headers of an HTTP 503 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetUpcomingInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetUpcomingInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoice
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUpcomingInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetUpcomingInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetUpcomingInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetUpcomingInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetUpcomingInvoiceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GetUpcomingInvoiceResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetUpcomingInvoiceResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUpcomingInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetUpcomingInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetUpcomingInvoiceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON200() *BillingInvoice {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetUpcomingInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUpcomingInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUpcomingInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUpcomingInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUpcomingInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListUpcomingInvoiceLinesResponse200Headers the declared response headers of an HTTP 200 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse200Headers struct {
+	RequestId string
+}
+
+// ListUpcomingInvoiceLinesResponse400Headers the declared response headers of an HTTP 400 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse400Headers struct {
+	RequestId string
+}
+
+// ListUpcomingInvoiceLinesResponse401Headers the declared response headers of an HTTP 401 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse401Headers struct {
+	RequestId string
+}
+
+// ListUpcomingInvoiceLinesResponse403Headers the declared response headers of an HTTP 403 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse403Headers struct {
+	RequestId string
+}
+
+// ListUpcomingInvoiceLinesResponse404Headers the declared response headers of an HTTP 404 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse404Headers struct {
+	RequestId string
+}
+
+// ListUpcomingInvoiceLinesResponse409Headers the declared response headers of an HTTP 409 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse409Headers struct {
+	RequestId string
+}
+
+// ListUpcomingInvoiceLinesResponse422Headers the declared response headers of an HTTP 422 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse422Headers struct {
+	RequestId string
+}
+
+// ListUpcomingInvoiceLinesResponse429Headers the declared response headers of an HTTP 429 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListUpcomingInvoiceLinesResponse503Headers the declared response headers of an HTTP 503 response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListUpcomingInvoiceLinesResponseDefaultHeaders the declared response headers of an HTTP default response for ListUpcomingInvoiceLines
+type ListUpcomingInvoiceLinesResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListUpcomingInvoiceLinesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BillingInvoiceLineList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListUpcomingInvoiceLinesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListUpcomingInvoiceLinesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListUpcomingInvoiceLinesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListUpcomingInvoiceLinesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListUpcomingInvoiceLinesResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ListUpcomingInvoiceLinesResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListUpcomingInvoiceLinesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListUpcomingInvoiceLinesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListUpcomingInvoiceLinesResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListUpcomingInvoiceLinesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListUpcomingInvoiceLinesResponse) GetJSON200() *BillingInvoiceLineList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListUpcomingInvoiceLinesResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListUpcomingInvoiceLinesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListUpcomingInvoiceLinesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListUpcomingInvoiceLinesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListUpcomingInvoiceLinesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSupportCasesResponse200Headers the declared response headers of an HTTP 200 response for ListSupportCases
 type ListSupportCasesResponse200Headers struct {
 	RequestId string
@@ -33720,9 +34458,16 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 // ChangeSubscriptionPlanWithBodyWithResponse Change the plan
 //
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
@@ -33740,9 +34485,16 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithBodyWithResponse(ctx con
 // ChangeSubscriptionPlanWithResponse Change the plan
 //
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
-// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: no
-// invoice is issued and nothing is prorated; the new plan's fees apply from the next renewal, and `renews_at` is recomputed with the
-// new plan's period from the cycle's anchor. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
+// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
+// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
+// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
+// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
+// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
+// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
+// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
+// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
 //
@@ -33979,6 +34731,74 @@ func (c *ClientWithResponses) TerminateSubscriptionWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseTerminateSubscriptionResponse(rsp)
+}
+
+// GetUpcomingInvoiceWithResponse Preview the next invoice of a subscription
+//
+// Previews, as the specification's billing invoice object with status `draft`, the invoice the subscription's next renewal
+// (at its `renews_at`) would issue if the usage so far were all of the period: the usage of the period that renewal closes,
+// rated against the current plan's price components (see `listUpcomingInvoiceLines`), then the recurring fee of the period it
+// opens. Nothing is stored or issued: `issued_at` and `due_at` are null, `id` is new on every call and names no invoice
+// (`getInvoice` answers 404 for it), and `created_at`/`updated_at` are the billing time of the preview (the test clock's, if
+// the organization is on one). When the renewal would bill nothing the draft has no line and totals 0.
+//
+// With `plan_id`, the preview is instead the invoice `change-plan` to that plan would issue now: its proration lines (the
+// unused part of the current plan's period credited, the new plan charged for the rest, to the second). It is refused as
+// `change-plan` would refuse the change: 409 `invalid_state_transition` for a subscription whose state forbids it, 422
+// `unprocessable` (field `plan_id`) for a plan that is not an active plan of the product. A `plan_id` naming the current plan
+// previews no change: a draft without line.
+//
+// 404 for a subscription that does not renew (cancelled, terminated, or on a one-time plan): it has no upcoming invoice.
+// Another organization's subscription is 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+func (c *ClientWithResponses) GetUpcomingInvoiceWithResponse(ctx context.Context, id Id, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*GetUpcomingInvoiceResponse, error) {
+	rsp, err := c.GetUpcomingInvoice(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUpcomingInvoiceResponse(rsp)
+}
+
+// ListUpcomingInvoiceLinesWithResponse List the lines of the next invoice of a subscription
+//
+// The lines of the draft `getUpcomingInvoice` answers for the same subscription and `plan_id`, in the same form and adding up
+// the same way as `listInvoiceLines` (not paginated: `next_cursor` is always null). How usage is rated, for each metric of the
+// plan (the usage of a product's operations counts toward its metering metric; a period's usage is what its operations
+// recorded at the organization's billing time):
+//
+//   - the plan's `included_usage` comes first and costs nothing (rounded down to whole units); the units beyond it are billable;
+//   - `per_unit`: each billable unit at `unit_amount`;
+//   - `package_pricing`: `package_amount` per started package of `package_size` billable units;
+//   - `graduated_usage` (and `tiered_usage`, its other name): each billable unit at the `unit_amount` of the tier its position
+//     in the period's whole usage falls in (included units take the lowest positions), one line per tier, plus a line with the
+//     `flat_amount` of each tier a billable unit falls in;
+//   - `volume_usage`: every billable unit at the `unit_amount` of the tier the whole usage reaches, plus that tier's
+//     `flat_amount`;
+//   - an `overage_rules` entry (`component_type` `overage`, `price_id` null): each billable unit at `unit_price`, for a metric
+//     no active usage price component prices (a plan stating both prices the usage once, by the component);
+//   - `minimum_spend`: a top-up line when the period's usage lines charge less than its `amount`.
+//
+// Each line is `quantity` × `unit_amount`; no billable usage gives no line. Usage lines carry the period they rate (the one
+// the renewal closes), fee lines the period the renewal opens. `discount` and `credit` components reduce a subscription's first
+// charged invoice only, never below zero. Usage during a trial is not billed.
+//
+// **Who may:** the organization (with `invoices:read`, its own subscriptions) and the operator (any); errors as
+// `getUpcomingInvoice`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscriptions/{id}/upcoming-invoice/lines (the `ListUpcomingInvoiceLines` operationId).
+func (c *ClientWithResponses) ListUpcomingInvoiceLinesWithResponse(ctx context.Context, id Id, params *ListUpcomingInvoiceLinesParams, reqEditors ...RequestEditorFn) (*ListUpcomingInvoiceLinesResponse, error) {
+	rsp, err := c.ListUpcomingInvoiceLines(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListUpcomingInvoiceLinesResponse(rsp)
 }
 
 // ListSupportCasesWithResponse List support cases
@@ -46540,6 +47360,460 @@ func ParseTerminateSubscriptionResponse(rsp *http.Response) (*TerminateSubscript
 	return response, nil
 }
 
+// ParseGetUpcomingInvoiceResponse parses an HTTP response from a GetUpcomingInvoiceWithResponse call
+func ParseGetUpcomingInvoiceResponse(rsp *http.Response) (*GetUpcomingInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUpcomingInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoice
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUpcomingInvoiceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetUpcomingInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetUpcomingInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetUpcomingInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetUpcomingInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers GetUpcomingInvoiceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetUpcomingInvoiceResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUpcomingInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetUpcomingInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetUpcomingInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListUpcomingInvoiceLinesResponse parses an HTTP response from a ListUpcomingInvoiceLinesWithResponse call
+func ParseListUpcomingInvoiceLinesResponse(rsp *http.Response) (*ListUpcomingInvoiceLinesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListUpcomingInvoiceLinesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BillingInvoiceLineList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListUpcomingInvoiceLinesResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListUpcomingInvoiceLinesResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListUpcomingInvoiceLinesResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListUpcomingInvoiceLinesResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListUpcomingInvoiceLinesResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ListUpcomingInvoiceLinesResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListUpcomingInvoiceLinesResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListUpcomingInvoiceLinesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListUpcomingInvoiceLinesResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListUpcomingInvoiceLinesResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListSupportCasesResponse parses an HTTP response from a ListSupportCasesWithResponse call
 func ParseListSupportCasesResponse(rsp *http.Response) (*ListSupportCasesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -53641,6 +54915,12 @@ type ServerInterface interface {
 	// TerminateSubscription Terminate a subscription
 	// (POST /v1/subscriptions/{id}/terminate)
 	TerminateSubscription(w http.ResponseWriter, r *http.Request, id Id, params TerminateSubscriptionParams)
+	// GetUpcomingInvoice Preview the next invoice of a subscription
+	// (GET /v1/subscriptions/{id}/upcoming-invoice)
+	GetUpcomingInvoice(w http.ResponseWriter, r *http.Request, id Id, params GetUpcomingInvoiceParams)
+	// ListUpcomingInvoiceLines List the lines of the next invoice of a subscription
+	// (GET /v1/subscriptions/{id}/upcoming-invoice/lines)
+	ListUpcomingInvoiceLines(w http.ResponseWriter, r *http.Request, id Id, params ListUpcomingInvoiceLinesParams)
 	// ListSupportCases List support cases
 	// (GET /v1/support-cases)
 	ListSupportCases(w http.ResponseWriter, r *http.Request, params ListSupportCasesParams)
@@ -54076,6 +55356,18 @@ func (_ Unimplemented) SuspendSubscription(w http.ResponseWriter, r *http.Reques
 // TerminateSubscription Terminate a subscription
 // (POST /v1/subscriptions/{id}/terminate)
 func (_ Unimplemented) TerminateSubscription(w http.ResponseWriter, r *http.Request, id Id, params TerminateSubscriptionParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetUpcomingInvoice Preview the next invoice of a subscription
+// (GET /v1/subscriptions/{id}/upcoming-invoice)
+func (_ Unimplemented) GetUpcomingInvoice(w http.ResponseWriter, r *http.Request, id Id, params GetUpcomingInvoiceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListUpcomingInvoiceLines List the lines of the next invoice of a subscription
+// (GET /v1/subscriptions/{id}/upcoming-invoice/lines)
+func (_ Unimplemented) ListUpcomingInvoiceLines(w http.ResponseWriter, r *http.Request, id Id, params ListUpcomingInvoiceLinesParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -56839,6 +58131,90 @@ func (siw *ServerInterfaceWrapper) TerminateSubscription(w http.ResponseWriter, 
 	handler.ServeHTTP(w, r)
 }
 
+// GetUpcomingInvoice operation middleware
+func (siw *ServerInterfaceWrapper) GetUpcomingInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetUpcomingInvoiceParams
+
+	// ------------- Optional query parameter "plan_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "plan_id", r.URL.Query(), &params.PlanId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "plan_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "plan_id", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetUpcomingInvoice(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListUpcomingInvoiceLines operation middleware
+func (siw *ServerInterfaceWrapper) ListUpcomingInvoiceLines(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListUpcomingInvoiceLinesParams
+
+	// ------------- Optional query parameter "plan_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "plan_id", r.URL.Query(), &params.PlanId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "plan_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "plan_id", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListUpcomingInvoiceLines(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSupportCases operation middleware
 func (siw *ServerInterfaceWrapper) ListSupportCases(w http.ResponseWriter, r *http.Request) {
 
@@ -58536,6 +59912,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/subscriptions/{id}/terminate", wrapper.TerminateSubscription)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/subscriptions/{id}/upcoming-invoice", wrapper.GetUpcomingInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/subscriptions/{id}/upcoming-invoice/lines", wrapper.ListUpcomingInvoiceLines)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/invoices", wrapper.ListInvoices)
@@ -69066,6 +70448,404 @@ func (response TerminateSubscriptiondefaultApplicationProblemPlusJSONResponse) V
 	return err
 }
 
+type GetUpcomingInvoiceRequestObject struct {
+	Id     Id `json:"id"`
+	Params GetUpcomingInvoiceParams
+}
+
+type GetUpcomingInvoiceResponseObject interface {
+	VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error
+}
+
+type GetUpcomingInvoice200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetUpcomingInvoice200JSONResponse struct {
+	Body    BillingInvoice
+	Headers GetUpcomingInvoice200ResponseHeaders
+}
+
+func (response GetUpcomingInvoice200JSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice400ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice401ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice403ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice404ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice409ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice422ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice429ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetUpcomingInvoice503ApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUpcomingInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetUpcomingInvoicedefaultApplicationProblemPlusJSONResponse) VisitGetUpcomingInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLinesRequestObject struct {
+	Id     Id `json:"id"`
+	Params ListUpcomingInvoiceLinesParams
+}
+
+type ListUpcomingInvoiceLinesResponseObject interface {
+	VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error
+}
+
+type ListUpcomingInvoiceLines200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListUpcomingInvoiceLines200JSONResponse struct {
+	Body    BillingInvoiceLineList
+	Headers ListUpcomingInvoiceLines200ResponseHeaders
+}
+
+func (response ListUpcomingInvoiceLines200JSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines400ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines401ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines403ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines404ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines409ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines422ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines429ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLines503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListUpcomingInvoiceLines503ApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListUpcomingInvoiceLinesdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListUpcomingInvoiceLinesdefaultApplicationProblemPlusJSONResponse) VisitListUpcomingInvoiceLinesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSupportCasesRequestObject struct {
 	Params ListSupportCasesParams
 }
@@ -75068,6 +76848,12 @@ type StrictServerInterface interface {
 	// TerminateSubscription Terminate a subscription
 	// (POST /v1/subscriptions/{id}/terminate)
 	TerminateSubscription(ctx context.Context, request TerminateSubscriptionRequestObject) (TerminateSubscriptionResponseObject, error)
+	// GetUpcomingInvoice Preview the next invoice of a subscription
+	// (GET /v1/subscriptions/{id}/upcoming-invoice)
+	GetUpcomingInvoice(ctx context.Context, request GetUpcomingInvoiceRequestObject) (GetUpcomingInvoiceResponseObject, error)
+	// ListUpcomingInvoiceLines List the lines of the next invoice of a subscription
+	// (GET /v1/subscriptions/{id}/upcoming-invoice/lines)
+	ListUpcomingInvoiceLines(ctx context.Context, request ListUpcomingInvoiceLinesRequestObject) (ListUpcomingInvoiceLinesResponseObject, error)
 	// ListSupportCases List support cases
 	// (GET /v1/support-cases)
 	ListSupportCases(ctx context.Context, request ListSupportCasesRequestObject) (ListSupportCasesResponseObject, error)
@@ -76883,6 +78669,60 @@ func (sh *strictHandler) TerminateSubscription(w http.ResponseWriter, r *http.Re
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(TerminateSubscriptionResponseObject); ok {
 		if err := validResponse.VisitTerminateSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetUpcomingInvoice operation middleware
+func (sh *strictHandler) GetUpcomingInvoice(w http.ResponseWriter, r *http.Request, id Id, params GetUpcomingInvoiceParams) {
+	var request GetUpcomingInvoiceRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUpcomingInvoice(ctx, request.(GetUpcomingInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUpcomingInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetUpcomingInvoiceResponseObject); ok {
+		if err := validResponse.VisitGetUpcomingInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListUpcomingInvoiceLines operation middleware
+func (sh *strictHandler) ListUpcomingInvoiceLines(w http.ResponseWriter, r *http.Request, id Id, params ListUpcomingInvoiceLinesParams) {
+	var request ListUpcomingInvoiceLinesRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListUpcomingInvoiceLines(ctx, request.(ListUpcomingInvoiceLinesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListUpcomingInvoiceLines")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListUpcomingInvoiceLinesResponseObject); ok {
+		if err := validResponse.VisitListUpcomingInvoiceLinesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

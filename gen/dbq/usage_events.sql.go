@@ -12,7 +12,9 @@ import (
 )
 
 const usageEventInsert = `-- name: UsageEventInsert :exec
-INSERT INTO usage_events (id, organization_id, product) VALUES ($1, $2, $3)
+INSERT INTO usage_events (id, organization_id, product, occurred_at)
+VALUES ($1, $2, $3,
+        coalesce((SELECT c.frozen_time FROM test_clocks c WHERE c.organization_id = $2), now()))
 `
 
 type UsageEventInsertParams struct {
@@ -21,6 +23,9 @@ type UsageEventInsertParams struct {
 	Product        string
 }
 
+// An operation's usage is recorded at the organization's billing time (docs/design.md, "Usage
+// rating"): its test clock's frozen time when it is on one, so a clock's periods rate the usage
+// made while the clock stood in them.
 func (q *Queries) UsageEventInsert(ctx context.Context, arg UsageEventInsertParams) error {
 	_, err := q.db.Exec(ctx, usageEventInsert, arg.ID, arg.OrganizationID, arg.Product)
 	return err

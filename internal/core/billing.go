@@ -9,6 +9,7 @@ import (
 
 // Billing invoice statuses.
 const (
+	InvoiceDraft         = "draft"
 	InvoiceIssued        = "issued"
 	InvoicePaid          = "paid"
 	InvoicePartiallyPaid = "partially_paid"
@@ -140,24 +141,45 @@ func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 }
 
 // RenewalInvoice is the invoice a subscription on plan issues at now for the period its
-// renewal at renewsAt opens, up to the next renewal (next): the recurring fee of that period,
-// billed in advance, with VAT as on FirstInvoice; usage is billed in arrears, never here.
+// renewal at renewsAt opens, up to the next renewal (next): the usage lines of the period the
+// renewal closes (usage, from RateUsage: usage is billed in arrears) and, when fees is set,
+// the recurring fee of the period it opens, billed in advance, with VAT as on FirstInvoice.
 // The renewal at the end of a trial (trialEnd) opens the first paid period: when the trial
 // needed no payment method, the plan selection issued no invoice (see FirstInvoice), so this
-// one also carries the setup fee and the plan's discount and credit components. Returns nil
-// when nothing is due (a free or usage-only plan).
-func RenewalInvoice(plan *Plan, renewsAt, next time.Time, trialEnd bool, now time.Time) *BillingInvoice {
+// one also carries the setup fee and the plan's discount and credit components. The
+// invoice's period spans its lines'. Returns nil when nothing is due (a free plan, or a
+// usage-only one without billable usage).
+func RenewalInvoice(plan *Plan, renewsAt, next time.Time, trialEnd, fees bool, usage []InvoiceLine, now time.Time) *BillingInvoice {
+	inv := renewalDraft(plan, renewsAt, next, trialEnd, fees, usage, now)
+	if len(inv.Lines) == 0 {
+		return nil
+	}
+	return inv
+}
+
+// renewalDraft is RenewalInvoice, also when it has no line.
+func renewalDraft(plan *Plan, renewsAt, next time.Time, trialEnd, fees bool, usage []InvoiceLine, now time.Time) *BillingInvoice {
 	start, end := RenewalPeriod(renewsAt, next)
 	d := &invoiceDraft{plan: plan, start: start, end: end}
-	firstCharge := trialEnd && (plan.TrialPolicy == nil || !plan.TrialPolicy.RequiresPaymentMethod)
+	firstCharge := fees && trialEnd && (plan.TrialPolicy == nil || !plan.TrialPolicy.RequiresPaymentMethod)
+	d.lines = append(d.lines, usage...)
 	if firstCharge {
 		d.charge(PriceSetupFee, "Setup fee", plan.SetupFee)
 	}
-	d.charge(PriceRecurringFee, d.recurringDescription(), plan.RecurringFee)
-	if len(d.lines) == 0 {
-		return nil
+	if fees {
+		d.charge(PriceRecurringFee, d.recurringDescription(), plan.RecurringFee)
+	}
+	for _, l := range usage {
+		d.start = minTime(d.start, l.PeriodStart)
 	}
 	return d.issue(firstCharge, now)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // RenewalPeriod is the period (first and last day, UTC) a renewal at renewsAt opens when the
@@ -204,8 +226,12 @@ func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 		Status:            InvoiceIssued,
 		TaxDocumentStatus: TaxDocumentPending,
 	}
-	for _, l := range d.lines {
-		inv.Subtotal += l.Amount
+	for _, l := range d.lines { // charges make the subtotal, credits (a proration's) the discount
+		if l.Amount > 0 {
+			inv.Subtotal += l.Amount
+		} else {
+			inv.Discount -= l.Amount
+		}
 	}
 	for _, p := range d.plan.Prices {
 		if !discounted || p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
@@ -227,6 +253,12 @@ func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 	inv.Total = inv.Subtotal - inv.Discount + inv.Tax
 	due := now.Add(PaymentTerms)
 	inv.IssuedAt, inv.DueAt = &now, &due
+	return inv
+}
+
+// asDraft makes inv a draft: an invoice not issued (nor due).
+func asDraft(inv *BillingInvoice) *BillingInvoice {
+	inv.Status, inv.IssuedAt, inv.DueAt = InvoiceDraft, nil, nil
 	return inv
 }
 
@@ -281,6 +313,24 @@ func (p *Plan) NextRenewal(anchor, now time.Time) *time.Time {
 		t = addMonths(anchor, k*months)
 	}
 	return &t
+}
+
+// PreviousRenewal is the last cycle boundary strictly before at of a cycle anchored at anchor,
+// the anchor included, or false when at is not after the anchor (the end of a trial) or the
+// plan never renews.
+func (p *Plan) PreviousRenewal(anchor, at time.Time) (time.Time, bool) {
+	months := p.periodMonths()
+	if months == 0 || !at.After(anchor) {
+		return time.Time{}, false
+	}
+	prev := anchor
+	for k := 1; ; k++ {
+		t := addMonths(anchor, k*months)
+		if !t.Before(at) {
+			return prev, true
+		}
+		prev = t
+	}
 }
 
 // addMonths adds n months to t, clamping the day to the last day of the resulting month

@@ -65,7 +65,7 @@ func TestRenewalInvoice(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			inv := core.RenewalInvoice(tc.plan, tc.renewsAt, tc.next, tc.trialEnd, now)
+			inv := core.RenewalInvoice(tc.plan, tc.renewsAt, tc.next, tc.trialEnd, true, nil, now)
 			if tc.none {
 				if inv != nil {
 					t.Fatalf("want no invoice, got %+v", inv)
@@ -130,7 +130,7 @@ func TestSubscription_Renew(t *testing.T) {
 		if !s.RenewalDue(now) {
 			t.Fatalf("step %d: not due at %v (renews at %v)", i, now, s.RenewsAt)
 		}
-		r := s.Renew(plan, now)
+		r := s.Renew(plan, nil, now)
 		if got := r.PeriodStart.Format(time.DateOnly) + ".." + r.PeriodEnd.Format(time.DateOnly); got != st.start+".."+st.end {
 			t.Errorf("step %d: period %s, want %s..%s", i, got, st.start, st.end)
 		}

@@ -227,24 +227,63 @@ type Renewal struct {
 	Invoice                *BillingInvoice
 }
 
+// UsagePeriod is the period whose usage the renewal of s at its RenewsAt closes, on plan, its
+// current plan: from the cycle boundary before the renewal (the billing anchor at the latest)
+// up to the renewal, excluded. There is none at the end of a trial (usage during a trial is
+// not billed) nor when s does not renew.
+func (s *Subscription) UsagePeriod(plan *Plan) (from, to time.Time, ok bool) {
+	if s.RenewsAt == nil {
+		return time.Time{}, time.Time{}, false
+	}
+	from, ok = plan.PreviousRenewal(s.BillingAnchorAt, *s.RenewsAt)
+	return from, *s.RenewsAt, ok
+}
+
 // Renew renews s, whose renewal is due (RenewalDue), on plan, its current plan, at now: it
-// drafts the invoice of the period the renewal opens (RenewalInvoice; the renewal at the
-// billing anchor is the end of the trial) and moves RenewsAt to the next renewal. A
-// subscription renews one period at a time: renewals overdue by several periods renew one
-// after another, each billed at now. A period that opens while the service is suspended is
-// not billed: the cycle moves on, and the first renewal after the service resumes bills again.
-func (s *Subscription) Renew(plan *Plan, now time.Time) Renewal {
+// drafts the invoice of the renewal (RenewalInvoice; the renewal at the billing anchor is the
+// end of the trial), with usage, the usage of the period the renewal closes (UsagePeriod),
+// rated (RateUsage), and moves RenewsAt to the next renewal. A subscription renews one period
+// at a time: renewals overdue by several periods renew one after another, each billed at
+// now. A period that opens while the service is suspended bills no fee: the cycle moves on,
+// and the first renewal after the service resumes bills again; the usage of the period it
+// closes is billed all the same.
+func (s *Subscription) Renew(plan *Plan, usage Usage, now time.Time) Renewal {
+	renewal, inv := s.renewal(plan, usage, now)
+	if len(inv.Lines) > 0 {
+		renewal.Invoice = inv
+	}
+	return renewal
+}
+
+// renewal is Renew, with the invoice drafted also when it has no line (nil when nothing
+// opens).
+func (s *Subscription) renewal(plan *Plan, usage Usage, now time.Time) (Renewal, *BillingInvoice) {
+	from, to, rated := s.UsagePeriod(plan)
 	at := *s.RenewsAt
 	s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, at)
 	if s.RenewsAt == nil { // a plan that never renews: nothing opens
-		return Renewal{PeriodStart: dateOf(at), PeriodEnd: dateOf(at)}
+		return Renewal{PeriodStart: dateOf(at), PeriodEnd: dateOf(at)}, &BillingInvoice{}
 	}
 	start, end := RenewalPeriod(at, *s.RenewsAt)
-	renewal := Renewal{PeriodStart: start, PeriodEnd: end}
-	if s.ServiceStatus != ServiceSuspended {
-		renewal.Invoice = RenewalInvoice(plan, at, *s.RenewsAt, at.Equal(s.BillingAnchorAt), now)
+	var lines []InvoiceLine
+	if rated {
+		lines = RateUsage(plan, usage, dateOf(from), dateOf(to).AddDate(0, 0, -1))
 	}
-	return renewal
+	fees := s.ServiceStatus != ServiceSuspended
+	return Renewal{PeriodStart: start, PeriodEnd: end},
+		renewalDraft(plan, at, *s.RenewsAt, at.Equal(s.BillingAnchorAt), fees, lines, now)
+}
+
+// UpcomingInvoice is the invoice the next renewal of s on plan, its current plan, would issue
+// if usage, the usage of the period it closes so far, were all: a draft, never issued (no
+// issue or due time), which may have no line. ok is false when s does not renew.
+func (s *Subscription) UpcomingInvoice(plan *Plan, usage Usage) (inv *BillingInvoice, ok bool) {
+	if s.RenewsAt == nil {
+		return nil, false
+	}
+	next := *s
+	_, inv = next.renewal(plan, usage, *s.RenewsAt)
+	return asDraft(inv), true
 }
 
 // ServiceEndDue reports whether the service of cancelled s has reached, at now, the end of
@@ -356,9 +395,16 @@ type SubscriptionService interface {
 	// ENotFound, EUnprocessable for a plan that is not an active plan of the product, or
 	// EInvalidTransition.
 	SelectPlan(ctx context.Context, id, planID uuid.UUID) (*PlanSelection, error)
-	// ChangePlan moves the subscription to another active plan of its product without
-	// invoicing. Errors as SelectPlan.
+	// ChangePlan moves the subscription to another active plan of its product and issues the
+	// invoice of the change's proration lines when something is charged (ProrationInvoice).
+	// Errors as SelectPlan.
 	ChangePlan(ctx context.Context, id, planID uuid.UUID) (*Subscription, error)
+	// UpcomingInvoice is the draft of the subscription's next invoice, never stored: that of
+	// its next renewal from the usage so far (Subscription.UpcomingInvoice), or, with planID,
+	// that of a change to planID now (UpcomingChangeInvoice), refused as ChangePlan would
+	// refuse the change. ENotFound for a subscription that does not renew (or another
+	// tenant's).
+	UpcomingInvoice(ctx context.Context, id uuid.UUID, planID *uuid.UUID) (*BillingInvoice, error)
 	// Cancel, Reactivate, Suspend, Resume and Terminate perform the action of their name:
 	// ENotFound, EInvalidTransition, or EForbidden when an organization would undo the
 	// operator's suspension (Resume, Terminate) or cancellation (Reactivate). Who suspended

@@ -116,6 +116,8 @@ var implemented = map[string]int{
 	"markInvoiceUncollectible": http.StatusNotFound,
 	"listPayments":             http.StatusOK,
 	"getPayment":               http.StatusNotFound,
+	"getUpcomingInvoice":       http.StatusNotFound,
+	"listUpcomingInvoiceLines": http.StatusNotFound,
 	// Events and deliveries: the random ids name nothing.
 	"listEvents":               http.StatusOK,
 	"getEvent":                 http.StatusNotFound,

@@ -48,6 +48,29 @@ func (s *Server) ListInvoiceLines(ctx context.Context, req api.ListInvoiceLinesR
 	if err != nil {
 		return nil, err
 	}
+	return api.ListInvoiceLines200JSONResponse{Body: toAPIInvoiceLines(inv)}, nil
+}
+
+// GetUpcomingInvoice implements GET /v1/subscriptions/{id}/upcoming-invoice.
+func (s *Server) GetUpcomingInvoice(ctx context.Context, req api.GetUpcomingInvoiceRequestObject) (api.GetUpcomingInvoiceResponseObject, error) {
+	inv, err := s.cfg.Services.Subscriptions.UpcomingInvoice(ctx, req.Id, req.Params.PlanId)
+	if err != nil {
+		return nil, err
+	}
+	return api.GetUpcomingInvoice200JSONResponse{Body: toAPIBillingInvoice(inv)}, nil
+}
+
+// ListUpcomingInvoiceLines implements GET /v1/subscriptions/{id}/upcoming-invoice/lines.
+func (s *Server) ListUpcomingInvoiceLines(ctx context.Context, req api.ListUpcomingInvoiceLinesRequestObject) (api.ListUpcomingInvoiceLinesResponseObject, error) {
+	inv, err := s.cfg.Services.Subscriptions.UpcomingInvoice(ctx, req.Id, req.Params.PlanId)
+	if err != nil {
+		return nil, err
+	}
+	return api.ListUpcomingInvoiceLines200JSONResponse{Body: toAPIInvoiceLines(inv)}, nil
+}
+
+// toAPIInvoiceLines is every line of inv, in one page.
+func toAPIInvoiceLines(inv *core.BillingInvoice) api.BillingInvoiceLineList {
 	items := make([]api.BillingInvoiceLine, len(inv.Lines))
 	for i, l := range inv.Lines {
 		items[i] = api.BillingInvoiceLine{
@@ -62,7 +85,7 @@ func (s *Server) ListInvoiceLines(ctx context.Context, req api.ListInvoiceLinesR
 			Proration:     l.Proration,
 		}
 	}
-	return api.ListInvoiceLines200JSONResponse{Body: api.BillingInvoiceLineList{Items: items, NextCursor: null[string]()}}, nil
+	return api.BillingInvoiceLineList{Items: items, NextCursor: null[string]()}
 }
 
 // CreateInvoicePayment implements POST /v1/invoices/{id}/payments.

@@ -169,7 +169,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	paid := selectMonthly()
 	do(http.MethodPost, paid+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_declined"}`, http.StatusCreated)
 	do(http.MethodPost, paid+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_success"}`, http.StatusCreated)
-	do(http.MethodPost, subPath+"change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthAnnual), http.StatusOK)
+	do(http.MethodPost, subPath+"change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthAnnual), http.StatusOK) // prorated: an invoice
 	// The catalogue: the operator changes the subscription's product, then deprecates and
 	// retires its plan; the lifecycle actions below keep working on the retired plan.
 	for path, body := range map[string]string{
@@ -272,7 +272,8 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"subscription.created": 3, "subscription.activated": 3, "subscription.plan_changed": 5, "subscription.suspended": 1,
 		"subscription.resumed": 1, "subscription.cancelled": 1, "subscription.reactivated": 1, "subscription.terminated": 1,
 		"subscription.degraded": 1, "subscription.restored": 1,
-		"billing_invoice.issued": 4, "invoice.issued": 4, "invoice.voided": 1, "invoice.uncollectible": 2,
+		// Three selections' invoices, the renewal's, and change-plan's proration invoice.
+		"billing_invoice.issued": 5, "invoice.issued": 5, "invoice.voided": 1, "invoice.uncollectible": 2,
 		"invoice.payment_failed": 1, "invoice.paid": 2, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 4, "webhook_endpoint.test": 1,

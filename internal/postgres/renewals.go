@@ -123,14 +123,18 @@ func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, afte
 }
 
 // renew renews sub for one period at at (core.Subscription.Renew) on its current plan: it
-// issues the period's invoice, when something is due, and records the renewal, whose primary
+// issues the period's invoice, with the usage of the period it closes, when something is due, and records the renewal, whose primary
 // key refuses a second renewal of the period.
 func (d *DB) renew(ctx context.Context, q *dbq.Queries, sub *core.Subscription, at time.Time) error {
 	plan, err := planWithPrices(ctx, q, sub.PlanID)
 	if err != nil {
 		return err
 	}
-	renewal := sub.Renew(plan, at)
+	usage, err := periodUsage(ctx, q, sub, plan)
+	if err != nil {
+		return err
+	}
+	renewal := sub.Renew(plan, usage, at)
 	var invoiceID *uuid.UUID
 	if renewal.Invoice != nil {
 		inv, err := d.issueInvoice(ctx, q, sub, renewal.Invoice)

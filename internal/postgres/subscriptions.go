@@ -150,7 +150,12 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 
 // FindSubscriptionByID implements core.SubscriptionService.
 func (s *SubscriptionService) FindSubscriptionByID(ctx context.Context, id uuid.UUID) (*core.Subscription, error) {
-	q := s.db.queries(ctx)
+	return findSubscription(ctx, s.db.queries(ctx), id)
+}
+
+// findSubscription reads subscription id as the principal of ctx may: its own organization's,
+// or any for the operator (ENotFound otherwise).
+func findSubscription(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.Subscription, error) {
 	row, err := owned(ctx,
 		func(org uuid.UUID) (dbq.Subscription, error) {
 			return q.SubscriptionGetByID(ctx, dbq.SubscriptionGetByIDParams{OrganizationID: org, ID: id})
@@ -193,7 +198,7 @@ func (s *SubscriptionService) ListSubscriptions(ctx context.Context, orgID uuid.
 // voided, so one subscription never has two invoices due.
 func (s *SubscriptionService) SelectPlan(ctx context.Context, id, planID uuid.UUID) (*core.PlanSelection, error) {
 	sel := &core.PlanSelection{Activation: core.ActivationActive}
-	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error {
+	sub, err := s.act(ctx, id, core.ActionSelectPlan, core.EventSubscriptionPlanChanged, "", &planID, func(ctx context.Context, q *dbq.Queries, _, sub *core.Subscription, plan *core.Plan, at time.Time) error {
 		if err := s.invoiceSelection(ctx, q, sub, plan, at, sel); err != nil {
 			return err
 		}
@@ -266,9 +271,23 @@ func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscri
 }
 
 // ChangePlan implements core.SubscriptionService. Changing to the current plan changes
-// nothing and answers the subscription as it is.
+// nothing and answers the subscription as it is. A change is prorated: the invoice of its
+// proration lines (core.ProrationInvoice) is issued in the change's transaction.
 func (s *SubscriptionService) ChangePlan(ctx context.Context, id, planID uuid.UUID) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionChangePlan, core.EventSubscriptionPlanChanged, "", &planID, nil)
+	return s.act(ctx, id, core.ActionChangePlan, core.EventSubscriptionPlanChanged, "", &planID, func(ctx context.Context, q *dbq.Queries, before, sub *core.Subscription, plan *core.Plan, at time.Time) error {
+		old, err := planWithPrices(ctx, q, before.PlanID)
+		if err != nil {
+			return err
+		}
+		invoiced, err := feeInvoiced(ctx, q, before, at)
+		if err != nil {
+			return err
+		}
+		if draft := core.ProrationInvoice(before, old, sub, plan, invoiced, at); draft != nil {
+			_, err = s.db.issueInvoice(ctx, q, sub, draft)
+		}
+		return err
+	})
 }
 
 // Cancel implements core.SubscriptionService.
@@ -289,7 +308,7 @@ func (s *SubscriptionService) Suspend(ctx context.Context, id uuid.UUID, reason 
 // Resume implements core.SubscriptionService. A subscription suspended before it was ever
 // provisioned resumes to provisioning, and its provisioning job is queued again.
 func (s *SubscriptionService) Resume(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, func(ctx context.Context, _ *dbq.Queries, sub *core.Subscription, _ *core.Plan, _ time.Time) error {
+	return s.act(ctx, id, core.ActionResume, core.EventSubscriptionResumed, reason, nil, func(ctx context.Context, _ *dbq.Queries, _, sub *core.Subscription, _ *core.Plan, _ time.Time) error {
 		return s.db.provisionResumed(ctx, sub)
 	})
 }
@@ -313,7 +332,7 @@ func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reaso
 // the audit event and publish event. planID is the requested plan of select-plan and
 // change-plan.
 func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, event core.EventType, reason string, planID *uuid.UUID,
-	then func(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
+	then func(ctx context.Context, q *dbq.Queries, before, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -351,14 +370,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		var plan *core.Plan
 		switch {
 		case planID != nil:
-			product, err := q.ProductGetByID(ctx, before.ProductID)
-			if err != nil {
-				return err
-			}
-			if err := s.db.checkOfferedTo(ctx, q, before.OrganizationID, productFromRow(product), "/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", *planID)); err != nil {
-				return err
-			}
-			if plan, err = selectablePlan(ctx, q, productFromRow(product), *planID); err != nil {
+			if plan, err = s.db.requestedPlan(ctx, q, before, *planID); err != nil {
 				return err
 			}
 			if action == core.ActionChangePlan && plan.ID == before.PlanID {
@@ -381,7 +393,7 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		}
 		serviceChanged = sub.ServiceStatus != before.ServiceStatus
 		if then != nil {
-			if err := then(ctx, q, sub, plan, at); err != nil {
+			if err := then(ctx, q, before, sub, plan, at); err != nil {
 				return err
 			}
 		}
@@ -465,6 +477,21 @@ func insertInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, 
 		return nil, err
 	}
 	return invoiceFromRow(row)
+}
+
+// requestedPlan is the plan planID that a select-plan or change-plan of sub names, checked
+// to be an active plan of its product that sub's organization may be offered (EUnprocessable
+// at /plan_id otherwise).
+func (d *DB) requestedPlan(ctx context.Context, q *dbq.Queries, sub *core.Subscription, planID uuid.UUID) (*core.Plan, error) {
+	row, err := q.ProductGetByID(ctx, sub.ProductID)
+	if err != nil {
+		return nil, err
+	}
+	product := productFromRow(row)
+	if err := d.checkOfferedTo(ctx, q, sub.OrganizationID, product, "/plan_id", "unknown_plan", fmt.Sprintf("Plan %s does not exist.", planID)); err != nil {
+		return nil, err
+	}
+	return selectablePlan(ctx, q, product, planID)
 }
 
 // productNamed finds the product a request body names; a product that does not exist makes

@@ -1,0 +1,177 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Usage price component types and the line type of an overage rule (docs/design.md, "Usage
+// rating").
+const (
+	PriceTieredUsage    = "tiered_usage"
+	PriceGraduatedUsage = "graduated_usage"
+	PriceVolumeUsage    = "volume_usage"
+	PricePerUnit        = "per_unit"
+	PricePackage        = "package_pricing"
+	PriceMinimumSpend   = "minimum_spend"
+	LineOverage         = "overage"
+)
+
+// Usage is what a subscription used in a period: the quantity of each metric.
+type Usage map[string]int64
+
+// RateUsage returns the lines that price usage, a closing period's usage on plan, for the
+// days start to end (inclusive). For each metric, the plan's included quantity comes first
+// (rounded down: a fraction of a unit includes no unit) and costs nothing; the units beyond
+// it are the billable ones, priced by every active usage price component of the metric:
+//
+//   - per_unit: each billable unit at unit_amount.
+//   - package_pricing: package_amount per started package of package_size billable units.
+//   - graduated_usage and tiered_usage (its other name): each billable unit at the
+//     unit_amount of the tier its position in the period's whole usage falls in, plus the
+//     flat_amount of every tier a billable unit falls in. Included units fill the lowest
+//     positions, so a tier priced 0 up to the included quantity and an included quantity
+//     of the same size do not count the free units twice.
+//   - volume_usage: every billable unit at the unit_amount of the tier the whole usage
+//     reaches, plus that tier's flat_amount.
+//
+// An overage rule prices the billable units of a metric no active usage component prices
+// (the seeded catalogue states both for the same metric: they are one price, charged once).
+// A minimum_spend component tops the usage charges up to its amount with one more line.
+// No billable usage gives no line (and no flat amount); lines list metrics in the plan's
+// price order, then overage rules, then the top-up.
+func RateUsage(plan *Plan, usage Usage, start, end time.Time) []InvoiceLine {
+	r := rater{start: start, end: end}
+	priced := map[string]bool{}
+	for _, p := range activePrices(plan) {
+		if p.Metric == nil {
+			continue
+		}
+		priced[*p.Metric] = true
+		used := usage[*p.Metric]
+		r.rate(p, *p.Metric, used, included(plan, *p.Metric, used))
+	}
+	for _, o := range plan.OverageRules {
+		if priced[o.Metric] {
+			continue
+		}
+		if billable := usage[o.Metric] - included(plan, o.Metric, usage[o.Metric]); billable > 0 && o.UnitPrice > 0 {
+			r.line(LineOverage, nil, fmt.Sprintf("%s beyond the included usage", o.Metric), billable, o.UnitPrice)
+		}
+	}
+	for _, p := range activePrices(plan) {
+		if p.ComponentType == PriceMinimumSpend && p.Amount != nil && r.charged < *p.Amount {
+			r.line(PriceMinimumSpend, &p.ID, fmt.Sprintf("Minimum spend of %d, usage charged %d", *p.Amount, r.charged), 1, *p.Amount-r.charged)
+		}
+	}
+	return r.lines
+}
+
+// activePrices is the plan's active price components, in the plan's order.
+func activePrices(plan *Plan) []*Price {
+	var out []*Price
+	for _, p := range plan.Prices {
+		if p.Status == PriceActive {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// included is how many of the used units of metric the plan includes: its included quantity,
+// rounded down, and never more than used.
+func included(plan *Plan, metric string, used int64) int64 {
+	var q float64
+	for _, u := range plan.IncludedUsage {
+		if u.Metric == metric {
+			q += u.Quantity
+		}
+	}
+	return min(used, int64(math.Floor(min(q, math.MaxInt64/2))))
+}
+
+// rater gathers the usage lines of one period and what they charge.
+type rater struct {
+	start, end time.Time
+	lines      []InvoiceLine
+	charged    int64
+}
+
+// line appends quantity × unit (when the amount is positive) for the period.
+func (r *rater) line(componentType string, priceID *uuid.UUID, description string, quantity, unit int64) {
+	amount := quantity * unit
+	if amount <= 0 {
+		return
+	}
+	r.lines = append(r.lines, InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
+		PeriodStart: r.start, PeriodEnd: r.end, Quantity: quantity, UnitAmount: unit, Amount: amount})
+	r.charged += amount
+}
+
+// rate prices the units free+1 .. used of metric with usage component p.
+func (r *rater) rate(p *Price, metric string, used, free int64) {
+	billable := used - free
+	if billable <= 0 {
+		return
+	}
+	id := &p.ID
+	switch p.ComponentType {
+	case PricePerUnit:
+		r.line(p.ComponentType, id, fmt.Sprintf("%s, %d at %d", metric, billable, *p.UnitAmount), billable, *p.UnitAmount)
+	case PricePackage:
+		packages := (billable + *p.PackageSize - 1) / *p.PackageSize
+		r.line(p.ComponentType, id, fmt.Sprintf("%s, %d in %d package(s) of %d", metric, billable, packages, *p.PackageSize), packages, *p.PackageAmount)
+	case PriceGraduatedUsage, PriceTieredUsage:
+		lower := int64(0) // units below the tier
+		for i, t := range p.Tiers {
+			upper := tierUpper(t)
+			from, to := max(lower, free), min(upper, used) // units from+1 .. to are billable in this tier
+			if to > from {
+				r.tier(p, metric, i, from+1, to, t)
+			}
+			if upper >= used {
+				break
+			}
+			lower = upper
+		}
+	case PriceVolumeUsage:
+		i, t := tierReached(p.Tiers, used)
+		r.line(p.ComponentType, id, fmt.Sprintf("%s, %d at tier %d (whole usage %d)", metric, billable, i+1, used), billable, t.UnitAmount)
+		r.flat(p, metric, i, t)
+	}
+}
+
+// tier appends the lines of tier i of graduated price p for the billable units first..last.
+func (r *rater) tier(p *Price, metric string, i int, first, last int64, t PriceTier) {
+	r.line(p.ComponentType, &p.ID, fmt.Sprintf("%s, units %d to %d (tier %d)", metric, first, last, i+1), last-first+1, t.UnitAmount)
+	r.flat(p, metric, i, t)
+}
+
+// flat appends the flat amount of tier i of p, when it has one.
+func (r *rater) flat(p *Price, metric string, i int, t PriceTier) {
+	if t.FlatAmount != nil {
+		r.line(p.ComponentType, &p.ID, fmt.Sprintf("%s, flat amount of tier %d", metric, i+1), 1, *t.FlatAmount)
+	}
+}
+
+// tierUpper is the last unit a tier takes: its upper bound (inclusive), rounded down; the
+// open last tier takes every unit.
+func tierUpper(t PriceTier) int64 {
+	if t.UpperBound == nil {
+		return math.MaxInt64
+	}
+	return int64(math.Floor(min(*t.UpperBound, math.MaxInt64/2)))
+}
+
+// tierReached is the tier whose range holds the used-th unit (the first tier for none).
+func tierReached(tiers []PriceTier, used int64) (int, PriceTier) {
+	for i, t := range tiers {
+		if used <= tierUpper(t) {
+			return i, t
+		}
+	}
+	return len(tiers) - 1, tiers[len(tiers)-1]
+}
