@@ -49,6 +49,10 @@ const (
 	EventWebhookEndpointSecretRotated EventType = "webhook_endpoint.secret_rotated"
 	EventWebhookEndpointDisabled      EventType = "webhook_endpoint.disabled"
 	EventOrganizationUpdated          EventType = "organization.updated"
+	// Issue 26: the tax document of a billing invoice (its tax invoice, or the credit note of
+	// a void) was issued by the platform, or the engine refused the tax invoice.
+	EventInvoiceTaxDocumentIssued EventType = "invoice.tax_document_issued"
+	EventInvoiceTaxDocumentFailed EventType = "invoice.tax_document_failed"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -69,6 +73,7 @@ func EventTypes() []EventType {
 		EventOrganizationUpdated,
 		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
 		EventSubscriptionRenewed,
+		EventInvoiceTaxDocumentIssued, EventInvoiceTaxDocumentFailed,
 	}
 }
 

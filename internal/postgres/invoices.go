@@ -184,6 +184,12 @@ func (s *InvoiceService) move(ctx context.Context, id uuid.UUID, action string, 
 		if err := auditInvoice(ctx, q, action, &before, after, nil); err != nil {
 			return err
 		}
+		if after.Status == core.InvoiceVoid {
+			// A void owes the credit note of the invoice's tax document.
+			if err := s.db.queueTaxDocuments(ctx, after); err != nil {
+				return err
+			}
+		}
 		return s.db.publish(ctx, q, after.OrganizationID, event, after)
 	})
 	if err != nil {
