@@ -63,6 +63,14 @@ type InvoiceTaxDocuments struct {
 	Failure           *TaxDocumentFailure
 }
 
+// PlatformTaxRequest is the engine's request of a platform document stored under
+// OrganizationID, to be rendered in the contract's request shape (the event encoder renders
+// it) and stored with the document, so that it reads back like the organization's own.
+type PlatformTaxRequest struct {
+	OrganizationID uuid.UUID
+	Request        einvoice.Request
+}
+
 // TaxDocumentBuyer is what the tax document of a billing invoice says of its buyer, the
 // organization: its names, VAT number and commercial registration, and its postal address
 // resolved from its national short address (nil when it has none or it does not resolve).

@@ -44,6 +44,10 @@ func eventData(v any) (any, error) {
 		return toAPISpendControlStatus(v), nil
 	case *core.TaxInvoice:
 		return toAPITaxInvoiceEventData(v), nil
+	case *core.InvoiceTaxDocuments:
+		return toAPIInvoiceTaxDocuments(v), nil
+	case *core.PlatformTaxRequest:
+		return toAPITaxInvoiceRequest(v), nil // not an event's data: the request stored with a platform document
 	case *core.Product:
 		return toAPIProduct(v), nil
 	case *core.Plan:

@@ -188,7 +188,7 @@ func (t *taxDocumentIssuer) generate(ctx context.Context, purpose string, req ei
 	}
 	// The stored request is the contract's request shape, as the transport renders it, so the
 	// document reads back (getTaxInvoice) like one the organization generated.
-	requestJSON, err := t.db.Events.Encode(core.EventInvoiceTaxDocumentIssued, &req)
+	requestJSON, err := t.db.Events.Encode(core.EventInvoiceTaxDocumentIssued, &core.PlatformTaxRequest{OrganizationID: t.inv.OrganizationID, Request: req})
 	if err != nil {
 		return nil, nil, err
 	}
