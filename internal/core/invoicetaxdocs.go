@@ -109,7 +109,7 @@ func TaxInvoiceRequest(inv *BillingInvoice, buyer TaxDocumentBuyer) (einvoice.Re
 		Buyer:              buyer.einvoiceBuyer(),
 		Supply:             &einvoice.Supply{SupplyDate: inv.PeriodStart.Format(time.DateOnly), EndDate: &end},
 		Lines:              lines,
-		Notes:              map[string]string{"billing_invoice_id": inv.ID.String()},
+		Notes:              map[string]string{"en": fmt.Sprintf("Billing invoice %s.", inv.ID)}, // keyed by language (cbc:Note languageID)
 	}, nil
 }
 

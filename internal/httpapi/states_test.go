@@ -45,9 +45,6 @@ var statesComingLater = map[string]string{
 	"SubscriptionBillingStatus.written_off": "issue 26 (Billing II: dunning)",
 	"SubscriptionCommercialStatus.past_due": "issue 26 (Billing II: dunning)",
 	"SubscriptionCommercialStatus.paused":   "issue 26 (Billing II: dunning)",
-	"TaxDocumentStatus.issued":              "issue 26 (Billing II: tax documents for invoices)",
-	"TaxDocumentStatus.failed":              "issue 26 (Billing II: tax documents for invoices)",
-	"TaxDocumentStatus.not_applicable":      "issue 26 (Billing II: tax documents for invoices)",
 }
 
 // notStateFamilies are enum components whose names match but which describe a result, not a

@@ -65,6 +65,8 @@ var eventDataSchemas = map[string]string{
 	"webhook_endpoint.updated":         "WebhookEndpoint",
 	"webhook_endpoint.secret_rotated":  "WebhookEndpoint",
 	"webhook_endpoint.disabled":        "WebhookEndpoint",
+	"invoice.tax_document_issued":      "InvoiceTaxDocumentList",
+	"invoice.tax_document_failed":      "InvoiceTaxDocumentList",
 }
 
 var (
