@@ -6171,6 +6171,32 @@ func (t *WebhookEventData) MergeWebhookEndpoint(v WebhookEndpoint) error {
 	return err
 }
 
+// AsInvoiceTaxDocumentList returns the union data inside the WebhookEventData as a InvoiceTaxDocumentList
+func (t WebhookEventData) AsInvoiceTaxDocumentList() (InvoiceTaxDocumentList, error) {
+	var body InvoiceTaxDocumentList
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInvoiceTaxDocumentList overwrites any union data inside the WebhookEventData as the provided InvoiceTaxDocumentList
+func (t *WebhookEventData) FromInvoiceTaxDocumentList(v InvoiceTaxDocumentList) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeInvoiceTaxDocumentList performs a merge with any union data inside the WebhookEventData, using the provided InvoiceTaxDocumentList
+func (t *WebhookEventData) MergeInvoiceTaxDocumentList(v InvoiceTaxDocumentList) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEventData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err

@@ -199,7 +199,7 @@ func (t *taxDocumentIssuer) generate(ctx context.Context, purpose string, req ei
 	}
 	doc, err := t.db.storeTaxDocument(ctx, t.q, taxDocument{
 		OrganizationID: t.inv.OrganizationID, EGSUnitID: core.PlatformEGSUnit, Kind: kind, RequestedType: req.RequestedType,
-		Draft: draft, Key: key, ICV: unit.LastIcv, PIH: unit.LastInvoiceHash, IssuedAt: time.Now(), RequestJSON: requestJSON,
+		Draft: draft, Key: key, ICV: unit.LastIcv, PIH: unit.LastInvoiceHash, IssuedAt: t.db.billingNow(ctx, t.inv.OrganizationID), RequestJSON: requestJSON,
 		ReferenceNumber: referenceNumber,
 		SetHash: func(hash string) error {
 			return t.q.PlatformEinvoiceUnitSetHash(ctx, dbq.PlatformEinvoiceUnitSetHashParams{EgsUnitID: core.PlatformEGSUnit, LastInvoiceHash: hash})
@@ -253,7 +253,7 @@ func (t *taxDocumentIssuer) fail(ctx context.Context, purpose string, req einvoi
 func (t *taxDocumentIssuer) announce(ctx context.Context, status string, action string, event core.EventType, reason string) error {
 	before := *t.inv
 	row, err := t.q.BillingInvoiceSetTaxDocumentStatus(ctx, dbq.BillingInvoiceSetTaxDocumentStatusParams{
-		OrganizationID: t.inv.OrganizationID, ID: t.inv.ID, TaxDocumentStatus: status, UpdatedAt: time.Now(),
+		OrganizationID: t.inv.OrganizationID, ID: t.inv.ID, TaxDocumentStatus: status, UpdatedAt: t.db.billingNow(ctx, t.inv.OrganizationID),
 	})
 	if err != nil {
 		return err
