@@ -132,9 +132,10 @@ func CreditNoteRequest(original einvoice.Request, originalNumber string, origina
 func (b TaxDocumentBuyer) einvoiceBuyer() *einvoice.Buyer {
 	o := b.Organization
 	name := o.LegalNameEn
-	out := &einvoice.Buyer{LegalName: &name, BuyerType: "individual"}
+	// A business either way: one without a VAT number is not VAT-registered, and gets a
+	// simplified invoice naming it.
+	out := &einvoice.Buyer{LegalName: &name, BuyerType: "business"}
 	if b.Standard() {
-		out.BuyerType = "business"
 		out.VATNumber = o.VatReference
 		out.CommercialRegistration = o.CommercialRegistrationReference
 		out.PostalAddress = b.PostalAddress
