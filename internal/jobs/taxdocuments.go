@@ -45,14 +45,8 @@ type taxDocumentsWorker struct {
 
 func (w *taxDocumentsWorker) Work(ctx context.Context, job *river.Job[TaxDocumentsArgs]) error {
 	err := w.db.IssueTaxDocuments(ctx, w.box, job.Args.OrganizationID, job.Args.InvoiceID)
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil && w.queue.stopping.Load() {
-		return river.JobSnooze(0) // handed back, as provisionWorker does
-	}
-	w.logger.Error("tax documents: attempt failed", "job_id", job.ID, "invoice_id", job.Args.InvoiceID, "attempt", job.Attempt, "error", err)
-	return err
+	return w.queue.attemptOutcome(ctx, w.logger, err, "tax documents: attempt failed",
+		"job_id", job.ID, "invoice_id", job.Args.InvoiceID, "attempt", job.Attempt)
 }
 
 // NextRetry backs off as provisioning does.
