@@ -1974,6 +1974,8 @@ const (
 	WebhookEventTypeInvoiceIssued                      WebhookEventType = "invoice.issued"
 	WebhookEventTypeInvoicePaid                        WebhookEventType = "invoice.paid"
 	WebhookEventTypeInvoicePaymentFailed               WebhookEventType = "invoice.payment_failed"
+	WebhookEventTypeInvoiceTaxDocumentFailed           WebhookEventType = "invoice.tax_document_failed"
+	WebhookEventTypeInvoiceTaxDocumentIssued           WebhookEventType = "invoice.tax_document_issued"
 	WebhookEventTypeInvoiceUncollectible               WebhookEventType = "invoice.uncollectible"
 	WebhookEventTypeInvoiceVoided                      WebhookEventType = "invoice.voided"
 	WebhookEventTypeOrganizationUpdated                WebhookEventType = "organization.updated"
@@ -2034,6 +2036,10 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeInvoicePaid:
 		return true
 	case WebhookEventTypeInvoicePaymentFailed:
+		return true
+	case WebhookEventTypeInvoiceTaxDocumentFailed:
+		return true
+	case WebhookEventTypeInvoiceTaxDocumentIssued:
 		return true
 	case WebhookEventTypeInvoiceUncollectible:
 		return true
@@ -2338,7 +2344,7 @@ type BillingInvoice struct {
 	// Tax VAT, minor units (15 % for SAR, rounded half-up).
 	Tax int64 `json:"tax"`
 
-	// TaxDocumentStatus Status of the tax document of a billing invoice.
+	// TaxDocumentStatus Status of the tax document of a billing invoice: `pending` from the issue of an SAR invoice until the background job issues its tax invoice (`issued`) or the engine refuses it (`failed`; `listInvoiceTaxDocuments` says why); `not_applicable` for other currencies. A void does not change it: its credit note is another of the invoice's tax documents.
 	TaxDocumentStatus TaxDocumentStatus `json:"tax_document_status"`
 
 	// Total subtotal - discount + tax, minor units.
@@ -3052,6 +3058,21 @@ type InvoiceSupply struct {
 
 	// SupplyDate Actual delivery date (KSA-5).
 	SupplyDate openapi_types.Date `json:"supply_date"`
+}
+
+// InvoiceTaxDocumentList The tax documents of a billing invoice (`listInvoiceTaxDocuments`), and the `data` of the events `invoice.tax_document_issued` and `invoice.tax_document_failed`.
+type InvoiceTaxDocumentList struct {
+	// Failure Why the engine refused a tax document of the invoice: the tax invoice (then `tax_document_status` is `failed`) or the credit note of a void (the tax invoice stands). Nullable: null when nothing was refused.
+	Failure nullable.Nullable[TaxDocumentFailure] `json:"failure"`
+
+	// InvoiceId The billing invoice.
+	InvoiceId openapi_types.UUID `json:"invoice_id"`
+
+	// Items The documents issued, oldest first: the tax invoice, then the credit note of a void. At most two.
+	Items []TaxInvoiceSummary `json:"items"`
+
+	// TaxDocumentStatus Status of the tax document of a billing invoice: `pending` from the issue of an SAR invoice until the background job issues its tax invoice (`issued`) or the engine refuses it (`failed`; `listInvoiceTaxDocuments` says why); `not_applicable` for other currencies. A void does not change it: its credit note is another of the invoice's tax documents.
+	TaxDocumentStatus TaxDocumentStatus `json:"tax_document_status"`
 }
 
 // InvoiceTaxSubtotal VAT subtotal per category and rate.
@@ -4400,7 +4421,16 @@ type TaxDiscrepancy struct {
 	Supplied int64 `json:"supplied"`
 }
 
-// TaxDocumentStatus Status of the tax document of a billing invoice.
+// TaxDocumentFailure Why the engine refused a tax document of the invoice: the tax invoice (then `tax_document_status` is `failed`) or the credit note of a void (the tax invoice stands). Nullable: null when nothing was refused.
+type TaxDocumentFailure struct {
+	// Issues The engine's findings (errors and warnings), each with its rule id and the JSON pointer into the request the engine was given (e.g. `/buyer/vat_number`).
+	Issues []ValidationIssue `json:"issues"`
+
+	// Message A summary, e.g. how many business-rule errors the document had.
+	Message string `json:"message"`
+}
+
+// TaxDocumentStatus Status of the tax document of a billing invoice: `pending` from the issue of an SAR invoice until the background job issues its tax invoice (`issued`) or the engine refuses it (`failed`; `listInvoiceTaxDocuments` says why); `not_applicable` for other currencies. A void does not change it: its credit note is another of the invoice's tax documents.
 type TaxDocumentStatus string
 
 // TaxInvoice A stored tax invoice: the generation result plus the request it was generated from.
@@ -4761,6 +4791,8 @@ type WebhookDelivery struct {
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
 	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
+	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
+	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4935,6 +4967,8 @@ type WebhookEvent struct {
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
 	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
+	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
+	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -4983,6 +5017,8 @@ type WebhookEventData struct {
 // | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 // | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
 // | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
+// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
+// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 // | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 // | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5061,6 +5097,8 @@ type WebhookTestResult struct {
 	// | `invoice.payment_failed` | `createInvoicePayment` with a payment method that fails (the invoice is unchanged; the payment is in `listPayments`) | `BillingInvoice` |
 	// | `invoice.voided` | `voidInvoice`, and `selectSubscriptionPlan` voiding the unpaid invoice of an earlier selection | `BillingInvoice` |
 	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
+	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
+	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -6395,6 +6433,32 @@ func (t *WebhookEventData) MergeEgsUnit(v EgsUnit) error {
 	return err
 }
 
+// AsInvoiceTaxDocumentList returns the union data inside the WebhookEventData as a InvoiceTaxDocumentList
+func (t WebhookEventData) AsInvoiceTaxDocumentList() (InvoiceTaxDocumentList, error) {
+	var body InvoiceTaxDocumentList
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInvoiceTaxDocumentList overwrites any union data inside the WebhookEventData as the provided InvoiceTaxDocumentList
+func (t *WebhookEventData) FromInvoiceTaxDocumentList(v InvoiceTaxDocumentList) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeInvoiceTaxDocumentList performs a merge with any union data inside the WebhookEventData, using the provided InvoiceTaxDocumentList
+func (t *WebhookEventData) MergeInvoiceTaxDocumentList(v InvoiceTaxDocumentList) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEventData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -6777,6 +6841,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
 	CreateInvoicePayment(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListInvoiceTaxDocuments List the tax documents of a billing invoice
+	//
+	// Returns the tax documents the e-invoicing engine issued for the invoice, oldest first, and the invoice's `tax_document_status`.
+	// Every SAR invoice gets one tax invoice, issued asynchronously after the invoice (a background job queued in the transaction
+	// that issues it; `tax_document_status` is `pending` until then): a `standard_tax_invoice` when the organization gives a
+	// `vat_reference` (its buyer details are its `legal_name_en`, `vat_reference`, `commercial_registration_reference` and the address
+	// its `national_address_reference` resolves to), a `simplified_tax_invoice` otherwise. Its totals are the invoice's in minor units
+	// (`payable_amount` = `total`). When the engine refuses it (for example a `vat_reference` that is not 15 digits beginning and
+	// ending with 3, BR-KSA-44, or a standard invoice without the buyer's postal address, SBX-STD-03), `tax_document_status` is
+	// `failed`, `items` is empty and `failure` says why, with the engine's findings. Voiding an invoice whose tax invoice was issued
+	// adds its credit note (`standard_credit_note` or `simplified_credit_note`, 381) referring to it by number and issue date.
+	// Invoices in other currencies are `not_applicable` and have none. Each document is issued once, whatever the retries.
+	//
+	// The seller is the platform (a fixed sandbox identity, on its own EGS unit `platform-billing` with one chain for all buyers),
+	// the buyer the organization. The documents are stored under the organization: they are in its archive (`listTaxInvoices`,
+	// `egs_unit_id` `platform-billing`) and readable with `getTaxInvoice` and `getTaxInvoiceXml`. Nothing is reported to the tax
+	// authority (sandbox). Events: `invoice.tax_document_issued`, `invoice.tax_document_failed`. Another organization's invoice is
+	// 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Corresponds with GET /v1/invoices/{id}/tax-documents (the `ListInvoiceTaxDocuments` operationId).
+	ListInvoiceTaxDocuments(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// VoidInvoice Void a billing invoice
 	//
@@ -8767,6 +8855,40 @@ func (c *Client) CreateInvoicePaymentWithBody(ctx context.Context, id Id, params
 // Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
 func (c *Client) CreateInvoicePayment(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateInvoicePaymentRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInvoiceTaxDocuments List the tax documents of a billing invoice
+//
+// Returns the tax documents the e-invoicing engine issued for the invoice, oldest first, and the invoice's `tax_document_status`.
+// Every SAR invoice gets one tax invoice, issued asynchronously after the invoice (a background job queued in the transaction
+// that issues it; `tax_document_status` is `pending` until then): a `standard_tax_invoice` when the organization gives a
+// `vat_reference` (its buyer details are its `legal_name_en`, `vat_reference`, `commercial_registration_reference` and the address
+// its `national_address_reference` resolves to), a `simplified_tax_invoice` otherwise. Its totals are the invoice's in minor units
+// (`payable_amount` = `total`). When the engine refuses it (for example a `vat_reference` that is not 15 digits beginning and
+// ending with 3, BR-KSA-44, or a standard invoice without the buyer's postal address, SBX-STD-03), `tax_document_status` is
+// `failed`, `items` is empty and `failure` says why, with the engine's findings. Voiding an invoice whose tax invoice was issued
+// adds its credit note (`standard_credit_note` or `simplified_credit_note`, 381) referring to it by number and issue date.
+// Invoices in other currencies are `not_applicable` and have none. Each document is issued once, whatever the retries.
+//
+// The seller is the platform (a fixed sandbox identity, on its own EGS unit `platform-billing` with one chain for all buyers),
+// the buyer the organization. The documents are stored under the organization: they are in its archive (`listTaxInvoices`,
+// `egs_unit_id` `platform-billing`) and readable with `getTaxInvoice` and `getTaxInvoiceXml`. Nothing is reported to the tax
+// authority (sandbox). Events: `invoice.tax_document_issued`, `invoice.tax_document_failed`. Another organization's invoice is
+// 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Corresponds with GET /v1/invoices/{id}/tax-documents (the `ListInvoiceTaxDocuments` operationId).
+func (c *Client) ListInvoiceTaxDocuments(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInvoiceTaxDocumentsRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -12488,6 +12610,40 @@ func NewCreateInvoicePaymentRequestWithBody(server string, id Id, params *Create
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListInvoiceTaxDocumentsRequest constructs an http.Request for the ListInvoiceTaxDocuments method
+func NewListInvoiceTaxDocumentsRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/tax-documents", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -16784,6 +16940,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/invoices/{id}/payments (the `CreateInvoicePayment` operationId).
 	CreateInvoicePaymentWithResponse(ctx context.Context, id Id, params *CreateInvoicePaymentParams, body CreateInvoicePaymentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInvoicePaymentResponse, error)
+
+	// ListInvoiceTaxDocumentsWithResponse List the tax documents of a billing invoice
+	//
+	// Returns the tax documents the e-invoicing engine issued for the invoice, oldest first, and the invoice's `tax_document_status`.
+	// Every SAR invoice gets one tax invoice, issued asynchronously after the invoice (a background job queued in the transaction
+	// that issues it; `tax_document_status` is `pending` until then): a `standard_tax_invoice` when the organization gives a
+	// `vat_reference` (its buyer details are its `legal_name_en`, `vat_reference`, `commercial_registration_reference` and the address
+	// its `national_address_reference` resolves to), a `simplified_tax_invoice` otherwise. Its totals are the invoice's in minor units
+	// (`payable_amount` = `total`). When the engine refuses it (for example a `vat_reference` that is not 15 digits beginning and
+	// ending with 3, BR-KSA-44, or a standard invoice without the buyer's postal address, SBX-STD-03), `tax_document_status` is
+	// `failed`, `items` is empty and `failure` says why, with the engine's findings. Voiding an invoice whose tax invoice was issued
+	// adds its credit note (`standard_credit_note` or `simplified_credit_note`, 381) referring to it by number and issue date.
+	// Invoices in other currencies are `not_applicable` and have none. Each document is issued once, whatever the retries.
+	//
+	// The seller is the platform (a fixed sandbox identity, on its own EGS unit `platform-billing` with one chain for all buyers),
+	// the buyer the organization. The documents are stored under the organization: they are in its archive (`listTaxInvoices`,
+	// `egs_unit_id` `platform-billing`) and readable with `getTaxInvoice` and `getTaxInvoiceXml`. Nothing is reported to the tax
+	// authority (sandbox). Events: `invoice.tax_document_issued`, `invoice.tax_document_failed`. Another organization's invoice is
+	// 404, exactly like an unknown id.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices/{id}/tax-documents (the `ListInvoiceTaxDocuments` operationId).
+	ListInvoiceTaxDocumentsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*ListInvoiceTaxDocumentsResponse, error)
 
 	// VoidInvoiceWithResponse Void a billing invoice
 	//
@@ -21642,6 +21824,157 @@ func (r CreateInvoicePaymentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateInvoicePaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListInvoiceTaxDocumentsResponse200Headers the declared response headers of an HTTP 200 response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponse200Headers struct {
+	RequestId string
+}
+
+// ListInvoiceTaxDocumentsResponse400Headers the declared response headers of an HTTP 400 response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponse400Headers struct {
+	RequestId string
+}
+
+// ListInvoiceTaxDocumentsResponse401Headers the declared response headers of an HTTP 401 response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponse401Headers struct {
+	RequestId string
+}
+
+// ListInvoiceTaxDocumentsResponse403Headers the declared response headers of an HTTP 403 response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponse403Headers struct {
+	RequestId string
+}
+
+// ListInvoiceTaxDocumentsResponse404Headers the declared response headers of an HTTP 404 response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponse404Headers struct {
+	RequestId string
+}
+
+// ListInvoiceTaxDocumentsResponse429Headers the declared response headers of an HTTP 429 response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListInvoiceTaxDocumentsResponse503Headers the declared response headers of an HTTP 503 response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListInvoiceTaxDocumentsResponseDefaultHeaders the declared response headers of an HTTP default response for ListInvoiceTaxDocuments
+type ListInvoiceTaxDocumentsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListInvoiceTaxDocumentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvoiceTaxDocumentList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInvoiceTaxDocumentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListInvoiceTaxDocumentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInvoiceTaxDocumentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListInvoiceTaxDocumentsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListInvoiceTaxDocumentsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInvoiceTaxDocumentsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInvoiceTaxDocumentsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListInvoiceTaxDocumentsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInvoiceTaxDocumentsResponse) GetJSON200() *InvoiceTaxDocumentList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListInvoiceTaxDocumentsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListInvoiceTaxDocumentsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListInvoiceTaxDocumentsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListInvoiceTaxDocumentsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListInvoiceTaxDocumentsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListInvoiceTaxDocumentsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListInvoiceTaxDocumentsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInvoiceTaxDocumentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInvoiceTaxDocumentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInvoiceTaxDocumentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInvoiceTaxDocumentsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33500,6 +33833,38 @@ func (c *ClientWithResponses) CreateInvoicePaymentWithResponse(ctx context.Conte
 	return ParseCreateInvoicePaymentResponse(rsp)
 }
 
+// ListInvoiceTaxDocumentsWithResponse List the tax documents of a billing invoice
+//
+// Returns the tax documents the e-invoicing engine issued for the invoice, oldest first, and the invoice's `tax_document_status`.
+// Every SAR invoice gets one tax invoice, issued asynchronously after the invoice (a background job queued in the transaction
+// that issues it; `tax_document_status` is `pending` until then): a `standard_tax_invoice` when the organization gives a
+// `vat_reference` (its buyer details are its `legal_name_en`, `vat_reference`, `commercial_registration_reference` and the address
+// its `national_address_reference` resolves to), a `simplified_tax_invoice` otherwise. Its totals are the invoice's in minor units
+// (`payable_amount` = `total`). When the engine refuses it (for example a `vat_reference` that is not 15 digits beginning and
+// ending with 3, BR-KSA-44, or a standard invoice without the buyer's postal address, SBX-STD-03), `tax_document_status` is
+// `failed`, `items` is empty and `failure` says why, with the engine's findings. Voiding an invoice whose tax invoice was issued
+// adds its credit note (`standard_credit_note` or `simplified_credit_note`, 381) referring to it by number and issue date.
+// Invoices in other currencies are `not_applicable` and have none. Each document is issued once, whatever the retries.
+//
+// The seller is the platform (a fixed sandbox identity, on its own EGS unit `platform-billing` with one chain for all buyers),
+// the buyer the organization. The documents are stored under the organization: they are in its archive (`listTaxInvoices`,
+// `egs_unit_id` `platform-billing`) and readable with `getTaxInvoice` and `getTaxInvoiceXml`. Nothing is reported to the tax
+// authority (sandbox). Events: `invoice.tax_document_issued`, `invoice.tax_document_failed`. Another organization's invoice is
+// 404, exactly like an unknown id.
+//
+// **Who may:** the organization (with `invoices:read`, its own invoices) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices/{id}/tax-documents (the `ListInvoiceTaxDocuments` operationId).
+func (c *ClientWithResponses) ListInvoiceTaxDocumentsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*ListInvoiceTaxDocumentsResponse, error) {
+	rsp, err := c.ListInvoiceTaxDocuments(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInvoiceTaxDocumentsResponse(rsp)
+}
+
 // VoidInvoiceWithResponse Void a billing invoice
 //
 // Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
@@ -39939,6 +40304,199 @@ func ParseCreateInvoicePaymentResponse(rsp *http.Response) (*CreateInvoicePaymen
 		response.Headers503 = &headers
 	case true:
 		var headers CreateInvoicePaymentResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListInvoiceTaxDocumentsResponse parses an HTTP response from a ListInvoiceTaxDocumentsWithResponse call
+func ParseListInvoiceTaxDocumentsResponse(rsp *http.Response) (*ListInvoiceTaxDocumentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInvoiceTaxDocumentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvoiceTaxDocumentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInvoiceTaxDocumentsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListInvoiceTaxDocumentsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListInvoiceTaxDocumentsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListInvoiceTaxDocumentsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListInvoiceTaxDocumentsResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInvoiceTaxDocumentsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInvoiceTaxDocumentsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListInvoiceTaxDocumentsResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -54810,6 +55368,9 @@ type ServerInterface interface {
 	// CreateInvoicePayment Pay a billing invoice (sandbox)
 	// (POST /v1/invoices/{id}/payments)
 	CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams)
+	// ListInvoiceTaxDocuments List the tax documents of a billing invoice
+	// (GET /v1/invoices/{id}/tax-documents)
+	ListInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id)
 	// VoidInvoice Void a billing invoice
 	// (POST /v1/invoices/{id}/void)
 	VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams)
@@ -55146,6 +55707,12 @@ func (_ Unimplemented) MarkInvoiceUncollectible(w http.ResponseWriter, r *http.R
 // CreateInvoicePayment Pay a billing invoice (sandbox)
 // (POST /v1/invoices/{id}/payments)
 func (_ Unimplemented) CreateInvoicePayment(w http.ResponseWriter, r *http.Request, id Id, params CreateInvoicePaymentParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListInvoiceTaxDocuments List the tax documents of a billing invoice
+// (GET /v1/invoices/{id}/tax-documents)
+func (_ Unimplemented) ListInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -56604,6 +57171,32 @@ func (siw *ServerInterfaceWrapper) CreateInvoicePayment(w http.ResponseWriter, r
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CreateInvoicePayment(w, r, id, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListInvoiceTaxDocuments operation middleware
+func (siw *ServerInterfaceWrapper) ListInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInvoiceTaxDocuments(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -59927,6 +60520,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/invoices/{id}/lines", wrapper.ListInvoiceLines)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/invoices/{id}/tax-documents", wrapper.ListInvoiceTaxDocuments)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/invoices/{id}/payments", wrapper.CreateInvoicePayment)
@@ -64048,6 +64644,170 @@ type CreateInvoicePaymentdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response CreateInvoicePaymentdefaultApplicationProblemPlusJSONResponse) VisitCreateInvoicePaymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocumentsRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type ListInvoiceTaxDocumentsResponseObject interface {
+	VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error
+}
+
+type ListInvoiceTaxDocuments200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListInvoiceTaxDocuments200JSONResponse struct {
+	Body    InvoiceTaxDocumentList
+	Headers ListInvoiceTaxDocuments200ResponseHeaders
+}
+
+func (response ListInvoiceTaxDocuments200JSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocuments400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceTaxDocuments400ApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocuments401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceTaxDocuments401ApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocuments403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceTaxDocuments403ApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocuments404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceTaxDocuments404ApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocuments429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceTaxDocuments429ApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocuments503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListInvoiceTaxDocuments503ApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvoiceTaxDocumentsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListInvoiceTaxDocumentsdefaultApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -76743,6 +77503,9 @@ type StrictServerInterface interface {
 	// CreateInvoicePayment Pay a billing invoice (sandbox)
 	// (POST /v1/invoices/{id}/payments)
 	CreateInvoicePayment(ctx context.Context, request CreateInvoicePaymentRequestObject) (CreateInvoicePaymentResponseObject, error)
+	// ListInvoiceTaxDocuments List the tax documents of a billing invoice
+	// (GET /v1/invoices/{id}/tax-documents)
+	ListInvoiceTaxDocuments(ctx context.Context, request ListInvoiceTaxDocumentsRequestObject) (ListInvoiceTaxDocumentsResponseObject, error)
 	// VoidInvoice Void a billing invoice
 	// (POST /v1/invoices/{id}/void)
 	VoidInvoice(ctx context.Context, request VoidInvoiceRequestObject) (VoidInvoiceResponseObject, error)
@@ -77594,6 +78357,32 @@ func (sh *strictHandler) CreateInvoicePayment(w http.ResponseWriter, r *http.Req
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(CreateInvoicePaymentResponseObject); ok {
 		if err := validResponse.VisitCreateInvoicePaymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListInvoiceTaxDocuments operation middleware
+func (sh *strictHandler) ListInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id) {
+	var request ListInvoiceTaxDocumentsRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInvoiceTaxDocuments(ctx, request.(ListInvoiceTaxDocumentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInvoiceTaxDocuments")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInvoiceTaxDocumentsResponseObject); ok {
+		if err := validResponse.VisitListInvoiceTaxDocumentsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

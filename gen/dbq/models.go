@@ -72,6 +72,16 @@ type BillingInvoice struct {
 	OpensSelection    bool
 }
 
+type BillingInvoiceTaxDocument struct {
+	OrganizationID   uuid.UUID
+	BillingInvoiceID uuid.UUID
+	Purpose          string
+	CreatedAt        time.Time
+	TaxInvoiceID     *uuid.UUID
+	Failure          []byte
+	EngineRequest    []byte
+}
+
 type BillingPayment struct {
 	ID             uuid.UUID
 	CreatedAt      time.Time
@@ -286,6 +296,15 @@ type Plan struct {
 	TrialRequiresPaymentMethod *bool
 	TaxPolicyReference         *string
 	Status                     string
+}
+
+type PlatformEinvoiceUnit struct {
+	EgsUnitID       string
+	CreatedAt       time.Time
+	LastIcv         int64
+	LastInvoiceHash string
+	PrivateKey      []byte
+	Certificate     []byte
 }
 
 type Price struct {

@@ -57,6 +57,10 @@ const (
 	EventEGSUnitRegistered              EventType = "egs_unit.registered"
 	EventEGSUnitProductionIssued        EventType = "egs_unit.production_certificate_issued"
 	EventEGSUnitRevoked                 EventType = "egs_unit.revoked"
+	// Issue 26: the tax document of a billing invoice (its tax invoice, or the credit note of
+	// a void) was issued by the platform, or the engine refused the tax invoice.
+	EventInvoiceTaxDocumentIssued EventType = "invoice.tax_document_issued"
+	EventInvoiceTaxDocumentFailed EventType = "invoice.tax_document_failed"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -79,6 +83,7 @@ func EventTypes() []EventType {
 		EventSubscriptionRenewed,
 		EventSubscriptionOverdue, EventSubscriptionPaymentRetryFailed, EventSubscriptionWrittenOff, EventSubscriptionRecovered,
 		EventEGSUnitRegistered, EventEGSUnitProductionIssued, EventEGSUnitRevoked,
+		EventInvoiceTaxDocumentIssued, EventInvoiceTaxDocumentFailed,
 	}
 }
 

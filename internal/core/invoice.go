@@ -160,4 +160,8 @@ type InvoiceService interface {
 	ListPayments(ctx context.Context, f PaymentFilter) ([]*Payment, *string, error)
 	// FindPayment returns one payment.
 	FindPayment(ctx context.Context, id uuid.UUID) (*Payment, error)
+	// ListInvoiceTaxDocuments returns the tax documents of invoice id (the organization's
+	// own, or any for the operator; another's is ENotFound like an unknown id) and why the
+	// engine refused its tax invoice, if it did.
+	ListInvoiceTaxDocuments(ctx context.Context, id uuid.UUID) (*InvoiceTaxDocuments, error)
 }

@@ -144,6 +144,9 @@ func TestBillingJourney(t *testing.T) {
 		t.Fatalf("selection %+v, want an invoice of 91885 awaiting payment issued at the clock's time", sel)
 	}
 	first := sel.Invoice.ID
+	// Its tax document (simplified: the organization gives no VAT number) is issued by the
+	// background job, at the clock's time, and validates like any tax invoice.
+	j.wantTaxDocument(first)
 	firstInv, before := j.invoice(first)
 	if types := j.wantLines(firstInv); fmt.Sprint(types) != "[setup_fee recurring_fee]" {
 		t.Errorf("first invoice's lines %v", types)
@@ -201,6 +204,7 @@ func TestBillingJourney(t *testing.T) {
 	if types := j.wantLines(renewal); fmt.Sprint(types) != "[recurring_fee]" {
 		t.Errorf("renewal's lines %v", types)
 	}
+	j.wantTaxDocument(renewal.ID)
 	wantRenewsAt(t, getSubscription(t, env, token, sub.ID), "2025-05-01T09:30:00Z")
 
 	// Paid in two parts at the clock's time.
@@ -241,6 +245,7 @@ func TestBillingJourney(t *testing.T) {
 	want := []string{
 		"subscription.created", "subscription.activated", // the sandbox plan, provisioned
 		"invoice.issued", "subscription.plan_changed", // the selection's first invoice, in its transaction
+		"invoice.tax_document_issued", // its tax document, by the job
 		"invoice.payment_failed",
 		"subscription.overdue",                                        // March 15: unpaid at its due date
 		"invoice.payment_failed", "subscription.payment_retry_failed", // March 18 and 20: the declined method retried
@@ -248,10 +253,27 @@ func TestBillingJourney(t *testing.T) {
 		"invoice.payment_failed", "invoice.uncollectible", "subscription.written_off", // March 22
 		"invoice.paid", "subscription.recovered",
 		"invoice.issued", "subscription.renewed", // April, in one transaction
+		"invoice.tax_document_issued",
 		"invoice.paid",
 		"subscription.cancelled", "subscription.terminated",
 	}
 	if got := j.eventTypes(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events, oldest first:\n got %v\nwant %v", got, want)
 	}
+}
+
+// wantTaxDocument waits for the tax document of invoice id and checks it: a simplified tax
+// invoice for the invoice's total, that validates, issued by the job at the clock's time (the
+// invoice's, or later when the clock moved on before the job ran).
+func (j *billingJourney) wantTaxDocument(id string) {
+	j.t.Helper()
+	doc := taxDocumentItem(waitForTaxDocuments(j.t, j.env, j.token, id, 1), 0)
+	_, resp := j.invoice(id)
+	inv := resp.JSON(j.t)
+	if doc["kind"] != "simplified_tax_invoice" || doc["payable_amount"] != inv["total"] || doc["issue_date"].(string) < inv["issued_at"].(string)[:10] ||
+		doc["issue_date"].(string) > "2025-12-31" {
+		j.t.Errorf("tax document %v of invoice %v", doc, inv)
+	}
+	checkTotalsMatch(j.t, j.env, j.token, doc["id"].(string), inv)
+	checkDocumentValidates(j.t, j.env, j.token, doc["id"].(string))
 }

@@ -111,6 +111,7 @@ var implemented = map[string]int{
 	"listInvoices":             http.StatusOK,
 	"getInvoice":               http.StatusNotFound,
 	"listInvoiceLines":         http.StatusNotFound,
+	"listInvoiceTaxDocuments":  http.StatusNotFound,
 	"createInvoicePayment":     http.StatusNotFound,
 	"voidInvoice":              http.StatusNotFound,
 	"markInvoiceUncollectible": http.StatusNotFound,

@@ -46,6 +46,10 @@ func eventData(v any) (any, error) {
 		return toAPITaxInvoiceEventData(v), nil
 	case *core.EGSUnit:
 		return toAPIEgsUnit(v), nil
+	case *core.InvoiceTaxDocuments:
+		return toAPIInvoiceTaxDocuments(v), nil
+	case *core.PlatformTaxRequest:
+		return toAPITaxInvoiceRequest(v), nil // not an event's data: the request stored with a platform document
 	case *core.Product:
 		return toAPIProduct(v), nil
 	case *core.Plan:

@@ -203,7 +203,7 @@ func seedInvoiceFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
 func waitForJobs(t testing.TB, env *apitest.Env) {
 	t.Helper()
 	deadline := time.Now().Add(eventually)
-	for env.Count(`SELECT count(*) FROM river_job WHERE kind IN ('provision_subscription', 'deliver_webhook')
+	for env.Count(`SELECT count(*) FROM river_job WHERE kind IN ('provision_subscription', 'deliver_webhook', 'issue_tax_documents')
 		AND state IN ('available', 'running') AND scheduled_at <= now()`) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("provisioning or webhook jobs still pending after %s", eventually)

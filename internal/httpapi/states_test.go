@@ -39,9 +39,6 @@ func reachable(family, value string, reach stateReacher) bool {
 // statesComingLater are values that later issues drive (billing, webhook operations); each names
 // the issue that adds its reacher to this test.
 var statesComingLater = map[string]string{
-	"TaxDocumentStatus.issued":         "issue 26 (Billing II: tax documents for invoices)",
-	"TaxDocumentStatus.failed":         "issue 26 (Billing II: tax documents for invoices)",
-	"TaxDocumentStatus.not_applicable": "issue 26 (Billing II: tax documents for invoices)",
 }
 
 // notStateFamilies are enum components whose names match but which describe a result, not a

@@ -72,6 +72,8 @@ var eventDataSchemas = map[string]string{
 	"egs_unit.registered":                    "EgsUnit",
 	"egs_unit.production_certificate_issued": "EgsUnit",
 	"egs_unit.revoked":                       "EgsUnit",
+	"invoice.tax_document_issued":            "InvoiceTaxDocumentList",
+	"invoice.tax_document_failed":            "InvoiceTaxDocumentList",
 }
 
 var (
@@ -166,6 +168,10 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	}
 	do(http.MethodPost, selectMonthly()+"/void", "", http.StatusOK)
 	call(t, env, http.MethodPost, selectMonthly()+"/mark-uncollectible", apitest.OperatorToken, "", http.StatusOK)
+	// Tax documents: the two invoices' (and the void's credit note) issued; then the
+	// organization gives a VAT number the engine refuses, and the third's fails.
+	waitForJobsOf(t, env, "issue_tax_documents")
+	do(http.MethodPatch, "/v1/organizations/"+org, `{"display_name":"Renamed platform","vat_reference":"12345"}`, http.StatusOK)
 	paid := selectMonthly()
 	do(http.MethodPost, paid+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_declined"}`, http.StatusCreated)
 	do(http.MethodPost, paid+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_success"}`, http.StatusCreated)
@@ -201,8 +207,6 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	// Connected businesses.
 	cb := p.create(t, businessBody("events-1", nil))
 	do(http.MethodPatch, "/v1/connected-businesses/"+cb["id"].(string), `{"display_name":"Renamed merchant"}`, http.StatusOK)
-	// The organization itself.
-	do(http.MethodPatch, "/v1/organizations/"+org, `{"display_name":"Renamed platform"}`, http.StatusOK)
 	// API keys: created, rotated (which creates the replacement), revoked.
 	key := do(http.MethodPost, "/v1/api-keys", fmt.Sprintf(`{"organization_id":%q,"name":"events","environment":"sandbox","scopes":["organizations:read"]}`, org), http.StatusCreated)
 	replacement := do(http.MethodPost, "/v1/api-keys/"+key["id"].(string)+"/rotate", `{"grace_period_seconds":60}`, http.StatusCreated)
@@ -231,6 +235,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	}
 	do(http.MethodPost, casePath+"/messages", `{"body":"Every event must match the document."}`, http.StatusCreated)
 	do(http.MethodPost, casePath+"/close", "", http.StatusOK)
+	waitForJobsOf(t, env, "issue_tax_documents")
 	unreachable := map[string]bool{}
 
 	// Every stored event matches the document.
@@ -283,6 +288,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"webhook_endpoint.updated": 1, "webhook_endpoint.secret_rotated": 1, "webhook_endpoint.disabled": 1,
 		"product.updated": 1, "plan.deprecated": 1, "plan.retired": 1,
 		"egs_unit.registered": 1, "egs_unit.production_certificate_issued": 1, "egs_unit.revoked": 1,
+		"invoice.tax_document_issued": 3, "invoice.tax_document_failed": 1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("events per type %v, want %v", counts, want)

@@ -36,6 +36,9 @@ const (
 	queueWebhooks     = "webhooks"
 	queueMaintenance  = "maintenance"
 	queueBilling      = "billing"
+	// queueTaxDocuments issues billing invoices' tax documents, apart from the renewal run so
+	// that neither waits for the other.
+	queueTaxDocuments = "tax_documents"
 )
 
 // webhookConcurrency is how many webhook attempts a process makes at once: a slow endpoint
@@ -86,6 +89,7 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	river.AddWorker(workers, &sweepIdempotencyKeysWorker{db: db, logger: cfg.Logger})
 	river.AddWorker(workers, &sweepWebhookEventsWorker{db: db, retention: cfg.WebhookRetention, logger: cfg.Logger})
 	river.AddWorker(workers, &billDueWorker{db: db, logger: cfg.Logger})
+	river.AddWorker(workers, &taxDocumentsWorker{db: db, box: cfg.Box, queue: q, logger: cfg.Logger})
 
 	// A job runs at most jobTimeout (a webhook attempt, the longest, is bounded by the policy's
 	// timeout); one running much longer than that belonged to a process that died.
@@ -98,6 +102,7 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 			queueWebhooks:     {MaxWorkers: webhookConcurrency},
 			queueMaintenance:  {MaxWorkers: 1},
 			queueBilling:      {MaxWorkers: 1},
+			queueTaxDocuments: {MaxWorkers: 2},
 		},
 		FetchPollInterval:    cfg.PollInterval,
 		JobTimeout:           jobTimeout,
@@ -151,6 +156,12 @@ func (q *Queue) RequeueWebhookDeliveries(ctx context.Context, tx pgx.Tx, organiz
 		params[i] = river.InsertManyParams{Args: DeliverWebhookArgs{OrganizationID: organizationID, DeliveryID: d.ID, Requeues: d.Requeues}}
 	}
 	_, err := q.client.InsertManyTx(ctx, tx, params)
+	return err
+}
+
+// InsertTaxDocuments implements postgres.Jobs.
+func (q *Queue) InsertTaxDocuments(ctx context.Context, tx pgx.Tx, organizationID, invoiceID uuid.UUID) error {
+	_, err := q.client.InsertTx(ctx, tx, TaxDocumentsArgs{OrganizationID: organizationID, InvoiceID: invoiceID}, nil)
 	return err
 }
 

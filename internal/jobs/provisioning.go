@@ -45,16 +45,22 @@ type provisionWorker struct {
 
 func (w *provisionWorker) Work(ctx context.Context, job *river.Job[ProvisionArgs]) error {
 	err := w.db.ProvisionSubscription(ctx, job.Args.OrganizationID, job.Args.SubscriptionID)
+	return w.queue.attemptOutcome(ctx, w.logger, err, "provisioning: attempt failed",
+		"job_id", job.ID, "subscription_id", job.Args.SubscriptionID, "attempt", job.Attempt)
+}
+
+// attemptOutcome is what a worker whose work ran in one transaction returns for its error
+// err: nil; a snooze when the process is stopping (the transaction rolled back, and the job
+// goes back to the queue at once, this attempt not counted); else err, logged as msg with
+// attrs, for River to retry.
+func (q *Queue) attemptOutcome(ctx context.Context, logger *slog.Logger, err error, msg string, attrs ...any) error {
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() != nil && w.queue.stopping.Load() {
-		// The process is stopping: the transaction rolled back, and the job goes back to the
-		// queue at once, this attempt not counted.
+	if ctx.Err() != nil && q.stopping.Load() {
 		return river.JobSnooze(0)
 	}
-	w.logger.Error("provisioning: attempt failed", "job_id", job.ID, "subscription_id", job.Args.SubscriptionID,
-		"attempt", job.Attempt, "error", err)
+	logger.Error(msg, append(attrs, "error", err)...)
 	return err
 }
 

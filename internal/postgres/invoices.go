@@ -206,7 +206,11 @@ func (s *InvoiceService) move(ctx context.Context, id uuid.UUID, action string, 
 		if after.Status != core.InvoiceVoid { // written off by the operator: dunning goes on
 			return nil
 		}
-		serviceChanged, err = s.db.settleDunning(ctx, q, after, at) // nothing is owed any more
+		// A void owes the credit note of the invoice's tax document, and nothing is owed any more.
+		if err := s.db.queueTaxDocuments(ctx, after); err != nil {
+			return err
+		}
+		serviceChanged, err = s.db.settleDunning(ctx, q, after, at)
 		return err
 	})
 	if err != nil {

@@ -25,6 +25,9 @@ type Jobs interface {
 	// RequeueWebhookDeliveries queues an attempt now of each delivery sent again by hand
 	// (resend, recover), with the delivery's new count of re-queues.
 	RequeueWebhookDeliveries(ctx context.Context, tx pgx.Tx, organizationID uuid.UUID, deliveries []RequeuedDelivery) error
+	// InsertTaxDocuments queues the issuing of what a billing invoice is owed of tax
+	// documents (DB.IssueTaxDocuments).
+	InsertTaxDocuments(ctx context.Context, tx pgx.Tx, organizationID, invoiceID uuid.UUID) error
 }
 
 // RequeuedDelivery is a delivery queued again, and its count of re-queues since.

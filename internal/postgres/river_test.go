@@ -29,6 +29,7 @@ func (noJobs) InsertWebhookDelivery(context.Context, pgx.Tx, uuid.UUID, uuid.UUI
 func (noJobs) RequeueWebhookDeliveries(context.Context, pgx.Tx, uuid.UUID, []postgres.RequeuedDelivery) error {
 	return nil
 }
+func (noJobs) InsertTaxDocuments(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
 
 // openUpgradable opens a database of its own, which a test of a migration's data may roll
 // back and forward (MigrateDownTo, Migrate), with events rendered and no jobs queued.

@@ -239,6 +239,9 @@ func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queri
 		if err := s.db.publish(ctx, q, sub.OrganizationID, core.EventInvoiceVoided, v); err != nil {
 			return err
 		}
+		if err := s.db.queueTaxDocuments(ctx, v); err != nil {
+			return err
+		}
 	}
 	draft := core.FirstInvoice(plan, at)
 	if draft == nil {
@@ -252,7 +255,8 @@ func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queri
 	return nil
 }
 
-// issueInvoice stores draft, an invoice of sub, with its audit event and publishes it.
+// issueInvoice stores draft, an invoice of sub, with its audit event, publishes it and
+// queues its tax document.
 func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, draft *core.BillingInvoice) (*core.BillingInvoice, error) {
 	inv, err := insertInvoice(ctx, q, sub, draft)
 	if err != nil {
@@ -265,6 +269,9 @@ func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscri
 		ResourceID:     inv.ID.String(),
 		After:          inv,
 	}); err != nil {
+		return nil, err
+	}
+	if err := d.queueTaxDocuments(ctx, inv); err != nil {
 		return nil, err
 	}
 	return inv, d.announceInvoiceIssued(ctx, q, inv)

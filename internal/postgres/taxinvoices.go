@@ -46,6 +46,14 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if err != nil {
 		return nil, err
 	}
+	egs := einvoice.DefaultEGSUnit
+	if in.Request.EGSUnitID != nil {
+		egs = *in.Request.EGSUnitID
+	}
+	if egs == core.PlatformEGSUnit {
+		// The platform's documents to the organization are stored under it on this unit.
+		return nil, unprocessablef("/egs_unit_id", "%q is the platform's EGS unit for the tax documents of billing invoices.", egs)
+	}
 	// The seller is the organization itself, or the connected business whose credential
 	// made the request: a business is its own seller with its own chain per EGS unit.
 	business := p.ConnectedBusinessID
@@ -79,11 +87,6 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if ref := in.Request.BillingReference; ref != nil && kind.Note() {
 		referenceNumber = &ref.Number
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return nil, err
-	}
-	invoiceUUID := uuid.New()
 	var out *core.TaxInvoice
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// The counter row stays locked until commit: concurrent invoices of one EGS unit
@@ -94,66 +97,28 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 		if err != nil {
 			return err
 		}
-		issuedAt := s.now().UTC().Truncate(time.Second)
-		identity := einvoice.Identity{
-			Number:   fmt.Sprintf("%s-%06d", kind.NumberPrefix, next.LastIcv),
-			UUID:     invoiceUUID.String(),
-			ICV:      next.LastIcv,
-			PIH:      next.LastInvoiceHash,
-			IssuedAt: issuedAt,
-		}
-		inv, err := draft.Generate(identity, key)
-		if err != nil {
-			return err
-		}
-		if err := q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{
-			OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, LastInvoiceHash: inv.Hash,
+		if out, err = s.db.storeTaxDocument(ctx, q, taxDocument{
+			OrganizationID: orgID, ConnectedBusinessID: business, EGSUnitID: egs, Kind: kind, Draft: draft, Key: key,
+			ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: s.now(), RequestedType: in.Request.RequestedType,
+			RequestJSON: in.RequestJSON, OriginalID: in.Original, ReferenceNumber: referenceNumber,
+			SetHash: func(hash string) error {
+				return q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{
+					OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, LastInvoiceHash: hash,
+				})
+			},
 		}); err != nil {
 			return err
 		}
-		result, err := json.Marshal(inv)
-		if err != nil {
-			return err
-		}
-		row, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
-			ID:                  id,
-			OrganizationID:      orgID,
-			ConnectedBusinessID: business,
-			EgsUnitID:           egs,
-			Icv:                 identity.ICV,
-			Number:              identity.Number,
-			Uuid:                invoiceUUID,
-			Pih:                 identity.PIH,
-			InvoiceHash:         inv.Hash,
-			Status:              einvoice.StatusGenerated,
-			InvoiceType:         inv.Type,
-			RequestedType:       in.Request.RequestedType,
-			Valid:               inv.Valid(),
-			PayableAmount:       inv.Totals.Payable,
-			IssuedAt:            issuedAt,
-			Request:             in.RequestJSON,
-			Result:              result,
-			Xml:                 inv.XML,
-			RequestID:           nonEmpty(core.RequestIDFrom(ctx)),
-			// The original is recorded by id only when the request named it so.
-			BillingReferenceInvoiceID: in.Original,
-			BillingReferenceNumber:    referenceNumber,
-		})
-		if err != nil {
-			return err
-		}
-		if out, err = taxInvoiceFromRow(row); err != nil {
-			return err
-		}
+		inv := out.Invoice
 		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &orgID,
 			Action:         "tax_invoice.generated",
 			ResourceType:   "tax_invoice",
-			ResourceID:     id.String(),
+			ResourceID:     out.ID.String(),
 			After: taxInvoiceAudit{
-				ID: id, OrganizationID: orgID, ConnectedBusinessID: business, Number: identity.Number, UUID: invoiceUUID, EGSUnitID: egs, ICV: identity.ICV,
-				InvoiceHash: inv.Hash, Valid: inv.Valid(), Status: row.Status, InvoiceType: row.InvoiceType,
-				PayableAmount: inv.Totals.Payable, Currency: einvoice.Currency, CreatedAt: row.CreatedAt,
+				ID: out.ID, OrganizationID: orgID, ConnectedBusinessID: business, Number: out.Number, UUID: out.UUID, EGSUnitID: egs, ICV: out.ICV,
+				InvoiceHash: inv.Hash, Valid: inv.Valid(), Status: out.Status, InvoiceType: inv.Type,
+				PayableAmount: inv.Totals.Payable, Currency: einvoice.Currency, CreatedAt: out.CreatedAt,
 				BillingReferenceInvoiceID: in.Original, BillingReferenceNumber: referenceNumber,
 			},
 		}); err != nil {
@@ -168,6 +133,84 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 		return nil, err
 	}
 	return out, nil
+}
+
+// taxDocument is a document the engine prepared, with its place in its seller's chain, to
+// render, stamp and store: the organization's own (GenerateTaxInvoice), or the platform's for
+// a billing invoice (the organization is the buyer).
+type taxDocument struct {
+	OrganizationID      uuid.UUID
+	ConnectedBusinessID *uuid.UUID
+	EGSUnitID           string
+	Kind                einvoice.Kind
+	RequestedType       string
+	Draft               *einvoice.Draft
+	Key                 *einvoice.SandboxKey
+	ICV                 int64
+	PIH                 string
+	IssuedAt            time.Time
+	RequestJSON         []byte
+	// The original a note corrects: by id when it is one of this service's, by number always.
+	OriginalID      *uuid.UUID
+	ReferenceNumber *string
+	// SetHash records the document's hash as its chain's last, for the next document's PIH.
+	SetHash func(hash string) error
+}
+
+// storeTaxDocument renders and stamps doc, moves its chain on and stores it, in the
+// transaction of q (which holds the chain's row lock).
+func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocument) (*core.TaxInvoice, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	invoiceUUID := uuid.New()
+	issuedAt := doc.IssuedAt.UTC().Truncate(time.Second)
+	identity := einvoice.Identity{
+		Number:   fmt.Sprintf("%s-%06d", doc.Kind.NumberPrefix, doc.ICV),
+		UUID:     invoiceUUID.String(),
+		ICV:      doc.ICV,
+		PIH:      doc.PIH,
+		IssuedAt: issuedAt,
+	}
+	inv, err := doc.Draft.Generate(identity, doc.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.SetHash(inv.Hash); err != nil {
+		return nil, err
+	}
+	result, err := json.Marshal(inv)
+	if err != nil {
+		return nil, err
+	}
+	row, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+		ID:                        id,
+		OrganizationID:            doc.OrganizationID,
+		ConnectedBusinessID:       doc.ConnectedBusinessID,
+		EgsUnitID:                 doc.EGSUnitID,
+		Icv:                       identity.ICV,
+		Number:                    identity.Number,
+		Uuid:                      invoiceUUID,
+		Pih:                       identity.PIH,
+		InvoiceHash:               inv.Hash,
+		Status:                    einvoice.StatusGenerated,
+		InvoiceType:               inv.Type,
+		RequestedType:             doc.RequestedType,
+		Valid:                     inv.Valid(),
+		PayableAmount:             inv.Totals.Payable,
+		IssuedAt:                  issuedAt,
+		Request:                   doc.RequestJSON,
+		Result:                    result,
+		Xml:                       inv.XML,
+		RequestID:                 nonEmpty(core.RequestIDFrom(ctx)),
+		BillingReferenceInvoiceID: doc.OriginalID,
+		BillingReferenceNumber:    doc.ReferenceNumber,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return taxInvoiceFromRow(row)
 }
 
 // taxInvoiceAudit is the audit summary of a generated tax invoice (never its XML or request).
