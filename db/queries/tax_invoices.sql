@@ -43,6 +43,7 @@ WHERE organization_id = @organization_id
   AND (sqlc.narg(issued_before)::timestamptz IS NULL OR issued_at < sqlc.narg(issued_before))
   AND (sqlc.narg(icv_from)::bigint IS NULL OR icv >= sqlc.narg(icv_from))
   AND (sqlc.narg(icv_to)::bigint IS NULL OR icv <= sqlc.narg(icv_to))
+  AND (sqlc.narg(submission_status)::text IS NULL OR submission_status = sqlc.narg(submission_status))
   AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
 ORDER BY id DESC
 LIMIT @row_limit;
