@@ -1746,11 +1746,10 @@ func (e TaxInvoiceSubmissionMessageType) Valid() bool {
 
 // Defines values for TaxInvoiceSubmissionStatus.
 const (
-	TaxInvoiceSubmissionStatusCLEARED      TaxInvoiceSubmissionStatus = "CLEARED"
-	TaxInvoiceSubmissionStatusNOTCLEARED   TaxInvoiceSubmissionStatus = "NOT_CLEARED"
-	TaxInvoiceSubmissionStatusNOTREPORTED  TaxInvoiceSubmissionStatus = "NOT_REPORTED"
-	TaxInvoiceSubmissionStatusNOTSUBMITTED TaxInvoiceSubmissionStatus = "NOT_SUBMITTED"
-	TaxInvoiceSubmissionStatusREPORTED     TaxInvoiceSubmissionStatus = "REPORTED"
+	TaxInvoiceSubmissionStatusCLEARED     TaxInvoiceSubmissionStatus = "CLEARED"
+	TaxInvoiceSubmissionStatusNOTCLEARED  TaxInvoiceSubmissionStatus = "NOT_CLEARED"
+	TaxInvoiceSubmissionStatusNOTREPORTED TaxInvoiceSubmissionStatus = "NOT_REPORTED"
+	TaxInvoiceSubmissionStatusREPORTED    TaxInvoiceSubmissionStatus = "REPORTED"
 )
 
 // Valid indicates whether the value is a known member of the TaxInvoiceSubmissionStatus enum.
@@ -1761,8 +1760,6 @@ func (e TaxInvoiceSubmissionStatus) Valid() bool {
 	case TaxInvoiceSubmissionStatusNOTCLEARED:
 		return true
 	case TaxInvoiceSubmissionStatusNOTREPORTED:
-		return true
-	case TaxInvoiceSubmissionStatusNOTSUBMITTED:
 		return true
 	case TaxInvoiceSubmissionStatusREPORTED:
 		return true
@@ -2260,6 +2257,33 @@ const (
 func (e WebhookTestStatus) Valid() bool {
 	switch e {
 	case WebhookTestStatusQueued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTaxInvoicesParamsSubmissionStatus.
+const (
+	ListTaxInvoicesParamsSubmissionStatusCLEARED      ListTaxInvoicesParamsSubmissionStatus = "CLEARED"
+	ListTaxInvoicesParamsSubmissionStatusNOTCLEARED   ListTaxInvoicesParamsSubmissionStatus = "NOT_CLEARED"
+	ListTaxInvoicesParamsSubmissionStatusNOTREPORTED  ListTaxInvoicesParamsSubmissionStatus = "NOT_REPORTED"
+	ListTaxInvoicesParamsSubmissionStatusNOTSUBMITTED ListTaxInvoicesParamsSubmissionStatus = "NOT_SUBMITTED"
+	ListTaxInvoicesParamsSubmissionStatusREPORTED     ListTaxInvoicesParamsSubmissionStatus = "REPORTED"
+)
+
+// Valid indicates whether the value is a known member of the ListTaxInvoicesParamsSubmissionStatus enum.
+func (e ListTaxInvoicesParamsSubmissionStatus) Valid() bool {
+	switch e {
+	case ListTaxInvoicesParamsSubmissionStatusCLEARED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusNOTCLEARED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusNOTREPORTED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusNOTSUBMITTED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusREPORTED:
 		return true
 	default:
 		return false
@@ -4516,7 +4540,7 @@ type TaxInvoiceSubmission struct {
 	// Sandbox Always true.
 	Sandbox TaxInvoiceSubmissionSandbox `json:"sandbox"`
 
-	// SubmissionStatus Where a tax document stands with the (simulated) authority: `NOT_SUBMITTED` until `submitTaxInvoice`; then a simplified document is `REPORTED` or `NOT_REPORTED` and a standard one `CLEARED` or `NOT_CLEARED`. Final: a document is submitted once.
+	// SubmissionStatus The outcome of a tax document's submission to the (simulated) authority: a simplified document is `REPORTED` or `NOT_REPORTED`, a standard one `CLEARED` or `NOT_CLEARED`. Final: a document is submitted once.
 	SubmissionStatus TaxInvoiceSubmissionStatus `json:"submission_status"`
 	SubmittedAt      time.Time                  `json:"submitted_at"`
 
@@ -4562,7 +4586,7 @@ type TaxInvoiceSubmissionMessageStatus string
 // TaxInvoiceSubmissionMessageType defines model for TaxInvoiceSubmissionMessage.Type.
 type TaxInvoiceSubmissionMessageType string
 
-// TaxInvoiceSubmissionStatus Where a tax document stands with the (simulated) authority: `NOT_SUBMITTED` until `submitTaxInvoice`; then a simplified document is `REPORTED` or `NOT_REPORTED` and a standard one `CLEARED` or `NOT_CLEARED`. Final: a document is submitted once.
+// TaxInvoiceSubmissionStatus The outcome of a tax document's submission to the (simulated) authority: a simplified document is `REPORTED` or `NOT_REPORTED`, a standard one `CLEARED` or `NOT_CLEARED`. Final: a document is submitted once.
 type TaxInvoiceSubmissionStatus string
 
 // TaxInvoiceSubmissionValidation The validation results of a submission, in the authority's shape.
@@ -5682,8 +5706,8 @@ type ListTaxInvoicesParams struct {
 	// IcvTo Only documents with a counter value of at most this.
 	IcvTo *int64 `form:"icv_to,omitempty" json:"icv_to,omitempty"`
 
-	// SubmissionStatus Only documents that stand so with the (simulated) authority (see `submitTaxInvoice`).
-	SubmissionStatus *TaxInvoiceSubmissionStatus `form:"submission_status,omitempty" json:"submission_status,omitempty"`
+	// SubmissionStatus Only documents with this outcome of `submitTaxInvoice` (`TaxInvoiceSubmissionStatus`), or not submitted yet (`NOT_SUBMITTED`).
+	SubmissionStatus *ListTaxInvoicesParamsSubmissionStatus `form:"submission_status,omitempty" json:"submission_status,omitempty"`
 
 	// Cursor Opaque cursor: the `next_cursor` of the previous page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
@@ -5691,6 +5715,9 @@ type ListTaxInvoicesParams struct {
 	// Limit Page size, 1..200. Default 50.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
+
+// ListTaxInvoicesParamsSubmissionStatus defines parameters for ListTaxInvoices.
+type ListTaxInvoicesParamsSubmissionStatus string
 
 // GenerateSimplifiedInvoiceParams defines parameters for GenerateSimplifiedInvoice.
 type GenerateSimplifiedInvoiceParams struct {
@@ -7926,7 +7953,7 @@ type ClientInterface interface {
 	//
 	// Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
 	//
-	// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result and the document's `submission_status` in the archive becomes it.
+	// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
 	//
 	// A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
 	//
@@ -10539,7 +10566,7 @@ func (c *Client) GetTaxInvoiceSubmission(ctx context.Context, id Id, reqEditors 
 //
 // Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
 //
-// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result and the document's `submission_status` in the archive becomes it.
+// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
 //
 // A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
 //
@@ -17425,7 +17452,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
 	//
-	// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result and the document's `submission_status` in the archive becomes it.
+	// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
 	//
 	// A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
 	//
@@ -33630,7 +33657,7 @@ func (c *ClientWithResponses) GetTaxInvoiceSubmissionWithResponse(ctx context.Co
 //
 // Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
 //
-// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result and the document's `submission_status` in the archive becomes it.
+// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
 //
 // A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
 //

@@ -41,6 +41,7 @@ const (
 	EventSpendControlWarningReached   EventType = "spend_control.warning_reached"
 	EventSpendControlHardLimitReached EventType = "spend_control.hard_limit_reached"
 	EventTaxInvoiceGenerated          EventType = "tax_invoice.generated"
+	EventTaxInvoiceSubmitted          EventType = "tax_invoice.submitted"
 	EventProductUpdated               EventType = "product.updated"
 	EventPlanDeprecated               EventType = "plan.deprecated"
 	EventPlanRetired                  EventType = "plan.retired"
@@ -69,6 +70,7 @@ func EventTypes() []EventType {
 		EventOrganizationUpdated,
 		EventWebhookEndpointUpdated, EventWebhookEndpointSecretRotated, EventWebhookEndpointDisabled,
 		EventSubscriptionRenewed,
+		EventTaxInvoiceSubmitted,
 	}
 }
 

@@ -44,6 +44,8 @@ func eventData(v any) (any, error) {
 		return toAPISpendControlStatus(v), nil
 	case *core.TaxInvoice:
 		return toAPITaxInvoiceEventData(v), nil
+	case *core.TaxInvoiceSubmission:
+		return toAPITaxInvoiceSubmission(v), nil
 	case *core.Product:
 		return toAPIProduct(v), nil
 	case *core.Plan:

@@ -48,6 +48,11 @@ var statesComingLater = map[string]string{
 	"TaxDocumentStatus.issued":              "issue 26 (Billing II: tax documents for invoices)",
 	"TaxDocumentStatus.failed":              "issue 26 (Billing II: tax documents for invoices)",
 	"TaxDocumentStatus.not_applicable":      "issue 26 (Billing II: tax documents for invoices)",
+	// Generation issues only documents that pass validation, so no HTTP request sequence
+	// makes a document the sandbox authority rejects; TestTaxSubmission/FailingValidation
+	// alters a stored one to prove these outcomes.
+	"TaxInvoiceSubmissionStatus.NOT_REPORTED": "issue 27: a document the authority rejects (none can be generated)",
+	"TaxInvoiceSubmissionStatus.NOT_CLEARED":  "issue 27: a document the authority rejects (none can be generated)",
 }
 
 // notStateFamilies are enum components whose names match but which describe a result, not a

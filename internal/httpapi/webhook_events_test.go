@@ -57,6 +57,7 @@ var eventDataSchemas = map[string]string{
 	"spend_control.warning_reached":    "SpendControlStatus",
 	"spend_control.hard_limit_reached": "SpendControlStatus",
 	"tax_invoice.generated":            "TaxInvoiceEventData",
+	"tax_invoice.submitted":            "TaxInvoiceSubmission",
 	"product.updated":                  "Product",
 	"plan.deprecated":                  "Plan",
 	"plan.retired":                     "Plan",
@@ -142,7 +143,8 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	waitForService(t, env, token, sub.ID, "active")
 	// A tax invoice, while the subscription to einvoice is active (once terminated, it
 	// refuses the product's operations).
-	generateInvoice(t, env, token, invoiceBody(t, org, nil))
+	taxInvoice := generateInvoice(t, env, token, invoiceBody(t, org, nil))
+	do(http.MethodPost, "/v1/taxauth/invoices/"+taxInvoice.Invoice.ID+"/submit", "", http.StatusOK)
 	subPath := "/v1/subscriptions/" + sub.ID + "/"
 	// Invoices: the first selection's invoice voided, the second's written off by the
 	// operator, the third's paid after a declined payment.
@@ -255,7 +257,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"billing_invoice.issued": 3, "invoice.issued": 3, "invoice.voided": 1, "invoice.uncollectible": 1,
 		"invoice.payment_failed": 1, "invoice.paid": 1, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
-		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "webhook_endpoint.test": 1,
+		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 1, "tax_invoice.submitted": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
 		"organization.updated": 1, "subscription.renewed": 1,
 		"webhook_endpoint.updated": 1, "webhook_endpoint.secret_rotated": 1, "webhook_endpoint.disabled": 1,

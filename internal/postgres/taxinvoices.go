@@ -402,7 +402,7 @@ func (s *TaxInvoiceService) ListTaxInvoices(ctx context.Context, f core.TaxInvoi
 	}
 	params := dbq.TaxInvoiceListParams{
 		OrganizationID: f.OrganizationID, ConnectedBusinessID: p.ConnectedBusinessID, InvoiceType: f.Kind,
-		IssuedFrom: f.IssuedFrom, IcvFrom: f.ICVFrom, IcvTo: f.ICVTo, Before: before, RowLimit: int32(f.Limit) + 1,
+		IssuedFrom: f.IssuedFrom, IcvFrom: f.ICVFrom, IcvTo: f.ICVTo, SubmissionStatus: f.SubmissionStatus, Before: before, RowLimit: int32(f.Limit) + 1,
 	}
 	if f.IssuedTo != nil {
 		// Inclusive of the whole last day.
