@@ -1,4 +1,6 @@
 -- name: TaxInvoiceInsert :one
+-- Returns only what the database decides (created_at): the caller holds every other value,
+-- and RETURNING * would send the bodies just written (XML, request, result) back to it.
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
     requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,
@@ -8,7 +10,7 @@ INSERT INTO tax_invoices (
     @requested_type, @valid, @payable_amount, @issued_at, @request, @result, @xml, @request_id,
     @billing_reference_invoice_id, @billing_reference_number
 )
-RETURNING *;
+RETURNING created_at;
 
 -- name: TaxInvoiceGetByID :one
 -- An organization's read: a connected business (connected_business_id set) sees only its own

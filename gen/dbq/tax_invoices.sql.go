@@ -103,7 +103,7 @@ INSERT INTO tax_invoices (
     $12, $13, $14, $15, $16, $17, $18, $19,
     $20, $21
 )
-RETURNING id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number, submission_status
+RETURNING created_at
 `
 
 type TaxInvoiceInsertParams struct {
@@ -130,7 +130,9 @@ type TaxInvoiceInsertParams struct {
 	BillingReferenceNumber    *string
 }
 
-func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (TaxInvoice, error) {
+// Returns only what the database decides (created_at): the caller holds every other value,
+// and RETURNING * would send the bodies just written (XML, request, result) back to it.
+func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, taxInvoiceInsert,
 		arg.ID,
 		arg.OrganizationID,
@@ -154,33 +156,9 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 		arg.BillingReferenceInvoiceID,
 		arg.BillingReferenceNumber,
 	)
-	var i TaxInvoice
-	err := row.Scan(
-		&i.ID,
-		&i.OrganizationID,
-		&i.EgsUnitID,
-		&i.Icv,
-		&i.Number,
-		&i.Uuid,
-		&i.Pih,
-		&i.InvoiceHash,
-		&i.Status,
-		&i.InvoiceType,
-		&i.RequestedType,
-		&i.Valid,
-		&i.PayableAmount,
-		&i.IssuedAt,
-		&i.CreatedAt,
-		&i.Request,
-		&i.Result,
-		&i.Xml,
-		&i.RequestID,
-		&i.ConnectedBusinessID,
-		&i.BillingReferenceInvoiceID,
-		&i.BillingReferenceNumber,
-		&i.SubmissionStatus,
-	)
-	return i, err
+	var created_at time.Time
+	err := row.Scan(&created_at)
+	return created_at, err
 }
 
 const taxInvoiceList = `-- name: TaxInvoiceList :many

@@ -119,7 +119,7 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 		if err != nil {
 			return err
 		}
-		row, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+		createdAt, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
 			ID:                  id,
 			OrganizationID:      orgID,
 			ConnectedBusinessID: business,
@@ -146,8 +146,10 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 		if err != nil {
 			return err
 		}
-		if out, err = taxInvoiceFromRow(row); err != nil {
-			return err
+		out = &core.TaxInvoice{
+			ID: id, OrganizationID: orgID, ConnectedBusinessID: business, EGSUnitID: egs, Status: einvoice.StatusGenerated,
+			RequestedType: in.Request.RequestedType, Number: identity.Number, UUID: invoiceUUID, ICV: identity.ICV, PIH: identity.PIH,
+			IssuedAt: issuedAt, CreatedAt: createdAt, Invoice: *inv, BillingReferenceNumber: referenceNumber, Request: in.RequestJSON,
 		}
 		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &orgID,
@@ -156,8 +158,8 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 			ResourceID:     id.String(),
 			After: taxInvoiceAudit{
 				ID: id, OrganizationID: orgID, ConnectedBusinessID: business, Number: identity.Number, UUID: invoiceUUID, EGSUnitID: egs, ICV: identity.ICV,
-				InvoiceHash: inv.Hash, Valid: inv.Valid(), Status: row.Status, InvoiceType: row.InvoiceType,
-				PayableAmount: inv.Totals.Payable, Currency: einvoice.Currency, CreatedAt: row.CreatedAt,
+				InvoiceHash: inv.Hash, Valid: inv.Valid(), Status: out.Status, InvoiceType: inv.Type,
+				PayableAmount: inv.Totals.Payable, Currency: einvoice.Currency, CreatedAt: createdAt,
 				BillingReferenceInvoiceID: in.Original, BillingReferenceNumber: referenceNumber,
 			},
 		}); err != nil {
