@@ -176,6 +176,16 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	return out, nil
 }
 
+// admit applies to an operation that uses the einvoice product for orgID what every such
+// operation obeys, before it reads anything: the entitlement rules and the spend control's
+// hard limit.
+func (s *TaxInvoiceService) admit(ctx context.Context, p *core.Principal, orgID uuid.UUID) error {
+	if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
+		return err
+	}
+	return translate(checkSpend(ctx, s.db.queries(ctx), orgID, productEinvoice))
+}
+
 // taxInvoiceAudit is the audit summary of a generated tax invoice (never its XML or request).
 type taxInvoiceAudit struct {
 	ID             uuid.UUID `json:"id"`

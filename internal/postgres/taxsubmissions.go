@@ -24,11 +24,8 @@ func (s *TaxInvoiceService) SubmitTaxInvoice(ctx context.Context, id uuid.UUID) 
 		return nil, core.Errorf(core.EForbidden, "Submission is the taxpayer's act: the operator cannot submit an organization's tax documents.")
 	}
 	orgID := p.OrganizationID
-	if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
+	if err := s.admit(ctx, p, orgID); err != nil {
 		return nil, err
-	}
-	if err := checkSpend(ctx, s.db.queries(ctx), orgID, productEinvoice); err != nil {
-		return nil, translate(err)
 	}
 	validator, err := einvoice.SharedValidator()
 	if err != nil {
