@@ -1585,24 +1585,6 @@ func (e TaxDocumentStatus) Valid() bool {
 	}
 }
 
-// Defines values for TaxInvoiceSubmissionClearanceStatus.
-const (
-	TaxInvoiceSubmissionClearanceStatusCLEARED    TaxInvoiceSubmissionClearanceStatus = "CLEARED"
-	TaxInvoiceSubmissionClearanceStatusNOTCLEARED TaxInvoiceSubmissionClearanceStatus = "NOT_CLEARED"
-)
-
-// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionClearanceStatus enum.
-func (e TaxInvoiceSubmissionClearanceStatus) Valid() bool {
-	switch e {
-	case TaxInvoiceSubmissionClearanceStatusCLEARED:
-		return true
-	case TaxInvoiceSubmissionClearanceStatusNOTCLEARED:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for TaxInvoiceSubmissionMode.
 const (
 	TaxInvoiceSubmissionModeClearance TaxInvoiceSubmissionMode = "clearance"
@@ -1630,24 +1612,6 @@ const (
 func (e TaxInvoiceSubmissionReportedToAuthority) Valid() bool {
 	switch e {
 	case TaxInvoiceSubmissionReportedToAuthorityFalse:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TaxInvoiceSubmissionReportingStatus.
-const (
-	TaxInvoiceSubmissionReportingStatusNOTREPORTED TaxInvoiceSubmissionReportingStatus = "NOT_REPORTED"
-	TaxInvoiceSubmissionReportingStatusREPORTED    TaxInvoiceSubmissionReportingStatus = "REPORTED"
-)
-
-// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionReportingStatus enum.
-func (e TaxInvoiceSubmissionReportingStatus) Valid() bool {
-	switch e {
-	case TaxInvoiceSubmissionReportingStatusNOTREPORTED:
-		return true
-	case TaxInvoiceSubmissionReportingStatusREPORTED:
 		return true
 	default:
 		return false
@@ -4511,8 +4475,8 @@ type TaxInvoiceEventData struct {
 
 // TaxInvoiceSubmission The answer of the sandbox authority to a submission, modelled on the tax authority's reporting and clearance answers (`validationResults`, `reportingStatus`, `clearanceStatus`, `clearedInvoice`). Simulated: nothing was sent to the tax authority.
 type TaxInvoiceSubmission struct {
-	// ClearanceStatus The clearance outcome of a standard document; null for a simplified one.
-	ClearanceStatus nullable.Nullable[TaxInvoiceSubmissionClearanceStatus] `json:"clearance_status"`
+	// ClearanceStatus The clearance outcome of a standard document: `CLEARED` or `NOT_CLEARED`; null for a simplified one.
+	ClearanceStatus nullable.Nullable[string] `json:"clearance_status"`
 
 	// ClearedInvoice The cleared document (base64 of its UBL XML), stamped by the sandbox authority; null unless `CLEARED`.
 	ClearedInvoice nullable.Nullable[[]byte] `json:"cleared_invoice"`
@@ -4534,8 +4498,8 @@ type TaxInvoiceSubmission struct {
 	// ReportedToAuthority Always false.
 	ReportedToAuthority TaxInvoiceSubmissionReportedToAuthority `json:"reported_to_authority"`
 
-	// ReportingStatus The reporting outcome of a simplified document; null for a standard one.
-	ReportingStatus nullable.Nullable[TaxInvoiceSubmissionReportingStatus] `json:"reporting_status"`
+	// ReportingStatus The reporting outcome of a simplified document: `REPORTED` or `NOT_REPORTED`; null for a standard one.
+	ReportingStatus nullable.Nullable[string] `json:"reporting_status"`
 
 	// Sandbox Always true.
 	Sandbox TaxInvoiceSubmissionSandbox `json:"sandbox"`
@@ -4548,17 +4512,11 @@ type TaxInvoiceSubmission struct {
 	ValidationResults TaxInvoiceSubmissionValidation `json:"validation_results"`
 }
 
-// TaxInvoiceSubmissionClearanceStatus The clearance outcome of a standard document; null for a simplified one.
-type TaxInvoiceSubmissionClearanceStatus string
-
 // TaxInvoiceSubmissionMode `reporting` for simplified documents, `clearance` for standard ones.
 type TaxInvoiceSubmissionMode string
 
 // TaxInvoiceSubmissionReportedToAuthority Always false.
 type TaxInvoiceSubmissionReportedToAuthority bool
-
-// TaxInvoiceSubmissionReportingStatus The reporting outcome of a simplified document; null for a standard one.
-type TaxInvoiceSubmissionReportingStatus string
 
 // TaxInvoiceSubmissionSandbox Always true.
 type TaxInvoiceSubmissionSandbox bool

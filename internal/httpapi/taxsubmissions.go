@@ -37,8 +37,8 @@ func toAPITaxInvoiceSubmission(sub *core.TaxInvoiceSubmission) api.TaxInvoiceSub
 		Kind:                api.RequestedInvoiceType(sub.Kind.Type),
 		Mode:                api.TaxInvoiceSubmissionMode(einvoice.SubmissionMode(sub.Kind)),
 		SubmissionStatus:    api.TaxInvoiceSubmissionStatus(sub.Status),
-		ReportingStatus:     null[api.TaxInvoiceSubmissionReportingStatus](),
-		ClearanceStatus:     null[api.TaxInvoiceSubmissionClearanceStatus](),
+		ReportingStatus:     null[string](),
+		ClearanceStatus:     null[string](),
 		ValidationResults:   toAPISubmissionValidation(einvoice.Report{Results: sub.Results}),
 		ClearedInvoice:      null[[]byte](),
 		Qr:                  nullableFrom(sub.ClearedQR),
@@ -48,9 +48,9 @@ func toAPITaxInvoiceSubmission(sub *core.TaxInvoiceSubmission) api.TaxInvoiceSub
 		Notice:              einvoice.Notice,
 	}
 	if sub.Kind.Standard {
-		out.ClearanceStatus.Set(api.TaxInvoiceSubmissionClearanceStatus(sub.Status))
+		out.ClearanceStatus.Set(sub.Status)
 	} else {
-		out.ReportingStatus.Set(api.TaxInvoiceSubmissionReportingStatus(sub.Status))
+		out.ReportingStatus.Set(sub.Status)
 	}
 	if sub.ClearedXML != nil {
 		out.ClearedInvoice.Set([]byte(*sub.ClearedXML)) // base64 in JSON (format: byte)
