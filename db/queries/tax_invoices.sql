@@ -1,4 +1,6 @@
 -- name: TaxInvoiceInsert :one
+-- Returns only what the database decides (created_at): the caller holds every other value,
+-- and RETURNING * would send the bodies just written (XML, request, result) back to it.
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
     requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,
@@ -8,7 +10,7 @@ INSERT INTO tax_invoices (
     @requested_type, @valid, @payable_amount, @issued_at, @request, @result, @xml, @request_id,
     @billing_reference_invoice_id, @billing_reference_number
 )
-RETURNING *;
+RETURNING created_at;
 
 -- name: TaxInvoiceGetByID :one
 -- An organization's read: a connected business (connected_business_id set) sees only its own
@@ -43,6 +45,7 @@ WHERE organization_id = @organization_id
   AND (sqlc.narg(issued_before)::timestamptz IS NULL OR issued_at < sqlc.narg(issued_before))
   AND (sqlc.narg(icv_from)::bigint IS NULL OR icv >= sqlc.narg(icv_from))
   AND (sqlc.narg(icv_to)::bigint IS NULL OR icv <= sqlc.narg(icv_to))
+  AND (sqlc.narg(submission_status)::text IS NULL OR submission_status = sqlc.narg(submission_status))
   AND (sqlc.narg(before)::uuid IS NULL OR id < sqlc.narg(before))
 ORDER BY id DESC
 LIMIT @row_limit;

@@ -1627,30 +1627,198 @@ func (e TaxDocumentStatus) Valid() bool {
 	}
 }
 
+// Defines values for TaxInvoiceSubmissionMode.
+const (
+	TaxInvoiceSubmissionModeClearance TaxInvoiceSubmissionMode = "clearance"
+	TaxInvoiceSubmissionModeReporting TaxInvoiceSubmissionMode = "reporting"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionMode enum.
+func (e TaxInvoiceSubmissionMode) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionModeClearance:
+		return true
+	case TaxInvoiceSubmissionModeReporting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceSubmissionReportedToAuthority.
+const (
+	TaxInvoiceSubmissionReportedToAuthorityFalse TaxInvoiceSubmissionReportedToAuthority = false
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionReportedToAuthority enum.
+func (e TaxInvoiceSubmissionReportedToAuthority) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionReportedToAuthorityFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceSubmissionSandbox.
+const (
+	TaxInvoiceSubmissionSandboxTrue TaxInvoiceSubmissionSandbox = true
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionSandbox enum.
+func (e TaxInvoiceSubmissionSandbox) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionSandboxTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceSubmissionMessageCategory.
+const (
+	TaxInvoiceSubmissionMessageCategoryBusinessRules TaxInvoiceSubmissionMessageCategory = "business_rules"
+	TaxInvoiceSubmissionMessageCategoryCertificate   TaxInvoiceSubmissionMessageCategory = "certificate"
+	TaxInvoiceSubmissionMessageCategoryHash          TaxInvoiceSubmissionMessageCategory = "hash"
+	TaxInvoiceSubmissionMessageCategoryQr            TaxInvoiceSubmissionMessageCategory = "qr"
+	TaxInvoiceSubmissionMessageCategoryReporting     TaxInvoiceSubmissionMessageCategory = "reporting"
+	TaxInvoiceSubmissionMessageCategorySchema        TaxInvoiceSubmissionMessageCategory = "schema"
+	TaxInvoiceSubmissionMessageCategorySignature     TaxInvoiceSubmissionMessageCategory = "signature"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionMessageCategory enum.
+func (e TaxInvoiceSubmissionMessageCategory) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionMessageCategoryBusinessRules:
+		return true
+	case TaxInvoiceSubmissionMessageCategoryCertificate:
+		return true
+	case TaxInvoiceSubmissionMessageCategoryHash:
+		return true
+	case TaxInvoiceSubmissionMessageCategoryQr:
+		return true
+	case TaxInvoiceSubmissionMessageCategoryReporting:
+		return true
+	case TaxInvoiceSubmissionMessageCategorySchema:
+		return true
+	case TaxInvoiceSubmissionMessageCategorySignature:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceSubmissionMessageStatus.
+const (
+	TaxInvoiceSubmissionMessageStatusERROR   TaxInvoiceSubmissionMessageStatus = "ERROR"
+	TaxInvoiceSubmissionMessageStatusPASS    TaxInvoiceSubmissionMessageStatus = "PASS"
+	TaxInvoiceSubmissionMessageStatusWARNING TaxInvoiceSubmissionMessageStatus = "WARNING"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionMessageStatus enum.
+func (e TaxInvoiceSubmissionMessageStatus) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionMessageStatusERROR:
+		return true
+	case TaxInvoiceSubmissionMessageStatusPASS:
+		return true
+	case TaxInvoiceSubmissionMessageStatusWARNING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceSubmissionMessageType.
+const (
+	TaxInvoiceSubmissionMessageTypeERROR   TaxInvoiceSubmissionMessageType = "ERROR"
+	TaxInvoiceSubmissionMessageTypeINFO    TaxInvoiceSubmissionMessageType = "INFO"
+	TaxInvoiceSubmissionMessageTypeWARNING TaxInvoiceSubmissionMessageType = "WARNING"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionMessageType enum.
+func (e TaxInvoiceSubmissionMessageType) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionMessageTypeERROR:
+		return true
+	case TaxInvoiceSubmissionMessageTypeINFO:
+		return true
+	case TaxInvoiceSubmissionMessageTypeWARNING:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceSubmissionStatus.
+const (
+	TaxInvoiceSubmissionStatusCLEARED     TaxInvoiceSubmissionStatus = "CLEARED"
+	TaxInvoiceSubmissionStatusNOTCLEARED  TaxInvoiceSubmissionStatus = "NOT_CLEARED"
+	TaxInvoiceSubmissionStatusNOTREPORTED TaxInvoiceSubmissionStatus = "NOT_REPORTED"
+	TaxInvoiceSubmissionStatusREPORTED    TaxInvoiceSubmissionStatus = "REPORTED"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionStatus enum.
+func (e TaxInvoiceSubmissionStatus) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionStatusCLEARED:
+		return true
+	case TaxInvoiceSubmissionStatusNOTCLEARED:
+		return true
+	case TaxInvoiceSubmissionStatusNOTREPORTED:
+		return true
+	case TaxInvoiceSubmissionStatusREPORTED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TaxInvoiceSubmissionValidationStatus.
+const (
+	TaxInvoiceSubmissionValidationStatusERROR   TaxInvoiceSubmissionValidationStatus = "ERROR"
+	TaxInvoiceSubmissionValidationStatusPASS    TaxInvoiceSubmissionValidationStatus = "PASS"
+	TaxInvoiceSubmissionValidationStatusWARNING TaxInvoiceSubmissionValidationStatus = "WARNING"
+)
+
+// Valid indicates whether the value is a known member of the TaxInvoiceSubmissionValidationStatus enum.
+func (e TaxInvoiceSubmissionValidationStatus) Valid() bool {
+	switch e {
+	case TaxInvoiceSubmissionValidationStatusERROR:
+		return true
+	case TaxInvoiceSubmissionValidationStatusPASS:
+		return true
+	case TaxInvoiceSubmissionValidationStatusWARNING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TaxInvoiceValidationFindingCategory.
 const (
-	BusinessRules TaxInvoiceValidationFindingCategory = "business_rules"
-	Certificate   TaxInvoiceValidationFindingCategory = "certificate"
-	Hash          TaxInvoiceValidationFindingCategory = "hash"
-	Qr            TaxInvoiceValidationFindingCategory = "qr"
-	Schema        TaxInvoiceValidationFindingCategory = "schema"
-	Signature     TaxInvoiceValidationFindingCategory = "signature"
+	TaxInvoiceValidationFindingCategoryBusinessRules TaxInvoiceValidationFindingCategory = "business_rules"
+	TaxInvoiceValidationFindingCategoryCertificate   TaxInvoiceValidationFindingCategory = "certificate"
+	TaxInvoiceValidationFindingCategoryHash          TaxInvoiceValidationFindingCategory = "hash"
+	TaxInvoiceValidationFindingCategoryQr            TaxInvoiceValidationFindingCategory = "qr"
+	TaxInvoiceValidationFindingCategorySchema        TaxInvoiceValidationFindingCategory = "schema"
+	TaxInvoiceValidationFindingCategorySignature     TaxInvoiceValidationFindingCategory = "signature"
 )
 
 // Valid indicates whether the value is a known member of the TaxInvoiceValidationFindingCategory enum.
 func (e TaxInvoiceValidationFindingCategory) Valid() bool {
 	switch e {
-	case BusinessRules:
+	case TaxInvoiceValidationFindingCategoryBusinessRules:
 		return true
-	case Certificate:
+	case TaxInvoiceValidationFindingCategoryCertificate:
 		return true
-	case Hash:
+	case TaxInvoiceValidationFindingCategoryHash:
 		return true
-	case Qr:
+	case TaxInvoiceValidationFindingCategoryQr:
 		return true
-	case Schema:
+	case TaxInvoiceValidationFindingCategorySchema:
 		return true
-	case Signature:
+	case TaxInvoiceValidationFindingCategorySignature:
 		return true
 	default:
 		return false
@@ -1698,13 +1866,13 @@ func (e TaxInvoiceValidationResultInput) Valid() bool {
 
 // Defines values for TaxInvoiceValidationResultReportedToAuthority.
 const (
-	False TaxInvoiceValidationResultReportedToAuthority = false
+	TaxInvoiceValidationResultReportedToAuthorityFalse TaxInvoiceValidationResultReportedToAuthority = false
 )
 
 // Valid indicates whether the value is a known member of the TaxInvoiceValidationResultReportedToAuthority enum.
 func (e TaxInvoiceValidationResultReportedToAuthority) Valid() bool {
 	switch e {
-	case False:
+	case TaxInvoiceValidationResultReportedToAuthorityFalse:
 		return true
 	default:
 		return false
@@ -1713,13 +1881,13 @@ func (e TaxInvoiceValidationResultReportedToAuthority) Valid() bool {
 
 // Defines values for TaxInvoiceValidationResultSandbox.
 const (
-	True TaxInvoiceValidationResultSandbox = true
+	TaxInvoiceValidationResultSandboxTrue TaxInvoiceValidationResultSandbox = true
 )
 
 // Valid indicates whether the value is a known member of the TaxInvoiceValidationResultSandbox enum.
 func (e TaxInvoiceValidationResultSandbox) Valid() bool {
 	switch e {
-	case True:
+	case TaxInvoiceValidationResultSandboxTrue:
 		return true
 	default:
 		return false
@@ -1728,19 +1896,19 @@ func (e TaxInvoiceValidationResultSandbox) Valid() bool {
 
 // Defines values for TaxInvoiceValidationResultStatus.
 const (
-	ERROR   TaxInvoiceValidationResultStatus = "ERROR"
-	PASS    TaxInvoiceValidationResultStatus = "PASS"
-	WARNING TaxInvoiceValidationResultStatus = "WARNING"
+	TaxInvoiceValidationResultStatusERROR   TaxInvoiceValidationResultStatus = "ERROR"
+	TaxInvoiceValidationResultStatusPASS    TaxInvoiceValidationResultStatus = "PASS"
+	TaxInvoiceValidationResultStatusWARNING TaxInvoiceValidationResultStatus = "WARNING"
 )
 
 // Valid indicates whether the value is a known member of the TaxInvoiceValidationResultStatus enum.
 func (e TaxInvoiceValidationResultStatus) Valid() bool {
 	switch e {
-	case ERROR:
+	case TaxInvoiceValidationResultStatusERROR:
 		return true
-	case PASS:
+	case TaxInvoiceValidationResultStatusPASS:
 		return true
-	case WARNING:
+	case TaxInvoiceValidationResultStatusWARNING:
 		return true
 	default:
 		return false
@@ -2004,6 +2172,7 @@ const (
 	WebhookEventTypeSupportCaseOpened                  WebhookEventType = "support_case.opened"
 	WebhookEventTypeSupportCaseUpdated                 WebhookEventType = "support_case.updated"
 	WebhookEventTypeTaxInvoiceGenerated                WebhookEventType = "tax_invoice.generated"
+	WebhookEventTypeTaxInvoiceSubmitted                WebhookEventType = "tax_invoice.submitted"
 	WebhookEventTypeWebhookEndpointDisabled            WebhookEventType = "webhook_endpoint.disabled"
 	WebhookEventTypeWebhookEndpointSecretRotated       WebhookEventType = "webhook_endpoint.secret_rotated"
 	WebhookEventTypeWebhookEndpointTest                WebhookEventType = "webhook_endpoint.test"
@@ -2097,6 +2266,8 @@ func (e WebhookEventType) Valid() bool {
 		return true
 	case WebhookEventTypeTaxInvoiceGenerated:
 		return true
+	case WebhookEventTypeTaxInvoiceSubmitted:
+		return true
 	case WebhookEventTypeWebhookEndpointDisabled:
 		return true
 	case WebhookEventTypeWebhookEndpointSecretRotated:
@@ -2119,6 +2290,33 @@ const (
 func (e WebhookTestStatus) Valid() bool {
 	switch e {
 	case WebhookTestStatusQueued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTaxInvoicesParamsSubmissionStatus.
+const (
+	ListTaxInvoicesParamsSubmissionStatusCLEARED      ListTaxInvoicesParamsSubmissionStatus = "CLEARED"
+	ListTaxInvoicesParamsSubmissionStatusNOTCLEARED   ListTaxInvoicesParamsSubmissionStatus = "NOT_CLEARED"
+	ListTaxInvoicesParamsSubmissionStatusNOTREPORTED  ListTaxInvoicesParamsSubmissionStatus = "NOT_REPORTED"
+	ListTaxInvoicesParamsSubmissionStatusNOTSUBMITTED ListTaxInvoicesParamsSubmissionStatus = "NOT_SUBMITTED"
+	ListTaxInvoicesParamsSubmissionStatusREPORTED     ListTaxInvoicesParamsSubmissionStatus = "REPORTED"
+)
+
+// Valid indicates whether the value is a known member of the ListTaxInvoicesParamsSubmissionStatus enum.
+func (e ListTaxInvoicesParamsSubmissionStatus) Valid() bool {
+	switch e {
+	case ListTaxInvoicesParamsSubmissionStatusCLEARED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusNOTCLEARED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusNOTREPORTED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusNOTSUBMITTED:
+		return true
+	case ListTaxInvoicesParamsSubmissionStatusREPORTED:
 		return true
 	default:
 		return false
@@ -4479,6 +4677,93 @@ type TaxInvoiceEventData struct {
 	Uuid           openapi_types.UUID `json:"uuid"`
 }
 
+// TaxInvoiceSubmission The answer of the sandbox authority to a submission, modelled on the tax authority's reporting and clearance answers (`validationResults`, `reportingStatus`, `clearanceStatus`, `clearedInvoice`). Simulated: nothing was sent to the tax authority.
+type TaxInvoiceSubmission struct {
+	// ClearanceStatus The clearance outcome of a standard document: `CLEARED` or `NOT_CLEARED`; null for a simplified one.
+	ClearanceStatus nullable.Nullable[string] `json:"clearance_status"`
+
+	// ClearedInvoice The cleared document (base64 of its UBL XML), stamped by the sandbox authority; null unless `CLEARED`.
+	ClearedInvoice nullable.Nullable[[]byte] `json:"cleared_invoice"`
+	InvoiceId      openapi_types.UUID        `json:"invoice_id"`
+
+	// Kind The requested document kind: simplified (B2C, InvoiceTypeCode name `0200000`, `generateSimplifiedInvoice`) or standard (B2B, name `0100000`, `generateStandardInvoice`) tax invoice (388), credit note (381) or debit note (383).
+	Kind RequestedInvoiceType `json:"kind"`
+
+	// Mode `reporting` for simplified documents, `clearance` for standard ones.
+	Mode TaxInvoiceSubmissionMode `json:"mode"`
+
+	// Notice The sandbox statement.
+	Notice         string             `json:"notice"`
+	OrganizationId openapi_types.UUID `json:"organization_id"`
+
+	// Qr The QR payload (base64 TLV) of the cleared document; null unless `CLEARED`.
+	Qr nullable.Nullable[string] `json:"qr"`
+
+	// ReportedToAuthority Always false.
+	ReportedToAuthority TaxInvoiceSubmissionReportedToAuthority `json:"reported_to_authority"`
+
+	// ReportingStatus The reporting outcome of a simplified document: `REPORTED` or `NOT_REPORTED`; null for a standard one.
+	ReportingStatus nullable.Nullable[string] `json:"reporting_status"`
+
+	// Sandbox Always true.
+	Sandbox TaxInvoiceSubmissionSandbox `json:"sandbox"`
+
+	// SubmissionStatus The outcome of a tax document's submission to the (simulated) authority: a simplified document is `REPORTED` or `NOT_REPORTED`, a standard one `CLEARED` or `NOT_CLEARED`. Final: a document is submitted once.
+	SubmissionStatus TaxInvoiceSubmissionStatus `json:"submission_status"`
+	SubmittedAt      time.Time                  `json:"submitted_at"`
+
+	// ValidationResults The validation results of a submission, in the authority's shape.
+	ValidationResults TaxInvoiceSubmissionValidation `json:"validation_results"`
+}
+
+// TaxInvoiceSubmissionMode `reporting` for simplified documents, `clearance` for standard ones.
+type TaxInvoiceSubmissionMode string
+
+// TaxInvoiceSubmissionReportedToAuthority Always false.
+type TaxInvoiceSubmissionReportedToAuthority bool
+
+// TaxInvoiceSubmissionSandbox Always true.
+type TaxInvoiceSubmissionSandbox bool
+
+// TaxInvoiceSubmissionMessage One validation message of a submission, as the authority words it.
+type TaxInvoiceSubmissionMessage struct {
+	// Category What was checked; `reporting` is the 24-hour rule of simplified documents.
+	Category TaxInvoiceSubmissionMessageCategory `json:"category"`
+
+	// Code Official rule id where one exists, else this sandbox's `SBX-…` code.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+
+	// Status `PASS` for an info, `WARNING` for a warning, `ERROR` for an error.
+	Status TaxInvoiceSubmissionMessageStatus `json:"status"`
+	Type   TaxInvoiceSubmissionMessageType   `json:"type"`
+}
+
+// TaxInvoiceSubmissionMessageCategory What was checked; `reporting` is the 24-hour rule of simplified documents.
+type TaxInvoiceSubmissionMessageCategory string
+
+// TaxInvoiceSubmissionMessageStatus `PASS` for an info, `WARNING` for a warning, `ERROR` for an error.
+type TaxInvoiceSubmissionMessageStatus string
+
+// TaxInvoiceSubmissionMessageType defines model for TaxInvoiceSubmissionMessage.Type.
+type TaxInvoiceSubmissionMessageType string
+
+// TaxInvoiceSubmissionStatus The outcome of a tax document's submission to the (simulated) authority: a simplified document is `REPORTED` or `NOT_REPORTED`, a standard one `CLEARED` or `NOT_CLEARED`. Final: a document is submitted once.
+type TaxInvoiceSubmissionStatus string
+
+// TaxInvoiceSubmissionValidation The validation results of a submission, in the authority's shape.
+type TaxInvoiceSubmissionValidation struct {
+	ErrorMessages []TaxInvoiceSubmissionMessage `json:"error_messages"`
+	InfoMessages  []TaxInvoiceSubmissionMessage `json:"info_messages"`
+
+	// Status `ERROR` when there is an error message, `WARNING` when a warning, else `PASS`.
+	Status          TaxInvoiceSubmissionValidationStatus `json:"status"`
+	WarningMessages []TaxInvoiceSubmissionMessage        `json:"warning_messages"`
+}
+
+// TaxInvoiceSubmissionValidationStatus `ERROR` when there is an error message, `WARNING` when a warning, else `PASS`.
+type TaxInvoiceSubmissionValidationStatus string
+
 // TaxInvoiceSummary A tax document in the archive (`listTaxInvoices`); `getTaxInvoice` reads the whole result.
 type TaxInvoiceSummary struct {
 	// BillingReferenceNumber The number of the invoice a credit or debit note corrects; null on a tax invoice.
@@ -4804,6 +5089,7 @@ type WebhookDelivery struct {
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
+	// | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -4980,6 +5266,7 @@ type WebhookEvent struct {
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
+	// | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -5030,6 +5317,7 @@ type WebhookEventData struct {
 // | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 // | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 // | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
+// | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |
 // | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 // | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 // | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -5110,6 +5398,7 @@ type WebhookTestResult struct {
 	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
+	// | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |
 	// | `product.updated` | `updateProduct` changes the product; sent to each organization with a subscription to it that is not `terminated` | `Product` |
 	// | `plan.deprecated`, `plan.retired` | `updatePlan` moves the plan to that status; sent to each organization with a subscription on it that is not `terminated` | `Plan` |
 	// | `webhook_endpoint.test` | `sendWebhookEndpointTest` (always delivered to that endpoint, whatever `enabled_events` says) | `WebhookTestEventData` |
@@ -5646,12 +5935,18 @@ type ListTaxInvoicesParams struct {
 	// IcvTo Only documents with a counter value of at most this.
 	IcvTo *int64 `form:"icv_to,omitempty" json:"icv_to,omitempty"`
 
+	// SubmissionStatus Only documents with this outcome of `submitTaxInvoice` (`TaxInvoiceSubmissionStatus`), or not submitted yet (`NOT_SUBMITTED`).
+	SubmissionStatus *ListTaxInvoicesParamsSubmissionStatus `form:"submission_status,omitempty" json:"submission_status,omitempty"`
+
 	// Cursor Opaque cursor: the `next_cursor` of the previous page.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Limit Page size, 1..200. Default 50.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
+
+// ListTaxInvoicesParamsSubmissionStatus defines parameters for ListTaxInvoices.
+type ListTaxInvoicesParamsSubmissionStatus string
 
 // GenerateSimplifiedInvoiceParams defines parameters for GenerateSimplifiedInvoice.
 type GenerateSimplifiedInvoiceParams struct {
@@ -5667,6 +5962,12 @@ type GenerateStandardInvoiceParams struct {
 
 // ValidateTaxInvoiceParams defines parameters for ValidateTaxInvoice.
 type ValidateTaxInvoiceParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SubmitTaxInvoiceParams defines parameters for SubmitTaxInvoice.
+type SubmitTaxInvoiceParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -6267,6 +6568,32 @@ func (t *WebhookEventData) FromTaxInvoiceEventData(v TaxInvoiceEventData) error 
 
 // MergeTaxInvoiceEventData performs a merge with any union data inside the WebhookEventData, using the provided TaxInvoiceEventData
 func (t *WebhookEventData) MergeTaxInvoiceEventData(v TaxInvoiceEventData) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsTaxInvoiceSubmission returns the union data inside the WebhookEventData as a TaxInvoiceSubmission
+func (t WebhookEventData) AsTaxInvoiceSubmission() (TaxInvoiceSubmission, error) {
+	var body TaxInvoiceSubmission
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTaxInvoiceSubmission overwrites any union data inside the WebhookEventData as the provided TaxInvoiceSubmission
+func (t *WebhookEventData) FromTaxInvoiceSubmission(v TaxInvoiceSubmission) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeTaxInvoiceSubmission performs a merge with any union data inside the WebhookEventData, using the provided TaxInvoiceSubmission
+func (t *WebhookEventData) MergeTaxInvoiceSubmission(v TaxInvoiceSubmission) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -8054,6 +8381,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 	GetTaxInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTaxInvoiceSubmission Get the submission result of a tax document
+	//
+	// The result `submitTaxInvoice` gave for the document, as it gave it. A document not submitted yet is 404 (so is another organization's document, as an unknown id). Needs `invoice:submit` or `invoice:archive`. Who may read it as for `getTaxInvoice` (the organization, a connected business its own documents, the operator any).
+	//
+	// Corresponds with GET /v1/taxauth/invoices/{id}/submission (the `GetTaxInvoiceSubmission` operationId).
+	GetTaxInvoiceSubmission(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitTaxInvoice Report or clear a tax document (simulated)
+	//
+	// Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
+	//
+	// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
+	//
+	// A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
+	//
+	// Corresponds with POST /v1/taxauth/invoices/{id}/submit (the `SubmitTaxInvoice` operationId).
+	SubmitTaxInvoice(ctx context.Context, id Id, params *SubmitTaxInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTaxInvoiceXml Download a tax document's XML
 	//
@@ -10878,6 +11223,44 @@ func (c *Client) ValidateTaxInvoice(ctx context.Context, params *ValidateTaxInvo
 // Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 func (c *Client) GetTaxInvoice(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTaxInvoiceRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTaxInvoiceSubmission Get the submission result of a tax document
+//
+// The result `submitTaxInvoice` gave for the document, as it gave it. A document not submitted yet is 404 (so is another organization's document, as an unknown id). Needs `invoice:submit` or `invoice:archive`. Who may read it as for `getTaxInvoice` (the organization, a connected business its own documents, the operator any).
+//
+// Corresponds with GET /v1/taxauth/invoices/{id}/submission (the `GetTaxInvoiceSubmission` operationId).
+func (c *Client) GetTaxInvoiceSubmission(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTaxInvoiceSubmissionRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitTaxInvoice Report or clear a tax document (simulated)
+//
+// Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
+//
+// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
+//
+// A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
+//
+// Corresponds with POST /v1/taxauth/invoices/{id}/submit (the `SubmitTaxInvoice` operationId).
+func (c *Client) SubmitTaxInvoice(ctx context.Context, id Id, params *SubmitTaxInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitTaxInvoiceRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15474,6 +15857,18 @@ func NewListTaxInvoicesRequest(server string, params *ListTaxInvoicesParams) (*h
 
 		}
 
+		if params.SubmissionStatus != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "submission_status", *params.SubmissionStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -15706,6 +16101,89 @@ func NewGetTaxInvoiceRequest(server string, id Id) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetTaxInvoiceSubmissionRequest constructs an http.Request for the GetTaxInvoiceSubmission method
+func NewGetTaxInvoiceSubmissionRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices/%s/submission", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSubmitTaxInvoiceRequest constructs an http.Request for the SubmitTaxInvoice method
+func NewSubmitTaxInvoiceRequest(server string, id Id, params *SubmitTaxInvoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/taxauth/invoices/%s/submit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -18213,6 +18691,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/taxauth/invoices/{id} (the `GetTaxInvoice` operationId).
 	GetTaxInvoiceWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceResponse, error)
+
+	// GetTaxInvoiceSubmissionWithResponse Get the submission result of a tax document
+	//
+	// The result `submitTaxInvoice` gave for the document, as it gave it. A document not submitted yet is 404 (so is another organization's document, as an unknown id). Needs `invoice:submit` or `invoice:archive`. Who may read it as for `getTaxInvoice` (the organization, a connected business its own documents, the operator any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/taxauth/invoices/{id}/submission (the `GetTaxInvoiceSubmission` operationId).
+	GetTaxInvoiceSubmissionWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceSubmissionResponse, error)
+
+	// SubmitTaxInvoiceWithResponse Report or clear a tax document (simulated)
+	//
+	// Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
+	//
+	// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
+	//
+	// A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/taxauth/invoices/{id}/submit (the `SubmitTaxInvoice` operationId).
+	SubmitTaxInvoiceWithResponse(ctx context.Context, id Id, params *SubmitTaxInvoiceParams, reqEditors ...RequestEditorFn) (*SubmitTaxInvoiceResponse, error)
 
 	// GetTaxInvoiceXmlWithResponse Download a tax document's XML
 	//
@@ -30845,6 +31345,323 @@ func (r GetTaxInvoiceResponse) ContentType() string {
 	return ""
 }
 
+// GetTaxInvoiceSubmissionResponse200Headers the declared response headers of an HTTP 200 response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponse200Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceSubmissionResponse400Headers the declared response headers of an HTTP 400 response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponse400Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceSubmissionResponse401Headers the declared response headers of an HTTP 401 response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponse401Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceSubmissionResponse403Headers the declared response headers of an HTTP 403 response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponse403Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceSubmissionResponse404Headers the declared response headers of an HTTP 404 response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponse404Headers struct {
+	RequestId string
+}
+
+// GetTaxInvoiceSubmissionResponse429Headers the declared response headers of an HTTP 429 response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetTaxInvoiceSubmissionResponse503Headers the declared response headers of an HTTP 503 response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetTaxInvoiceSubmissionResponseDefaultHeaders the declared response headers of an HTTP default response for GetTaxInvoiceSubmission
+type GetTaxInvoiceSubmissionResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetTaxInvoiceSubmissionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaxInvoiceSubmission
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTaxInvoiceSubmissionResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetTaxInvoiceSubmissionResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTaxInvoiceSubmissionResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTaxInvoiceSubmissionResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTaxInvoiceSubmissionResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTaxInvoiceSubmissionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTaxInvoiceSubmissionResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetTaxInvoiceSubmissionResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTaxInvoiceSubmissionResponse) GetJSON200() *TaxInvoiceSubmission {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTaxInvoiceSubmissionResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTaxInvoiceSubmissionResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetTaxInvoiceSubmissionResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTaxInvoiceSubmissionResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTaxInvoiceSubmissionResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTaxInvoiceSubmissionResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetTaxInvoiceSubmissionResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTaxInvoiceSubmissionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTaxInvoiceSubmissionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTaxInvoiceSubmissionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTaxInvoiceSubmissionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SubmitTaxInvoiceResponse200Headers the declared response headers of an HTTP 200 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// SubmitTaxInvoiceResponse400Headers the declared response headers of an HTTP 400 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse400Headers struct {
+	RequestId string
+}
+
+// SubmitTaxInvoiceResponse401Headers the declared response headers of an HTTP 401 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse401Headers struct {
+	RequestId string
+}
+
+// SubmitTaxInvoiceResponse403Headers the declared response headers of an HTTP 403 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse403Headers struct {
+	RequestId string
+}
+
+// SubmitTaxInvoiceResponse404Headers the declared response headers of an HTTP 404 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse404Headers struct {
+	RequestId string
+}
+
+// SubmitTaxInvoiceResponse409Headers the declared response headers of an HTTP 409 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse409Headers struct {
+	RequestId string
+}
+
+// SubmitTaxInvoiceResponse429Headers the declared response headers of an HTTP 429 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// SubmitTaxInvoiceResponse503Headers the declared response headers of an HTTP 503 response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// SubmitTaxInvoiceResponseDefaultHeaders the declared response headers of an HTTP default response for SubmitTaxInvoice
+type SubmitTaxInvoiceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type SubmitTaxInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TaxInvoiceSubmission
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *ProductOperationForbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SubmitTaxInvoiceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SubmitTaxInvoiceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SubmitTaxInvoiceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SubmitTaxInvoiceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SubmitTaxInvoiceResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SubmitTaxInvoiceResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitTaxInvoiceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitTaxInvoiceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *SubmitTaxInvoiceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmitTaxInvoiceResponse) GetJSON200() *TaxInvoiceSubmission {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSON403() *ProductOperationForbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r SubmitTaxInvoiceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitTaxInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitTaxInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitTaxInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitTaxInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetTaxInvoiceXmlResponse200Headers the declared response headers of an HTTP 200 response for GetTaxInvoiceXml
 type GetTaxInvoiceXmlResponse200Headers struct {
 	RequestId string
@@ -35590,6 +36407,40 @@ func (c *ClientWithResponses) GetTaxInvoiceWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseGetTaxInvoiceResponse(rsp)
+}
+
+// GetTaxInvoiceSubmissionWithResponse Get the submission result of a tax document
+//
+// The result `submitTaxInvoice` gave for the document, as it gave it. A document not submitted yet is 404 (so is another organization's document, as an unknown id). Needs `invoice:submit` or `invoice:archive`. Who may read it as for `getTaxInvoice` (the organization, a connected business its own documents, the operator any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/taxauth/invoices/{id}/submission (the `GetTaxInvoiceSubmission` operationId).
+func (c *ClientWithResponses) GetTaxInvoiceSubmissionWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetTaxInvoiceSubmissionResponse, error) {
+	rsp, err := c.GetTaxInvoiceSubmission(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTaxInvoiceSubmissionResponse(rsp)
+}
+
+// SubmitTaxInvoiceWithResponse Report or clear a tax document (simulated)
+//
+// Submits a stored tax document to the sandbox authority, as the tax authority's reporting and clearance services would receive it. Simulated: nothing is sent to the tax authority; every result says so (`sandbox`, `notice`).
+//
+// A simplified document (`0200000`: invoice, credit or debit note) is *reported*: `mode` `reporting`, `reporting_status` `REPORTED` or `NOT_REPORTED`. The authority expects a simplified document within 24 hours of its issue: a later submission is still reported, with the warning `SBX-RPT-01` (category `reporting`). A standard document (`0100000`) is *cleared*: `mode` `clearance`, `clearance_status` `CLEARED` (with `cleared_invoice`, the base64 of the document stamped by the sandbox authority, and its QR payload) or `NOT_CLEARED`. The document is checked exactly as `validateTaxInvoice` checks an XML document (schema, business rules, hash, signature, certificate, QR); the results come in the authority's shape, split into `info_messages`, `warning_messages` and `error_messages` with the overall `status` (`PASS`, `WARNING`, `ERROR`). A document with an `error` is `NOT_REPORTED` or `NOT_CLEARED`; either way the outcome is a 200 result, and `listTaxInvoices` finds the document under that `submission_status` (before, under `NOT_SUBMITTED`).
+//
+// A document is submitted once: a second submission, whatever the first outcome, is 409 `invalid_state_transition` naming the outcome (read it with `getTaxInvoiceSubmission`; a rejected document is corrected by issuing a new one). The same `Idempotency-Key` replays the first answer. Who may call it: the organization that owns the document, with `invoice:submit` (another organization's document is 404, as for an unknown id). The operator may not (403 `forbidden`): submission is the taxpayer's act. A connected business's credential carries only `invoice:generate` (403 `insufficient_scope`). A submission counts one `einvoice` usage unit and obeys spend controls (429 `spend_limit_reached`) and the entitlement rules of the `einvoice` product (403 as listed there), checked before anything is read; a refusal stores and counts nothing. Audited (`tax_invoice.submitted`) and emits the webhook event `tax_invoice.submitted`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/taxauth/invoices/{id}/submit (the `SubmitTaxInvoice` operationId).
+func (c *ClientWithResponses) SubmitTaxInvoiceWithResponse(ctx context.Context, id Id, params *SubmitTaxInvoiceParams, reqEditors ...RequestEditorFn) (*SubmitTaxInvoiceResponse, error) {
+	rsp, err := c.SubmitTaxInvoice(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitTaxInvoiceResponse(rsp)
 }
 
 // GetTaxInvoiceXmlWithResponse Download a tax document's XML
@@ -51933,6 +52784,416 @@ func ParseGetTaxInvoiceResponse(rsp *http.Response) (*GetTaxInvoiceResponse, err
 	return response, nil
 }
 
+// ParseGetTaxInvoiceSubmissionResponse parses an HTTP response from a GetTaxInvoiceSubmissionWithResponse call
+func ParseGetTaxInvoiceSubmissionResponse(rsp *http.Response) (*GetTaxInvoiceSubmissionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTaxInvoiceSubmissionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaxInvoiceSubmission
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTaxInvoiceSubmissionResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetTaxInvoiceSubmissionResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTaxInvoiceSubmissionResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTaxInvoiceSubmissionResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTaxInvoiceSubmissionResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetTaxInvoiceSubmissionResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTaxInvoiceSubmissionResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetTaxInvoiceSubmissionResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSubmitTaxInvoiceResponse parses an HTTP response from a SubmitTaxInvoiceWithResponse call
+func ParseSubmitTaxInvoiceResponse(rsp *http.Response) (*SubmitTaxInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitTaxInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TaxInvoiceSubmission
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ProductOperationForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SubmitTaxInvoiceResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SubmitTaxInvoiceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SubmitTaxInvoiceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SubmitTaxInvoiceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SubmitTaxInvoiceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SubmitTaxInvoiceResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers SubmitTaxInvoiceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SubmitTaxInvoiceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers SubmitTaxInvoiceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetTaxInvoiceXmlResponse parses an HTTP response from a GetTaxInvoiceXmlWithResponse call
 func ParseGetTaxInvoiceXmlResponse(rsp *http.Response) (*GetTaxInvoiceXmlResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -55533,6 +56794,12 @@ type ServerInterface interface {
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id)
+	// GetTaxInvoiceSubmission Get the submission result of a tax document
+	// (GET /v1/taxauth/invoices/{id}/submission)
+	GetTaxInvoiceSubmission(w http.ResponseWriter, r *http.Request, id Id)
+	// SubmitTaxInvoice Report or clear a tax document (simulated)
+	// (POST /v1/taxauth/invoices/{id}/submit)
+	SubmitTaxInvoice(w http.ResponseWriter, r *http.Request, id Id, params SubmitTaxInvoiceParams)
 	// GetTaxInvoiceXml Download a tax document's XML
 	// (GET /v1/taxauth/invoices/{id}/xml)
 	GetTaxInvoiceXml(w http.ResponseWriter, r *http.Request, id Id)
@@ -56037,6 +57304,18 @@ func (_ Unimplemented) ValidateTaxInvoice(w http.ResponseWriter, r *http.Request
 // GetTaxInvoice Get a tax invoice
 // (GET /v1/taxauth/invoices/{id})
 func (_ Unimplemented) GetTaxInvoice(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetTaxInvoiceSubmission Get the submission result of a tax document
+// (GET /v1/taxauth/invoices/{id}/submission)
+func (_ Unimplemented) GetTaxInvoiceSubmission(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// SubmitTaxInvoice Report or clear a tax document (simulated)
+// (POST /v1/taxauth/invoices/{id}/submit)
+func (_ Unimplemented) SubmitTaxInvoice(w http.ResponseWriter, r *http.Request, id Id, params SubmitTaxInvoiceParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -59415,6 +60694,19 @@ func (siw *ServerInterfaceWrapper) ListTaxInvoices(w http.ResponseWriter, r *htt
 		return
 	}
 
+	// ------------- Optional query parameter "submission_status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "submission_status", r.URL.Query(), &params.SubmissionStatus, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "submission_status"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "submission_status", Err: err})
+		}
+		return
+	}
+
 	// ------------- Optional query parameter "cursor" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
@@ -59592,6 +60884,82 @@ func (siw *ServerInterfaceWrapper) GetTaxInvoice(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetTaxInvoice(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetTaxInvoiceSubmission operation middleware
+func (siw *ServerInterfaceWrapper) GetTaxInvoiceSubmission(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTaxInvoiceSubmission(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SubmitTaxInvoice operation middleware
+func (siw *ServerInterfaceWrapper) SubmitTaxInvoice(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SubmitTaxInvoiceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SubmitTaxInvoice(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -60628,6 +61996,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/taxauth/invoices/{id}/xml", wrapper.GetTaxInvoiceXml)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/taxauth/invoices/{id}/submit", wrapper.SubmitTaxInvoice)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/taxauth/invoices/{id}/submission", wrapper.GetTaxInvoiceSubmission)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/address/resolve-short", wrapper.ResolveShortAddress)
@@ -74669,6 +76043,356 @@ func (response GetTaxInvoicedefaultApplicationProblemPlusJSONResponse) VisitGetT
 	return err
 }
 
+type GetTaxInvoiceSubmissionRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetTaxInvoiceSubmissionResponseObject interface {
+	VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error
+}
+
+type GetTaxInvoiceSubmission200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetTaxInvoiceSubmission200JSONResponse struct {
+	Body    TaxInvoiceSubmission
+	Headers GetTaxInvoiceSubmission200ResponseHeaders
+}
+
+func (response GetTaxInvoiceSubmission200JSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceSubmission400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceSubmission400ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceSubmission401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceSubmission401ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceSubmission403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceSubmission403ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceSubmission404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceSubmission404ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceSubmission429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceSubmission429ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceSubmission503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetTaxInvoiceSubmission503ApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTaxInvoiceSubmissiondefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetTaxInvoiceSubmissiondefaultApplicationProblemPlusJSONResponse) VisitGetTaxInvoiceSubmissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoiceRequestObject struct {
+	Id     Id `json:"id"`
+	Params SubmitTaxInvoiceParams
+}
+
+type SubmitTaxInvoiceResponseObject interface {
+	VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error
+}
+
+type SubmitTaxInvoice200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type SubmitTaxInvoice200JSONResponse struct {
+	Body    TaxInvoiceSubmission
+	Headers SubmitTaxInvoice200ResponseHeaders
+}
+
+func (response SubmitTaxInvoice200JSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoice400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitTaxInvoice400ApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoice401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitTaxInvoice401ApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoice403ApplicationProblemPlusJSONResponse struct {
+	ProductOperationForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitTaxInvoice403ApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoice404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitTaxInvoice404ApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoice409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitTaxInvoice409ApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoice429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitTaxInvoice429ApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoice503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitTaxInvoice503ApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SubmitTaxInvoicedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response SubmitTaxInvoicedefaultApplicationProblemPlusJSONResponse) VisitSubmitTaxInvoiceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetTaxInvoiceXmlRequestObject struct {
 	Id Id `json:"id"`
 }
@@ -77668,6 +79392,12 @@ type StrictServerInterface interface {
 	// GetTaxInvoice Get a tax invoice
 	// (GET /v1/taxauth/invoices/{id})
 	GetTaxInvoice(ctx context.Context, request GetTaxInvoiceRequestObject) (GetTaxInvoiceResponseObject, error)
+	// GetTaxInvoiceSubmission Get the submission result of a tax document
+	// (GET /v1/taxauth/invoices/{id}/submission)
+	GetTaxInvoiceSubmission(ctx context.Context, request GetTaxInvoiceSubmissionRequestObject) (GetTaxInvoiceSubmissionResponseObject, error)
+	// SubmitTaxInvoice Report or clear a tax document (simulated)
+	// (POST /v1/taxauth/invoices/{id}/submit)
+	SubmitTaxInvoice(ctx context.Context, request SubmitTaxInvoiceRequestObject) (SubmitTaxInvoiceResponseObject, error)
 	// GetTaxInvoiceXml Download a tax document's XML
 	// (GET /v1/taxauth/invoices/{id}/xml)
 	GetTaxInvoiceXml(ctx context.Context, request GetTaxInvoiceXmlRequestObject) (GetTaxInvoiceXmlResponseObject, error)
@@ -80014,6 +81744,59 @@ func (sh *strictHandler) GetTaxInvoice(w http.ResponseWriter, r *http.Request, i
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetTaxInvoiceResponseObject); ok {
 		if err := validResponse.VisitGetTaxInvoiceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetTaxInvoiceSubmission operation middleware
+func (sh *strictHandler) GetTaxInvoiceSubmission(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetTaxInvoiceSubmissionRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTaxInvoiceSubmission(ctx, request.(GetTaxInvoiceSubmissionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTaxInvoiceSubmission")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTaxInvoiceSubmissionResponseObject); ok {
+		if err := validResponse.VisitGetTaxInvoiceSubmissionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SubmitTaxInvoice operation middleware
+func (sh *strictHandler) SubmitTaxInvoice(w http.ResponseWriter, r *http.Request, id Id, params SubmitTaxInvoiceParams) {
+	var request SubmitTaxInvoiceRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SubmitTaxInvoice(ctx, request.(SubmitTaxInvoiceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SubmitTaxInvoice")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SubmitTaxInvoiceResponseObject); ok {
+		if err := validResponse.VisitSubmitTaxInvoiceResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

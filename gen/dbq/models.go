@@ -489,6 +489,18 @@ type TaxInvoice struct {
 	ConnectedBusinessID       *uuid.UUID
 	BillingReferenceInvoiceID *uuid.UUID
 	BillingReferenceNumber    *string
+	SubmissionStatus          string
+}
+
+type TaxInvoiceSubmission struct {
+	TaxInvoiceID   uuid.UUID
+	OrganizationID uuid.UUID
+	Status         string
+	Results        []byte
+	ClearedXml     *string
+	ClearedQr      *string
+	SubmittedAt    time.Time
+	RequestID      *string
 }
 
 type TestClock struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const taxInvoiceGetByID = `-- name: TaxInvoiceGetByID :one
-SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number FROM tax_invoices
+SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number, submission_status FROM tax_invoices
 WHERE organization_id = $1 AND id = $2
   AND ($3::uuid IS NULL OR connected_business_id = $3)
 `
@@ -52,12 +52,13 @@ func (q *Queries) TaxInvoiceGetByID(ctx context.Context, arg TaxInvoiceGetByIDPa
 		&i.ConnectedBusinessID,
 		&i.BillingReferenceInvoiceID,
 		&i.BillingReferenceNumber,
+		&i.SubmissionStatus,
 	)
 	return i, err
 }
 
 const taxInvoiceGetByIDAnyOrganization = `-- name: TaxInvoiceGetByIDAnyOrganization :one
-SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number FROM tax_invoices WHERE id = $1
+SELECT id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number, submission_status FROM tax_invoices WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -87,6 +88,7 @@ func (q *Queries) TaxInvoiceGetByIDAnyOrganization(ctx context.Context, id uuid.
 		&i.ConnectedBusinessID,
 		&i.BillingReferenceInvoiceID,
 		&i.BillingReferenceNumber,
+		&i.SubmissionStatus,
 	)
 	return i, err
 }
@@ -101,7 +103,7 @@ INSERT INTO tax_invoices (
     $12, $13, $14, $15, $16, $17, $18, $19,
     $20, $21
 )
-RETURNING id, organization_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type, requested_type, valid, payable_amount, issued_at, created_at, request, result, xml, request_id, connected_business_id, billing_reference_invoice_id, billing_reference_number
+RETURNING created_at
 `
 
 type TaxInvoiceInsertParams struct {
@@ -128,7 +130,9 @@ type TaxInvoiceInsertParams struct {
 	BillingReferenceNumber    *string
 }
 
-func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (TaxInvoice, error) {
+// Returns only what the database decides (created_at): the caller holds every other value,
+// and RETURNING * would send the bodies just written (XML, request, result) back to it.
+func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, taxInvoiceInsert,
 		arg.ID,
 		arg.OrganizationID,
@@ -152,32 +156,9 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 		arg.BillingReferenceInvoiceID,
 		arg.BillingReferenceNumber,
 	)
-	var i TaxInvoice
-	err := row.Scan(
-		&i.ID,
-		&i.OrganizationID,
-		&i.EgsUnitID,
-		&i.Icv,
-		&i.Number,
-		&i.Uuid,
-		&i.Pih,
-		&i.InvoiceHash,
-		&i.Status,
-		&i.InvoiceType,
-		&i.RequestedType,
-		&i.Valid,
-		&i.PayableAmount,
-		&i.IssuedAt,
-		&i.CreatedAt,
-		&i.Request,
-		&i.Result,
-		&i.Xml,
-		&i.RequestID,
-		&i.ConnectedBusinessID,
-		&i.BillingReferenceInvoiceID,
-		&i.BillingReferenceNumber,
-	)
-	return i, err
+	var created_at time.Time
+	err := row.Scan(&created_at)
+	return created_at, err
 }
 
 const taxInvoiceList = `-- name: TaxInvoiceList :many
@@ -191,9 +172,10 @@ WHERE organization_id = $1
   AND ($5::timestamptz IS NULL OR issued_at < $5)
   AND ($6::bigint IS NULL OR icv >= $6)
   AND ($7::bigint IS NULL OR icv <= $7)
-  AND ($8::uuid IS NULL OR id < $8)
+  AND ($8::text IS NULL OR submission_status = $8)
+  AND ($9::uuid IS NULL OR id < $9)
 ORDER BY id DESC
-LIMIT $9
+LIMIT $10
 `
 
 type TaxInvoiceListParams struct {
@@ -204,6 +186,7 @@ type TaxInvoiceListParams struct {
 	IssuedBefore        *time.Time
 	IcvFrom             *int64
 	IcvTo               *int64
+	SubmissionStatus    *string
 	Before              *uuid.UUID
 	RowLimit            int32
 }
@@ -237,6 +220,7 @@ func (q *Queries) TaxInvoiceList(ctx context.Context, arg TaxInvoiceListParams) 
 		arg.IssuedBefore,
 		arg.IcvFrom,
 		arg.IcvTo,
+		arg.SubmissionStatus,
 		arg.Before,
 		arg.RowLimit,
 	)

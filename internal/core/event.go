@@ -61,6 +61,7 @@ const (
 	// a void) was issued by the platform, or the engine refused the tax invoice.
 	EventInvoiceTaxDocumentIssued EventType = "invoice.tax_document_issued"
 	EventInvoiceTaxDocumentFailed EventType = "invoice.tax_document_failed"
+	EventTaxInvoiceSubmitted      EventType = "tax_invoice.submitted"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -84,6 +85,7 @@ func EventTypes() []EventType {
 		EventSubscriptionOverdue, EventSubscriptionPaymentRetryFailed, EventSubscriptionWrittenOff, EventSubscriptionRecovered,
 		EventEGSUnitRegistered, EventEGSUnitProductionIssued, EventEGSUnitRevoked,
 		EventInvoiceTaxDocumentIssued, EventInvoiceTaxDocumentFailed,
+		EventTaxInvoiceSubmitted,
 	}
 }
 

@@ -58,6 +58,7 @@ type TaxInvoiceFilter struct {
 	Kind                 *string   // an einvoice kind (requested_invoice_type)
 	IssuedFrom, IssuedTo *time.Time
 	ICVFrom, ICVTo       *int64
+	SubmissionStatus     *string // an einvoice.Submission… status
 	Cursor               *string // the next_cursor of the previous page
 	Limit                int
 }
@@ -79,8 +80,35 @@ type TaxInvoiceService interface {
 	// page: the organization's documents, only a connected business's own for its credential.
 	// EForbidden when an organization principal names another organization.
 	ListTaxInvoices(ctx context.Context, f TaxInvoiceFilter) ([]*TaxInvoice, *string, error)
+	// SubmitTaxInvoice reports (simplified) or clears (standard) one of the principal
+	// organization's documents with the sandbox authority: the stored XML is validated as
+	// TaxInvoiceValidationService validates XML, a simplified document submitted late gets the
+	// reporting warning, any error rejects it, and a cleared document is stamped again. The
+	// outcome, whatever it is, is stored, audited, published and counted as einvoice usage.
+	// Errors: EForbidden for the operator (submission is the taxpayer's); the entitlement
+	// refusals and the spend limit (429), before anything is read; ENotFound for an unknown id or
+	// another organization's document; EInvalidTransition when the document was submitted
+	// already.
+	SubmitTaxInvoice(ctx context.Context, id uuid.UUID) (*TaxInvoiceSubmission, error)
+	// FindTaxInvoiceSubmission returns the submission of a document, ENotFound when the
+	// document is not submitted or not visible to the principal (as FindTaxInvoiceByID).
+	FindTaxInvoiceSubmission(ctx context.Context, id uuid.UUID) (*TaxInvoiceSubmission, error)
 	// FindTaxInvoiceByID returns an invoice, or ENotFound when it does not exist, belongs
 	// to another organization than the principal's, or the principal is a connected
 	// business and the invoice is not that business's.
 	FindTaxInvoiceByID(ctx context.Context, id uuid.UUID) (*TaxInvoice, error)
+}
+
+// TaxInvoiceSubmission is the sandbox authority's answer to the submission of a document.
+type TaxInvoiceSubmission struct {
+	InvoiceID      uuid.UUID
+	OrganizationID uuid.UUID
+	Kind           einvoice.Kind
+	Status         string // einvoice.SubmissionReported, …NotReported, …Cleared, …NotCleared
+	Results        []einvoice.Result
+	// ClearedXML is the document stamped by the sandbox authority and ClearedQR its QR
+	// payload; nil unless cleared.
+	ClearedXML  *string
+	ClearedQR   *string
+	SubmittedAt time.Time
 }

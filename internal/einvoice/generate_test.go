@@ -507,3 +507,33 @@ func TestDraft_Valid(t *testing.T) {
 		}
 	}
 }
+
+// TestInvoiceHash_CanonicalFormAsLibxml2 compares the invoice hash with libxml2's C14N 1.1 on
+// what generated invoices never contain but other documents may: processing instructions, CDATA, characters to escape in text and attributes, attributes out of order
+// and in namespaces, and namespace declarations repeated or changed below the root. (No
+// comments: xmllint's --c14n11 keeps them, the signature's transform drops them.)
+func TestInvoiceHash_CanonicalFormAsLibxml2(t *testing.T) {
+	t.Parallel()
+	const doc = `<?xml version="1.0" encoding="UTF-8"?>
+<Invoice xmlns:cbc="urn:cbc" xmlns="urn:inv" xmlns:cac="urn:cac" z="1" a="2" xmlns:b="urn:b" b:x="3" cbc:y="4">
+  <cbc:ID>A &amp; B &lt; C &gt; D "q" 'a'&#13;</cbc:ID>
+  <cac:Party xmlns:cac="urn:cac" xmlns:cbc="urn:other"><cbc:Name t="tab&#9;nl&#10;cr&#13;amp&amp;lt&lt;gt>q&quot;"/></cac:Party>
+  <?pi some data?>
+  <cbc:Note><![CDATA[<raw> & text]]></cbc:Note>
+  <Inner xmlns=""><Deeper xmlns="urn:inv"/></Inner>
+  <cac:Signature><cbc:ID>left out</cbc:ID></cac:Signature>
+</Invoice>`
+	tree := etree.NewDocument()
+	if err := tree.ReadFromString(doc); err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := einvoice.InvoiceHash(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := strings.Replace(doc, "<cac:Signature><cbc:ID>left out</cbc:ID></cac:Signature>", "", 1)
+	sum := sha256.Sum256(xmllint(t, "--c14n11", writeTemp(t, "doc.xml", []byte(stripped))))
+	if want := base64.StdEncoding.EncodeToString(sum[:]); got != want {
+		t.Errorf("hash %s, libxml2's C14N 1.1 gives %s", got, want)
+	}
+}

@@ -1,12 +1,13 @@
 package einvoice
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 
 	"github.com/beevik/etree"
-	dsig "github.com/russellhaering/goxmldsig"
 )
 
 // FirstPIH is the previous-invoice hash of the first invoice of a chain: by convention the
@@ -20,23 +21,19 @@ var FirstPIH = func() string {
 // without ext:UBLExtensions, cac:Signature and the QR additional document reference, and its
 // base64 form. doc is not changed.
 func InvoiceHash(doc *etree.Document) ([]byte, string, error) {
-	// A shallow copy of the root without the stamp's children: the canonicalizer copies
-	// what it reads, so the children are shared, not duplicated.
-	orig := doc.Root()
-	root := &etree.Element{Space: orig.Space, Tag: orig.Tag, Attr: orig.Attr}
-	for _, tok := range orig.Child {
-		if e, ok := tok.(*etree.Element); ok && isStampElement(e) {
-			continue
-		}
-		root.Child = append(root.Child, tok)
+	root := doc.Root()
+	if root == nil {
+		return nil, "", errNoRoot
 	}
-	canonical, err := dsig.MakeC14N11Canonicalizer().Canonicalize(root)
-	if err != nil {
-		return nil, "", err
-	}
-	sum := sha256.Sum256(canonical)
+	buf := canonicalBuffers.Get().(*bytes.Buffer)
+	defer canonicalBuffers.Put(buf)
+	buf.Reset()
+	canonical(buf, root, isStampElement)
+	sum := sha256.Sum256(buf.Bytes())
 	return sum[:], base64.StdEncoding.EncodeToString(sum[:]), nil
 }
+
+var errNoRoot = errors.New("einvoice: the document has no root element")
 
 // isStampElement reports whether e is one of the parts the invoice hash leaves out.
 func isStampElement(e *etree.Element) bool {

@@ -40,7 +40,9 @@ var implemented = map[string]int{
 	"generateStandardInvoice":   http.StatusNotFound, // the example's organization does not exist
 	"listTaxInvoices":           http.StatusOK,       // the operator lists any organization's archive: the example's is empty
 	"getTaxInvoiceXml":          http.StatusNotFound,
-	"validateTaxInvoice":        http.StatusNotFound, // the example's organization does not exist
+	"validateTaxInvoice":        http.StatusNotFound,  // the example's organization does not exist
+	"submitTaxInvoice":          http.StatusForbidden, // submission is the taxpayer's, never the operator's
+	"getTaxInvoiceSubmission":   http.StatusNotFound,
 	"resolveShortAddress":       http.StatusOK,
 
 	"createEgsUnit":                     http.StatusForbidden, // tenant only: the walk's operator is refused

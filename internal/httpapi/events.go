@@ -50,6 +50,8 @@ func eventData(v any) (any, error) {
 		return toAPIInvoiceTaxDocuments(v), nil
 	case *core.PlatformTaxRequest:
 		return toAPITaxInvoiceRequest(v), nil // not an event's data: the request stored with a platform document
+	case *core.TaxInvoiceSubmission:
+		return toAPITaxInvoiceSubmission(v), nil
 	case *core.Product:
 		return toAPIProduct(v), nil
 	case *core.Plan:

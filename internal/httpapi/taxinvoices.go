@@ -61,12 +61,13 @@ func (s *Server) ListTaxInvoices(ctx context.Context, req api.ListTaxInvoicesReq
 		return nil, err
 	}
 	f := core.TaxInvoiceFilter{
-		OrganizationID: org,
-		Kind:           enumString(req.Params.Kind),
-		ICVFrom:        req.Params.IcvFrom,
-		ICVTo:          req.Params.IcvTo,
-		Cursor:         req.Params.Cursor,
-		Limit:          valueOr(req.Params.Limit, defaultLimit),
+		OrganizationID:   org,
+		Kind:             enumString(req.Params.Kind),
+		ICVFrom:          req.Params.IcvFrom,
+		ICVTo:            req.Params.IcvTo,
+		SubmissionStatus: enumString(req.Params.SubmissionStatus),
+		Cursor:           req.Params.Cursor,
+		Limit:            valueOr(req.Params.Limit, defaultLimit),
 	}
 	if d := req.Params.IssuedFrom; d != nil {
 		f.IssuedFrom = &d.Time

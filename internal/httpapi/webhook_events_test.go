@@ -74,6 +74,7 @@ var eventDataSchemas = map[string]string{
 	"egs_unit.revoked":                       "EgsUnit",
 	"invoice.tax_document_issued":            "InvoiceTaxDocumentList",
 	"invoice.tax_document_failed":            "InvoiceTaxDocumentList",
+	"tax_invoice.submitted":                  "TaxInvoiceSubmission",
 }
 
 var (
@@ -159,6 +160,8 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	passCompliance(t, env, org, token, unit)
 	do(http.MethodPost, egsUnitsPath+"/"+unit+"/production-certificate", "", http.StatusOK)
 	do(http.MethodPost, egsUnitsPath+"/"+unit+"/revoke", "", http.StatusOK)
+	taxInvoice := generateInvoice(t, env, token, invoiceBody(t, org, nil))
+	do(http.MethodPost, "/v1/taxauth/invoices/"+taxInvoice.Invoice.ID+"/submit", "", http.StatusOK)
 	subPath := "/v1/subscriptions/" + sub.ID + "/"
 	// Invoices: the first selection's invoice voided, the second's written off by the
 	// operator, the third's paid after a declined payment.
@@ -281,7 +284,7 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		"billing_invoice.issued": 5, "invoice.issued": 5, "invoice.voided": 1, "invoice.uncollectible": 2,
 		"invoice.payment_failed": 1, "invoice.paid": 2, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
-		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 4, "webhook_endpoint.test": 1,
+		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 4, "tax_invoice.submitted": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
 		"organization.updated": 1, "subscription.renewed": 1,
 		"subscription.overdue": 1, "subscription.payment_retry_failed": 2, "subscription.written_off": 1, "subscription.recovered": 1,

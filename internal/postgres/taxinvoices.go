@@ -184,7 +184,7 @@ func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocume
 	if err != nil {
 		return nil, err
 	}
-	row, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+	createdAt, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
 		ID:                        id,
 		OrganizationID:            doc.OrganizationID,
 		ConnectedBusinessID:       doc.ConnectedBusinessID,
@@ -210,7 +210,22 @@ func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocume
 	if err != nil {
 		return nil, err
 	}
-	return taxInvoiceFromRow(row)
+	return &core.TaxInvoice{
+		ID: id, OrganizationID: doc.OrganizationID, ConnectedBusinessID: doc.ConnectedBusinessID, EGSUnitID: doc.EGSUnitID,
+		Status: einvoice.StatusGenerated, RequestedType: doc.RequestedType, Number: identity.Number, UUID: invoiceUUID,
+		ICV: identity.ICV, PIH: identity.PIH, IssuedAt: issuedAt, CreatedAt: createdAt, Invoice: *inv,
+		BillingReferenceNumber: doc.ReferenceNumber, Request: doc.RequestJSON,
+	}, nil
+}
+
+// admit applies to an operation that uses the einvoice product for orgID what every such
+// operation obeys, before it reads anything: the entitlement rules and the spend control's
+// hard limit.
+func (s *TaxInvoiceService) admit(ctx context.Context, p *core.Principal, orgID uuid.UUID) error {
+	if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
+		return err
+	}
+	return translate(checkSpend(ctx, s.db.queries(ctx), orgID, productEinvoice))
 }
 
 // taxInvoiceAudit is the audit summary of a generated tax invoice (never its XML or request).
@@ -490,7 +505,7 @@ func (s *TaxInvoiceService) ListTaxInvoices(ctx context.Context, f core.TaxInvoi
 	}
 	params := dbq.TaxInvoiceListParams{
 		OrganizationID: f.OrganizationID, ConnectedBusinessID: p.ConnectedBusinessID, InvoiceType: f.Kind,
-		IssuedFrom: f.IssuedFrom, IcvFrom: f.ICVFrom, IcvTo: f.ICVTo, Before: before, RowLimit: int32(f.Limit) + 1,
+		IssuedFrom: f.IssuedFrom, IcvFrom: f.ICVFrom, IcvTo: f.ICVTo, SubmissionStatus: f.SubmissionStatus, Before: before, RowLimit: int32(f.Limit) + 1,
 	}
 	if f.IssuedTo != nil {
 		// Inclusive of the whole last day.

@@ -40,6 +40,7 @@ var tenancyExempt = map[string]string{
 	"SupportCaseGetByIDAnyOrganization":                "operator read",
 	"SupportCaseGetByIDForUpdateAnyOrganization":       "operator lock",
 	"TaxInvoiceGetByIDAnyOrganization":                 "operator read",
+	"TaxInvoiceSubmissionGetAnyOrganization":           "operator read",
 	"WebhookEndpointGetByIDAnyOrganization":            "operator read",
 	"WebhookEndpointListAnyOrganization":               "operator list",
 	"BillingInvoiceGetByIDAnyOrganization":             "operator read",

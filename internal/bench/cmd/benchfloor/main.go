@@ -449,13 +449,12 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := uuid.Must(uuid.NewV7())
-	row, err := tq.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+	if _, err := tq.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
 		ID: id, OrganizationID: org, EgsUnitID: egs, Icv: identity.ICV, Number: identity.Number,
 		Uuid: invoiceUUID, Pih: identity.PIH, InvoiceHash: inv.Hash, Status: einvoice.StatusGenerated,
 		InvoiceType: inv.Type, RequestedType: req.RequestedType, Valid: inv.Valid(),
 		PayableAmount: inv.Totals.Payable, IssuedAt: issuedAt, Request: body, Result: result, Xml: inv.XML,
-	})
-	if err != nil {
+	}); err != nil {
 		fail(w, err)
 		return
 	}
@@ -482,7 +481,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply(w, http.StatusCreated, map[string]any{"invoice": row.ID, "result": inv, "xml": inv.XML})
+	reply(w, http.StatusCreated, map[string]any{"invoice": id, "result": inv, "xml": inv.XML})
 }
 
 // readJSON reads the whole body (the floor keeps it for request hashes) and decodes it.

@@ -1,0 +1,111 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/provider/coreapi/internal/core"
+	"github.com/provider/coreapi/internal/einvoice"
+	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/pgtest"
+	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/webhook"
+)
+
+// BenchmarkTaxInvoiceStorage generates, stamps and stores simplified invoices through the
+// service, as generateSimplifiedInvoice does, over a pool of one connection, and reports
+// beside Go's figures the CPU time of that connection's PostgreSQL backend per invoice
+// (pg-cpu-µs/op, from /proc: clock ticks of 10 ms, so run a few thousand). The sub-benchmarks
+// store the bodies with each TOAST compression and without, and maintain fewer indexes. Run
+// it with
+// `go test -run x -bench TaxInvoiceStorage -benchtime 2000x ./internal/postgres/`.
+func BenchmarkTaxInvoiceStorage(b *testing.B) {
+	ctx := context.Background()
+	d, err := postgres.Open(ctx, pgtest.NewDatabase(b)+" pool_max_conns=1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(d.Close)
+	d.Events = httpapi.EventEncoder{}
+	services := postgres.NewServices(d, devBox(b), webhook.DefaultPolicy(true))
+	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
+	org, err := services.Organizations.CreateOrganization(operator, core.OrganizationCreate{
+		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tenant := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: org.ID, Subject: "bench"})
+	in := core.TaxInvoiceGenerate{OrganizationID: org.ID, Request: benchInvoiceRequest(), RequestJSON: []byte(benchInvoiceJSON)}
+	var backend int
+	if err := d.Pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	// Each variant changes the table further: the bodies' compression, none, then fewer
+	// secondary indexes (the archive's kind and submission_status filters).
+	for _, v := range []struct{ name, sql string }{
+		{"pglz", `ALTER TABLE tax_invoices ALTER COLUMN xml SET COMPRESSION pglz, ALTER COLUMN result SET COMPRESSION pglz,
+			ALTER COLUMN request SET COMPRESSION pglz`},
+		{"lz4", `ALTER TABLE tax_invoices ALTER COLUMN xml SET COMPRESSION lz4, ALTER COLUMN result SET COMPRESSION lz4,
+			ALTER COLUMN request SET COMPRESSION lz4`},
+		{"uncompressed", `ALTER TABLE tax_invoices ALTER COLUMN xml SET STORAGE EXTERNAL, ALTER COLUMN result SET STORAGE EXTERNAL,
+			ALTER COLUMN request SET STORAGE EXTERNAL`},
+		{"lz4-without-filter-indexes", `ALTER TABLE tax_invoices ALTER COLUMN xml SET STORAGE EXTENDED, ALTER COLUMN result SET STORAGE EXTENDED,
+			ALTER COLUMN request SET STORAGE EXTENDED; DROP INDEX IF EXISTS tax_invoices_organization_id_invoice_type_id;
+			DROP INDEX IF EXISTS tax_invoices_organization_id_submission_status_id`},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			if _, err := d.Pool.Exec(ctx, v.sql); err != nil {
+				b.Fatal(err)
+			}
+			before := cpuTicks(b, backend)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := services.TaxInvoices.GenerateTaxInvoice(tenant, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// USER_HZ is 100 on Linux: a tick is 10 ms.
+			b.ReportMetric(float64(cpuTicks(b, backend)-before)*10_000/float64(b.N), "pg-cpu-µs/op")
+		})
+	}
+}
+
+// cpuTicks is the user and system CPU time of process pid in clock ticks.
+func cpuTicks(b *testing.B, pid int) int64 {
+	b.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("the backend's CPU time: %v (the database must run on this machine)", err)
+	}
+	// The fields after the command's closing parenthesis; utime and stime are the 14th and 15th.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return utime + stime
+}
+
+// benchInvoiceJSON is the load benchmark's simplified invoice (benchdriver's invoiceBody),
+// and benchInvoiceRequest the same as the handler converts it.
+const benchInvoiceJSON = `{"tax_calculation_mode":"service_calculated","requested_invoice_type":"simplified_tax_invoice",` +
+	`"seller":{"legal_name":"Nakhla","vat_number":"310123456700003","commercial_registration":"1010123456",` +
+	`"address":{"street_name":"King Fahd Road","building_number":"2929","district":"Al Olaya","city":"Riyadh","postal_code":"12214","country_code":"SA"}},` +
+	`"line_items":[{"line_id":"1","name_en":"Coffee","quantity":2,"unit_code":"PCE","unit_price":4500,"tax_category":"S","tax_rate":15},` +
+	`{"line_id":"2","name_en":"Croissant","quantity":3,"unit_code":"PCE","unit_price":1250,"tax_category":"S","tax_rate":15}]}`
+
+func benchInvoiceRequest() einvoice.Request {
+	str := func(s string) *string { return &s }
+	return einvoice.Request{
+		TaxCalculationMode: einvoice.ModeServiceCalculated, RequestedType: einvoice.TypeSimplified,
+		Seller: einvoice.Seller{LegalName: "Nakhla", VATNumber: "310123456700003", CommercialRegistration: str("1010123456"),
+			Address: &einvoice.Address{StreetName: str("King Fahd Road"), BuildingNumber: str("2929"), District: str("Al Olaya"),
+				City: str("Riyadh"), PostalCode: str("12214"), CountryCode: "SA"}},
+		Lines: []einvoice.Line{
+			{ID: "1", NameEn: "Coffee", Quantity: 2, UnitCode: "PCE", UnitPrice: 4500, TaxCategory: "S", TaxRate: 15},
+			{ID: "2", NameEn: "Croissant", Quantity: 3, UnitCode: "PCE", UnitPrice: 1250, TaxCategory: "S", TaxRate: 15},
+		},
+	}
+}
