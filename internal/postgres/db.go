@@ -154,6 +154,25 @@ func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
 	for _, r := range results {
 		logger.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "duration", r.Duration)
 	}
+	if err != nil {
+		return err
+	}
+	return createPartitionsAhead(ctx, dsn, logger)
+}
+
+// createPartitionsAhead creates the partitions of the time-partitioned tables that the
+// migrations leave to the service (migration 00390), so a migrated database takes rows at
+// once, before the maintenance job first runs.
+func createPartitionsAhead(ctx context.Context, dsn string, logger *slog.Logger) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	created, err := CreatePartitions(ctx, conn, time.Now())
+	for _, p := range created {
+		logger.Info("partition created", "table", p.Table, "partition", p.Name, "from", p.From, "to", p.To)
+	}
 	return err
 }
 
