@@ -60,6 +60,12 @@ const environmentHelp = `Environment:
   WEBHOOK_EVENT_RETENTION     how long webhook events (GET /v1/events), their deliveries and
                               attempts are kept before the sweep deletes them (default 720h,
                               30 days, also the least accepted)
+  REQUEST_LOG_RETENTION       how long request logs are kept (default 720h, 30 days; at least
+                              24h); whole days are dropped once past it
+  AUDIT_RETENTION             how long audit events are kept (default 9600h, 400 days; at
+                              least 24h); whole months are dropped once past it
+  GROWTH_EVENT_RETENTION      how long growth events are kept (default 9504h, 396 days, 13
+                              months; at least 24h); whole months are dropped once past it
   QUOTA_API_KEYS              active API keys per organization (default 100)
   QUOTA_WEBHOOK_ENDPOINTS     webhook endpoints per organization (default 16)
   QUOTA_CONNECTED_BUSINESSES  connected businesses not closed per platform organization
@@ -278,6 +284,8 @@ type config struct {
 	// webhookRetention is how long webhook events are kept.
 	webhookRetention time.Duration
 	quotas           core.Quotas
+	// retention is how long the time-partitioned tables keep their rows.
+	retention postgres.Retention
 	// renewalInterval is how often the renewal run starts.
 	renewalInterval time.Duration
 }
@@ -335,10 +343,35 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if cfg.quotas, err = core.QuotasFromEnv(getenv); err != nil {
 		return cfg, err
 	}
+	if cfg.retention, err = retentionFromEnv(getenv); err != nil {
+		return cfg, err
+	}
 	if cfg.renewalInterval, err = time.ParseDuration(valueOr(getenv("RENEWAL_INTERVAL"), jobs.DefaultRenewalInterval.String())); err != nil || cfg.renewalInterval <= 0 {
 		return cfg, fmt.Errorf("RENEWAL_INTERVAL must be a positive duration such as 1m")
 	}
 	return cfg, nil
+}
+
+// retentionFromEnv reads the retention of each time-partitioned table: a duration of at
+// least a day (the shortest partition).
+func retentionFromEnv(getenv func(string) string) (postgres.Retention, error) {
+	r := postgres.DefaultRetention
+	for name, field := range map[string]*time.Duration{
+		"REQUEST_LOG_RETENTION":  &r.RequestLogs,
+		"AUDIT_RETENTION":        &r.AuditEvents,
+		"GROWTH_EVENT_RETENTION": &r.GrowthEvents,
+	} {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 24*time.Hour {
+			return r, fmt.Errorf("%s must be a duration of at least 24h, such as 720h", name)
+		}
+		*field = d
+	}
+	return r, nil
 }
 
 // openDatabase returns the DSN of DATABASE_URL, or starts the private cluster, and applies
@@ -485,7 +518,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, RenewalInterval: cfg.renewalInterval})
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, Retention: cfg.retention, RenewalInterval: cfg.renewalInterval})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,9 @@ type Config struct {
 	// WebhookRetention is how long finished webhook events are kept; zero is
 	// DefaultWebhookRetention.
 	WebhookRetention time.Duration
+	// Retention is how long the time-partitioned tables keep their rows; zero fields are
+	// postgres.DefaultRetention's.
+	Retention postgres.Retention
 	// PollInterval is how often a process looks for due jobs besides being told of new ones
 	// (River's FetchPollInterval); zero is River's default, a second. Retries and scheduled
 	// attempts become due without a notification, so tests poll often.
@@ -80,12 +83,14 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	if cfg.RenewalInterval == 0 {
 		cfg.RenewalInterval = DefaultRenewalInterval
 	}
+	cfg.Retention = cfg.Retention.OrDefault()
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &provisionWorker{db: db, queue: q, logger: cfg.Logger})
 	river.AddWorker(workers, &webhookWorker{db: db, box: cfg.Box, sender: webhook.NewSender(cfg.Webhooks), logger: cfg.Logger})
 	river.AddWorker(workers, &sweepIdempotencyKeysWorker{db: db, logger: cfg.Logger})
 	river.AddWorker(workers, &sweepWebhookEventsWorker{db: db, retention: cfg.WebhookRetention, logger: cfg.Logger})
 	river.AddWorker(workers, &billDueWorker{db: db, logger: cfg.Logger})
+	river.AddWorker(workers, &maintainPartitionsWorker{db: db, retention: cfg.Retention, logger: cfg.Logger})
 
 	// A job runs at most jobTimeout (a webhook attempt, the longest, is bounded by the policy's
 	// timeout); one running much longer than that belonged to a process that died.

@@ -60,6 +60,21 @@ var DefaultRetention = Retention{
 	GrowthEvents: 396 * 24 * time.Hour,
 }
 
+// OrDefault is r with DefaultRetention's value for each zero field.
+func (r Retention) OrDefault() Retention {
+	orDefault := func(v, def time.Duration) time.Duration {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	return Retention{
+		RequestLogs:  orDefault(r.RequestLogs, DefaultRetention.RequestLogs),
+		AuditEvents:  orDefault(r.AuditEvents, DefaultRetention.AuditEvents),
+		GrowthEvents: orDefault(r.GrowthEvents, DefaultRetention.GrowthEvents),
+	}
+}
+
 func (r Retention) of(table string) time.Duration {
 	switch table {
 	case "request_logs":
