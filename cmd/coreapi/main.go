@@ -44,6 +44,12 @@ import (
 const environmentHelp = `Environment:
   DATABASE_URL                PostgreSQL connection string (default: empty, a private cluster
                               is started from the local PostgreSQL binaries in PGDATA_DIR)
+  DATABASE_DIRECT_URL         a connection string to PostgreSQL itself when DATABASE_URL goes
+                              through a pooler in transaction mode (PgBouncer): migrations,
+                              the job queue (LISTEN) and the credential cache (LISTEN) use it
+                              (default: DATABASE_URL). Through such a pooler, add
+                              default_query_exec_mode=cache_describe (or exec) to DATABASE_URL:
+                              pgx then prepares no named statements
   PGDATA_DIR                  folder of that private cluster (default .pgdata); processes over
                               one folder share the cluster, and the last to stop stops it
   PG_BIN                      folder of the PostgreSQL server binaries for that cluster
@@ -273,6 +279,8 @@ func printUsage(w io.Writer) {
 
 type config struct {
 	databaseURL string
+	// directURL reaches PostgreSQL around a pooler (DATABASE_DIRECT_URL); empty: databaseURL.
+	directURL   string
 	pgdataDir   string
 	listenAddr  string
 	development bool
@@ -294,6 +302,7 @@ type config struct {
 func loadDatabaseConfig(getenv func(string) string) (config, error) {
 	cfg := config{
 		databaseURL: getenv("DATABASE_URL"),
+		directURL:   getenv("DATABASE_DIRECT_URL"),
 		pgdataDir:   valueOr(getenv("PGDATA_DIR"), ".pgdata"),
 		listenAddr:  valueOr(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
 	}
@@ -398,7 +407,8 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger) (dsn str
 			}
 		}
 	}
-	if err := postgres.Migrate(ctx, dsn, logger); err != nil {
+	// Migrations hold a session-level lock: around a pooler in transaction mode.
+	if err := postgres.Migrate(ctx, valueOr(cfg.directURL, dsn), logger); err != nil {
 		close()
 		return "", nil, fmt.Errorf("migrate: %w", err)
 	}
@@ -505,6 +515,11 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	defer db.Close()
+	if cfg.directURL != "" {
+		if err := db.OpenDirect(ctx, cfg.directURL); err != nil {
+			return fmt.Errorf("DATABASE_DIRECT_URL: %w", err)
+		}
+	}
 	db.Events = httpapi.EventEncoder{}
 	db.Quotas = cfg.quotas
 	m := metrics.New()

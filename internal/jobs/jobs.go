@@ -112,7 +112,7 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
 		rc.FetchCooldown = cfg.PollInterval
 	}
-	client, err := river.NewClient(riverpgxv5.New(db.Pool), rc)
+	client, err := river.NewClient(riverpgxv5.New(db.SessionPool()), rc)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
