@@ -54,6 +54,20 @@ ALTER TABLE audit_events ADD CONSTRAINT audit_events_pkey PRIMARY KEY (organizat
 CREATE INDEX audit_events_id ON audit_events (id);
 CREATE INDEX audit_events_resource ON audit_events (resource_type, resource_id);
 
+-- Expand, not contract: the previous release inserts provider-wide events with a NULL
+-- organization_id, and serves beside this one during a rolling deploy. Until the next
+-- release drops this trigger, NULL is stored as the nil UUID.
+-- +goose StatementBegin
+CREATE FUNCTION audit_events_provider_wide() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.organization_id := coalesce(NEW.organization_id, '00000000-0000-0000-0000-000000000000');
+    RETURN NEW;
+END;
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER audit_events_provider_wide BEFORE INSERT ON audit_events
+    FOR EACH ROW WHEN (NEW.organization_id IS NULL) EXECUTE FUNCTION audit_events_provider_wide();
+
 -- growth_events: its rollup trigger moves to the partitioned table, which sees every row
 -- routed to any partition.
 DROP TRIGGER growth_events_rollup ON growth_events;
@@ -96,6 +110,8 @@ DROP TABLE request_logs;
 ALTER TABLE request_logs_plain RENAME TO request_logs;
 ALTER TABLE request_logs ADD CONSTRAINT request_logs_pkey PRIMARY KEY (organization_id, id);
 
+DROP TRIGGER audit_events_provider_wide ON audit_events;
+DROP FUNCTION audit_events_provider_wide();
 CREATE TABLE audit_events_plain (LIKE audit_events INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
 INSERT INTO audit_events_plain SELECT * FROM audit_events;
 DROP TABLE audit_events;

@@ -211,9 +211,17 @@ func TestTimePartitionMigrationKeepsRows(t *testing.T) {
 			}
 		}
 	}
-	var stored uuid.UUID
-	if err := d.Pool.QueryRow(ctx, "SELECT organization_id FROM audit_events WHERE id = $1", plain[1]).Scan(&stored); err != nil || stored != uuid.Nil {
-		t.Errorf("provider-wide audit event stored under %v (%v), want the nil UUID", stored, err)
+	// The previous release, serving beside this one in a rolling deploy, still writes NULL.
+	previous := idAt(now)
+	if _, err := d.Pool.Exec(ctx, `INSERT INTO audit_events (id, organization_id, actor_type, action, resource_type, resource_id)
+		VALUES ($1, NULL, 'system', 'thing.created', 'thing', 'x')`, previous); err != nil {
+		t.Fatalf("the previous release's provider-wide audit event: %v", err)
+	}
+	for _, id := range []uuid.UUID{plain[1], previous} {
+		var stored uuid.UUID
+		if err := d.Pool.QueryRow(ctx, "SELECT organization_id FROM audit_events WHERE id = $1", id).Scan(&stored); err != nil || stored != uuid.Nil {
+			t.Errorf("provider-wide audit event stored under %v (%v), want the nil UUID", stored, err)
+		}
 	}
 	var before, after int
 	if err := d.Pool.QueryRow(ctx, "SELECT coalesce(sum(events), 0) FROM growth_hourly_counts WHERE dimension = 'event_name'").Scan(&before); err != nil {
