@@ -42,6 +42,10 @@ lint: openapi/node_modules ## Lint the contract (Spectral, spectral:oas) and the
 test: ## Run every test against a real PostgreSQL (TEST_DATABASE_URL or a throwaway cluster).
 	$(GO) test -count=1 -race -timeout 45m ./...
 
+.PHONY: check-previous-release
+check-previous-release: ## Run the previous release's binary and quickstart on the schema HEAD migrates (rolling deploys; .ci/previous-release).
+	.ci/previous-release
+
 .PHONY: test-browser
 test-browser: ## Open /docs of a running server in headless Chromium and check it lists every operation.
 	$(GO) test -count=1 -tags browser -run TestReferencePage ./internal/apidocs/

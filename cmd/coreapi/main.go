@@ -44,6 +44,12 @@ import (
 const environmentHelp = `Environment:
   DATABASE_URL                PostgreSQL connection string (default: empty, a private cluster
                               is started from the local PostgreSQL binaries in PGDATA_DIR)
+  DATABASE_DIRECT_URL         a connection string to PostgreSQL itself when DATABASE_URL goes
+                              through a pooler in transaction mode (PgBouncer): migrations,
+                              the job queue (LISTEN) and the credential cache (LISTEN) use it
+                              (default: DATABASE_URL). Through such a pooler, add
+                              default_query_exec_mode=cache_describe (or exec) to DATABASE_URL:
+                              pgx then prepares no named statements
   PGDATA_DIR                  folder of that private cluster (default .pgdata); processes over
                               one folder share the cluster, and the last to stop stops it
   PG_BIN                      folder of the PostgreSQL server binaries for that cluster
@@ -60,6 +66,12 @@ const environmentHelp = `Environment:
   WEBHOOK_EVENT_RETENTION     how long webhook events (GET /v1/events), their deliveries and
                               attempts are kept before the sweep deletes them (default 720h,
                               30 days, also the least accepted)
+  REQUEST_LOG_RETENTION       how long request logs are kept (default 720h, 30 days; at least
+                              24h); whole days are dropped once past it
+  AUDIT_RETENTION             how long audit events are kept (default 9600h, 400 days; at
+                              least 24h); whole months are dropped once past it
+  GROWTH_EVENT_RETENTION      how long growth events are kept (default 9504h, 396 days, 13
+                              months; at least 24h); whole months are dropped once past it
   QUOTA_API_KEYS              active API keys per organization (default 100)
   QUOTA_WEBHOOK_ENDPOINTS     webhook endpoints per organization (default 16)
   QUOTA_CONNECTED_BUSINESSES  connected businesses not closed per platform organization
@@ -267,6 +279,8 @@ func printUsage(w io.Writer) {
 
 type config struct {
 	databaseURL string
+	// directURL reaches PostgreSQL around a pooler (DATABASE_DIRECT_URL); empty: databaseURL.
+	directURL   string
 	pgdataDir   string
 	listenAddr  string
 	development bool
@@ -278,6 +292,8 @@ type config struct {
 	// webhookRetention is how long webhook events are kept.
 	webhookRetention time.Duration
 	quotas           core.Quotas
+	// retention is how long the time-partitioned tables keep their rows.
+	retention postgres.Retention
 	// renewalInterval is how often the renewal run starts.
 	renewalInterval time.Duration
 }
@@ -286,6 +302,7 @@ type config struct {
 func loadDatabaseConfig(getenv func(string) string) (config, error) {
 	cfg := config{
 		databaseURL: getenv("DATABASE_URL"),
+		directURL:   getenv("DATABASE_DIRECT_URL"),
 		pgdataDir:   valueOr(getenv("PGDATA_DIR"), ".pgdata"),
 		listenAddr:  valueOr(getenv("LISTEN_ADDR"), "127.0.0.1:8080"),
 	}
@@ -335,10 +352,35 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if cfg.quotas, err = core.QuotasFromEnv(getenv); err != nil {
 		return cfg, err
 	}
+	if cfg.retention, err = retentionFromEnv(getenv); err != nil {
+		return cfg, err
+	}
 	if cfg.renewalInterval, err = time.ParseDuration(valueOr(getenv("RENEWAL_INTERVAL"), jobs.DefaultRenewalInterval.String())); err != nil || cfg.renewalInterval <= 0 {
 		return cfg, fmt.Errorf("RENEWAL_INTERVAL must be a positive duration such as 1m")
 	}
 	return cfg, nil
+}
+
+// retentionFromEnv reads the retention of each time-partitioned table: a duration of at
+// least a day (the shortest partition).
+func retentionFromEnv(getenv func(string) string) (postgres.Retention, error) {
+	r := postgres.DefaultRetention
+	for name, field := range map[string]*time.Duration{
+		"REQUEST_LOG_RETENTION":  &r.RequestLogs,
+		"AUDIT_RETENTION":        &r.AuditEvents,
+		"GROWTH_EVENT_RETENTION": &r.GrowthEvents,
+	} {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 24*time.Hour {
+			return r, fmt.Errorf("%s must be a duration of at least 24h, such as 720h", name)
+		}
+		*field = d
+	}
+	return r, nil
 }
 
 // openDatabase returns the DSN of DATABASE_URL, or starts the private cluster, and applies
@@ -365,7 +407,8 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger) (dsn str
 			}
 		}
 	}
-	if err := postgres.Migrate(ctx, dsn, logger); err != nil {
+	// Migrations hold a session-level lock: around a pooler in transaction mode.
+	if err := postgres.Migrate(ctx, valueOr(cfg.directURL, dsn), logger); err != nil {
 		close()
 		return "", nil, fmt.Errorf("migrate: %w", err)
 	}
@@ -472,6 +515,11 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	defer db.Close()
+	if cfg.directURL != "" {
+		if err := db.OpenDirect(ctx, cfg.directURL); err != nil {
+			return fmt.Errorf("DATABASE_DIRECT_URL: %w", err)
+		}
+	}
 	db.Events = httpapi.EventEncoder{}
 	db.Quotas = cfg.quotas
 	m := metrics.New()
@@ -485,7 +533,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, RenewalInterval: cfg.renewalInterval})
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, Retention: cfg.retention, RenewalInterval: cfg.renewalInterval})
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ INSERT INTO audit_events (
 
 type AuditEventInsertParams struct {
 	ID             uuid.UUID
-	OrganizationID *uuid.UUID
+	OrganizationID uuid.UUID
 	ActorType      string
 	ActorID        *string
 	ActorKeyPrefix *string
@@ -66,7 +66,7 @@ LIMIT $9
 `
 
 type AuditEventListParams struct {
-	OrganizationID *uuid.UUID
+	OrganizationID uuid.UUID
 	Before         uuid.UUID
 	Floor          uuid.UUID
 	ResourceType   *string
@@ -197,7 +197,7 @@ OFFSET $3 LIMIT 1
 `
 
 type AuditEventScanFloorParams struct {
-	OrganizationID *uuid.UUID
+	OrganizationID uuid.UUID
 	Before         uuid.UUID
 	Skip           int32
 }

@@ -36,7 +36,22 @@ type ApiKey struct {
 type AuditEvent struct {
 	ID             uuid.UUID
 	OccurredAt     time.Time
-	OrganizationID *uuid.UUID
+	OrganizationID uuid.UUID
+	ActorType      string
+	ActorID        *string
+	ActorKeyPrefix *string
+	Action         string
+	ResourceType   string
+	ResourceID     string
+	RequestID      *string
+	Before         []byte
+	After          []byte
+}
+
+type AuditEventsLegacy struct {
+	ID             uuid.UUID
+	OccurredAt     time.Time
+	OrganizationID uuid.UUID
 	ActorType      string
 	ActorID        *string
 	ActorKeyPrefix *string
@@ -168,6 +183,30 @@ type GrowthActor struct {
 }
 
 type GrowthEvent struct {
+	ID                  uuid.UUID
+	OrganizationID      string
+	ReceivedAt          time.Time
+	OccurredAt          time.Time
+	EventName           string
+	TrafficType         string
+	AnonymousID         *string
+	Product             *string
+	Source              *string
+	Medium              *string
+	Campaign            *string
+	LandingPage         *string
+	PagePath            *string
+	Language            *string
+	DeviceClass         *string
+	UseCase             *string
+	DeveloperLanguage   *string
+	ExperimentID        *string
+	ExperimentVariant   *string
+	ElapsedFromSignupMs *int64
+	Properties          []byte
+}
+
+type GrowthEventsLegacy struct {
 	ID                  uuid.UUID
 	OrganizationID      string
 	ReceivedAt          time.Time
@@ -357,6 +396,21 @@ type ProductIncident struct {
 }
 
 type RequestLog struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	RequestID      string
+	OccurredAt     time.Time
+	PrincipalType  string
+	KeyPrefix      *string
+	Method         string
+	Path           string
+	Route          *string
+	Status         int16
+	LatencyMs      int64
+	ErrorCode      *string
+}
+
+type RequestLogsLegacy struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
 	RequestID      string

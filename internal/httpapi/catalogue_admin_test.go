@@ -213,7 +213,7 @@ func TestCatalogueAdministration_ProductsAndIdempotency(t *testing.T) {
 	if changed["name_en"] != "Renamed" || changed["availability"] != "ga" || changed["name_ar"] != p["name_ar"] || changed["updated_at"] == p["updated_at"] {
 		t.Errorf("patched product %v", changed)
 	}
-	if n := env.Count("SELECT count(*) FROM audit_events WHERE action IN ('product.created', 'product.updated') AND resource_id = $1 AND organization_id IS NULL", id); n != 2 {
+	if n := env.Count("SELECT count(*) FROM audit_events WHERE action IN ('product.created', 'product.updated') AND resource_id = $1 AND organization_id = '00000000-0000-0000-0000-000000000000'", id); n != 2 {
 		t.Errorf("%d audit events of the product, want created and updated", n)
 	}
 	var trail struct{ Items []map[string]any }
@@ -324,7 +324,7 @@ func TestCatalogueAdministration_PlanLifecycle(t *testing.T) {
 	}
 	// Audited, provider-wide.
 	var actions []string
-	rows, err := env.Pool.Query(t.Context(), "SELECT action FROM audit_events WHERE organization_id IS NULL AND resource_id = ANY($1) ORDER BY id",
+	rows, err := env.Pool.Query(t.Context(), "SELECT action FROM audit_events WHERE organization_id = '00000000-0000-0000-0000-000000000000' AND resource_id = ANY($1) ORDER BY id",
 		[]string{id, recurring, setup["id"].(string), extra["id"].(string)})
 	if err != nil {
 		t.Fatal(err)

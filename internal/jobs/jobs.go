@@ -58,6 +58,9 @@ type Config struct {
 	// WebhookRetention is how long finished webhook events are kept; zero is
 	// DefaultWebhookRetention.
 	WebhookRetention time.Duration
+	// Retention is how long the time-partitioned tables keep their rows; zero fields are
+	// postgres.DefaultRetention's.
+	Retention postgres.Retention
 	// PollInterval is how often a process looks for due jobs besides being told of new ones
 	// (River's FetchPollInterval); zero is River's default, a second. Retries and scheduled
 	// attempts become due without a notification, so tests poll often.
@@ -83,6 +86,7 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	if cfg.RenewalInterval == 0 {
 		cfg.RenewalInterval = DefaultRenewalInterval
 	}
+	cfg.Retention = cfg.Retention.OrDefault()
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &provisionWorker{db: db, queue: q, logger: cfg.Logger})
 	river.AddWorker(workers, &webhookWorker{db: db, box: cfg.Box, sender: webhook.NewSender(cfg.Webhooks), logger: cfg.Logger})
@@ -90,6 +94,7 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	river.AddWorker(workers, &sweepWebhookEventsWorker{db: db, retention: cfg.WebhookRetention, logger: cfg.Logger})
 	river.AddWorker(workers, &billDueWorker{db: db, logger: cfg.Logger})
 	river.AddWorker(workers, &taxDocumentsWorker{db: db, box: cfg.Box, queue: q, logger: cfg.Logger})
+	river.AddWorker(workers, &maintainPartitionsWorker{db: db, retention: cfg.Retention, logger: cfg.Logger})
 
 	// A job runs at most jobTimeout (a webhook attempt, the longest, is bounded by the policy's
 	// timeout); one running much longer than that belonged to a process that died.
@@ -112,7 +117,7 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
 		rc.FetchCooldown = cfg.PollInterval
 	}
-	client, err := river.NewClient(riverpgxv5.New(db.Pool), rc)
+	client, err := river.NewClient(riverpgxv5.New(db.SessionPool()), rc)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
 	}

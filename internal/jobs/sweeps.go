@@ -22,6 +22,7 @@ func periodicJobs(renewalInterval time.Duration) []*river.PeriodicJob {
 	return []*river.PeriodicJob{
 		every(10*time.Minute, SweepIdempotencyKeysArgs{}),
 		every(time.Hour, SweepWebhookEventsArgs{}),
+		every(time.Hour, MaintainPartitionsArgs{}),
 		every(renewalInterval, BillDueArgs{}),
 	}
 }
@@ -91,4 +92,39 @@ func (w *sweepWebhookEventsWorker) Work(ctx context.Context, _ *river.Job[SweepW
 		w.logger.Info("webhooks: swept old events", "events", swept)
 	}
 	return nil
+}
+
+// MaintainPartitionsArgs is the job that keeps the time partitions of the append-only tables
+// (request logs, audit events, growth events): it creates those ahead and drops those past
+// retention (postgres.MaintainPartitions). Hourly, so a day's partition is made a week
+// ahead many times over and dropped within an hour of its retention ending.
+type MaintainPartitionsArgs struct{}
+
+// Kind implements river.JobArgs.
+func (MaintainPartitionsArgs) Kind() string { return "maintain_partitions" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: a failed run waits for the next one.
+func (MaintainPartitionsArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queueMaintenance, MaxAttempts: 1}
+}
+
+type maintainPartitionsWorker struct {
+	river.WorkerDefaults[MaintainPartitionsArgs]
+	db        *postgres.DB
+	retention postgres.Retention
+	logger    *slog.Logger
+}
+
+func (w *maintainPartitionsWorker) Work(ctx context.Context, _ *river.Job[MaintainPartitionsArgs]) error {
+	created, dropped, err := w.db.MaintainPartitions(ctx, time.Now(), w.retention)
+	for _, p := range created {
+		w.logger.Info("partitions: created", "table", p.Table, "partition", p.Name, "from", p.From, "to", p.To)
+	}
+	for _, p := range dropped {
+		w.logger.Info("partitions: dropped past retention", "table", p.Table, "partition", p.Name, "to", p.To)
+	}
+	if err != nil {
+		w.logger.Error("partitions: maintenance", "error", err)
+	}
+	return err
 }

@@ -74,10 +74,8 @@ func Start(ctx context.Context, dir string, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Dir: dir, socketDir: dir, port: port, bin: bin}
-	if os.Geteuid() == 0 {
-		if c.cred, err = unprivilegedUser(); err != nil {
-			return nil, err
-		}
+	if c.cred, err = ServerUser(); err != nil {
+		return nil, err
 	}
 	if len(filepath.Join(dir, ".s.PGSQL.5432")) > 100 { // Unix socket paths are limited to ~107 bytes
 		if c.socketDir, err = os.MkdirTemp("", "pgsock-"); err != nil {
@@ -264,6 +262,16 @@ func (c *Cluster) own(path string) error {
 	return os.Chown(path, int(c.cred.Uid), int(c.cred.Gid))
 }
 
+// ServerUser is the user the cluster's server processes run as: nil when this process is not
+// root (they run as this user), else the unprivileged `postgres` user. Other servers that
+// refuse to run as root (PgBouncer) run as it too.
+func ServerUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	return unprivilegedUser()
+}
+
 func unprivilegedUser() (*syscall.Credential, error) {
 	u, err := user.Lookup("postgres")
 	if err != nil {
@@ -297,6 +305,16 @@ func findBinaries() (string, error) {
 		return filepath.Dir(p), nil
 	}
 	return "", ErrNoBinaries
+}
+
+// Binary is the path of the PostgreSQL program name (pg_dump, pg_restore, …) of the
+// binaries a cluster runs from: the client tools of the server's own version.
+func Binary(name string) (string, error) {
+	dir, err := findBinaries()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
 }
 
 func versionOf(binDir string) int {

@@ -21,7 +21,7 @@ func audit(ctx context.Context, q *dbq.Queries, e core.AuditEntry) error {
 	}
 	params := dbq.AuditEventInsertParams{
 		ID:             id,
-		OrganizationID: e.OrganizationID,
+		OrganizationID: storedOrganization(e.OrganizationID),
 		ActorType:      "system",
 		Action:         e.Action,
 		ResourceType:   e.ResourceType,
@@ -78,7 +78,7 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 	filtered := f.ResourceType != nil || f.ResourceID != nil || f.Action != nil || f.Since != nil || f.Until != nil
 	walk, err := pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
 		if org != nil {
-			return q.AuditEventScanFloor(ctx, dbq.AuditEventScanFloorParams{OrganizationID: org, Before: before, Skip: skip})
+			return q.AuditEventScanFloor(ctx, dbq.AuditEventScanFloorParams{OrganizationID: *org, Before: before, Skip: skip})
 		}
 		return q.AuditEventScanFloorAnyOrganization(ctx, dbq.AuditEventScanFloorAnyOrganizationParams{Before: before, Skip: skip})
 	})
@@ -92,7 +92,7 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 	var rows []dbq.AuditEvent
 	if org != nil {
 		rows, err = q.AuditEventList(ctx, dbq.AuditEventListParams{
-			OrganizationID: org, ResourceType: params.ResourceType, ResourceID: params.ResourceID, Action: params.Action,
+			OrganizationID: *org, ResourceType: params.ResourceType, ResourceID: params.ResourceID, Action: params.Action,
 			Since: params.Since, Until: params.Until, Before: params.Before, Floor: params.Floor, RowLimit: params.RowLimit,
 		})
 	} else {
@@ -104,7 +104,7 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 	events := make([]core.AuditEvent, len(rows))
 	for i, r := range rows {
 		events[i] = core.AuditEvent{
-			ID: r.ID, OccurredAt: r.OccurredAt, OrganizationID: r.OrganizationID, ActorType: r.ActorType,
+			ID: r.ID, OccurredAt: r.OccurredAt, OrganizationID: shownOrganization(r.OrganizationID), ActorType: r.ActorType,
 			ActorID: r.ActorID, ActorKeyPrefix: r.ActorKeyPrefix, Action: r.Action, ResourceType: r.ResourceType,
 			ResourceID: r.ResourceID, RequestID: r.RequestID, Before: r.Before, After: r.After,
 		}

@@ -221,7 +221,7 @@ func (c *CredentialCache) Run(ctx context.Context) {
 // connection that stops answering stops the cache within listenerLease, and an error ends
 // listen (Run then keeps the cache off until it has reconnected).
 func (c *CredentialCache) listen(ctx context.Context) error {
-	cfg := c.db.Pool.Config().ConnConfig.Copy()
+	cfg := c.db.SessionPool().Config().ConnConfig.Copy()
 	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
 		if n.Channel == credentialsChannel {
 			c.invalidate(true)

@@ -34,6 +34,11 @@ import (
 type DB struct {
 	Pool *pgxpool.Pool
 
+	// Direct is the pool of the work that needs a session of its own: the job queue (River's
+	// LISTEN and its fetches) and the credential cache's LISTEN. It connects around a
+	// connection pooler in transaction mode (DATABASE_DIRECT_URL); nil: Pool serves it too.
+	Direct *pgxpool.Pool
+
 	forgetters credentialForgetters // see credentialsChanged
 	// standings caches entitlement standings beside the credentials (NewCredentialCache);
 	// nil: every decision reads the database.
@@ -121,8 +126,31 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	return &DB{Pool: pool}, nil
 }
 
-// Close closes the pool.
-func (d *DB) Close() { d.Pool.Close() }
+// OpenDirect connects Direct to dsn, the database itself rather than a pooler in front of it.
+func (d *DB) OpenDirect(ctx context.Context, dsn string) error {
+	direct, err := Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	d.Direct = direct.Pool
+	return nil
+}
+
+// SessionPool is the pool of session-bound work: Direct, or Pool when there is none.
+func (d *DB) SessionPool() *pgxpool.Pool {
+	if d.Direct != nil {
+		return d.Direct
+	}
+	return d.Pool
+}
+
+// Close closes the pools.
+func (d *DB) Close() {
+	if d.Direct != nil {
+		d.Direct.Close()
+	}
+	d.Pool.Close()
+}
 
 // Ping checks that the database answers; /readyz uses it.
 func (d *DB) Ping(ctx context.Context) error { return d.Pool.Ping(ctx) }
@@ -153,6 +181,25 @@ func Migrate(ctx context.Context, dsn string, logger *slog.Logger) error {
 	results, err := provider.Up(ctx)
 	for _, r := range results {
 		logger.Info("migration applied", "version", r.Source.Version, "path", r.Source.Path, "duration", r.Duration)
+	}
+	if err != nil {
+		return err
+	}
+	return createPartitionsAhead(ctx, dsn, logger)
+}
+
+// createPartitionsAhead creates the partitions of the time-partitioned tables that the
+// migrations leave to the service (migration 00390), so a migrated database takes rows at
+// once, before the maintenance job first runs.
+func createPartitionsAhead(ctx context.Context, dsn string, logger *slog.Logger) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	created, err := CreatePartitions(ctx, conn, time.Now())
+	for _, p := range created {
+		logger.Info("partition created", "table", p.Table, "partition", p.Name, "from", p.From, "to", p.To)
 	}
 	return err
 }

@@ -61,13 +61,9 @@ func (w *RequestLogWriter) Flush(ctx context.Context) error { return w.batcher.f
 func (w *RequestLogWriter) Close(ctx context.Context) error { return w.batcher.close(ctx) }
 
 func requestLogRow(l core.RequestLog) dbq.RequestLogInsertBatchParams {
-	org := uuid.Nil // the operator's own requests
-	if l.OrganizationID != nil {
-		org = *l.OrganizationID
-	}
 	return dbq.RequestLogInsertBatchParams{
 		ID:             uuid.Must(uuid.NewV7()),
-		OrganizationID: org,
+		OrganizationID: storedOrganization(l.OrganizationID), // the operator's own requests: uuid.Nil
 		RequestID:      l.RequestID,
 		OccurredAt:     l.OccurredAt,
 		PrincipalType:  l.PrincipalType,
@@ -146,9 +142,25 @@ func requestLogFromRow(r dbq.RequestLog) *core.RequestLog {
 		ID: r.ID, RequestID: r.RequestID, OccurredAt: r.OccurredAt, PrincipalType: r.PrincipalType,
 		KeyPrefix: r.KeyPrefix, Method: r.Method, Path: r.Path, Route: r.Route,
 		Status: int(r.Status), Latency: time.Duration(r.LatencyMs) * time.Millisecond, ErrorCode: r.ErrorCode,
-	}
-	if r.OrganizationID != uuid.Nil {
-		l.OrganizationID = &r.OrganizationID
+		OrganizationID: shownOrganization(r.OrganizationID),
 	}
 	return l
+}
+
+// storedOrganization is the organization_id under which request logs and audit events of
+// organization org are stored: rows of no organization (the operator's own requests,
+// provider-wide events) under the nil UUID, since the column is part of their key.
+func storedOrganization(org *uuid.UUID) uuid.UUID {
+	if org == nil {
+		return uuid.Nil
+	}
+	return *org
+}
+
+// shownOrganization reverses storedOrganization.
+func shownOrganization(org uuid.UUID) *uuid.UUID {
+	if org == uuid.Nil {
+		return nil
+	}
+	return &org
 }

@@ -330,7 +330,7 @@ func insertAudit(ctx context.Context, q *dbq.Queries, org uuid.UUID, actor, acti
 		return err
 	}
 	return q.AuditEventInsert(ctx, dbq.AuditEventInsertParams{
-		ID: uuid.Must(uuid.NewV7()), OrganizationID: &org, ActorType: "organization", ActorID: &actor,
+		ID: uuid.Must(uuid.NewV7()), OrganizationID: org, ActorType: "organization", ActorID: &actor,
 		Action: action, ResourceType: resourceType, ResourceID: resourceID, After: b,
 	})
 }

@@ -1,0 +1,291 @@
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// The append-only tables are partitioned by ranges of their UUIDv7 id, that is by the time
+// each row was written (migration 00390, docs/design.md "Partitions and retention"). The
+// service keeps them itself, on a plain PostgreSQL: CreatePartitions makes the partitions of
+// the periods ahead, DropExpiredPartitions drops each partition whose newest possible row is
+// older than its table's retention. Nothing else deletes from these tables.
+
+// partitionedTable is one table partitioned by time: by day or by month (UTC).
+type partitionedTable struct {
+	name    string
+	monthly bool
+}
+
+var partitionedTables = []partitionedTable{
+	{name: "request_logs"},
+	{name: "audit_events", monthly: true},
+	{name: "growth_events", monthly: true},
+}
+
+// Partitions are created this far ahead of now: a week of daily partitions, two months of
+// monthly ones. Rows are written at the time of their id, so a partition is needed only once
+// its period begins; the margin lets the service go without maintenance that long.
+const (
+	dailyPartitionsAhead   = 7 * 24 * time.Hour
+	monthlyPartitionsAhead = 62 * 24 * time.Hour
+)
+
+// partitionLockTimeout bounds how long creating or dropping a partition waits for the lock
+// it needs on its table: a long query on the table fails the maintenance run, which the next
+// run repeats, instead of queueing every writer behind the waiting DDL.
+const partitionLockTimeout = "5s"
+
+// Retention is how long the rows of each partitioned table are kept. A partition is dropped
+// once its whole period is past retention, so rows live up to one period (a day, a month)
+// longer.
+type Retention struct {
+	RequestLogs  time.Duration
+	AuditEvents  time.Duration
+	GrowthEvents time.Duration
+}
+
+// DefaultRetention keeps request logs 30 days, audit events 400 days and growth events 13
+// months (396 days).
+var DefaultRetention = Retention{
+	RequestLogs:  30 * 24 * time.Hour,
+	AuditEvents:  400 * 24 * time.Hour,
+	GrowthEvents: 396 * 24 * time.Hour,
+}
+
+// OrDefault is r with DefaultRetention's value for each zero field.
+func (r Retention) OrDefault() Retention {
+	orDefault := func(v, def time.Duration) time.Duration {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	return Retention{
+		RequestLogs:  orDefault(r.RequestLogs, DefaultRetention.RequestLogs),
+		AuditEvents:  orDefault(r.AuditEvents, DefaultRetention.AuditEvents),
+		GrowthEvents: orDefault(r.GrowthEvents, DefaultRetention.GrowthEvents),
+	}
+}
+
+func (r Retention) of(table string) time.Duration {
+	switch table {
+	case "request_logs":
+		return r.RequestLogs
+	case "audit_events":
+		return r.AuditEvents
+	default:
+		return r.GrowthEvents
+	}
+}
+
+// Partition is one partition of a partitioned table: it holds the rows written in [From, To).
+// From is zero for the table's first partition (MINVALUE: every row stored before the table
+// was partitioned).
+type Partition struct {
+	Table    string
+	Name     string
+	From, To time.Time
+}
+
+func (t partitionedTable) periodStart(at time.Time) time.Time {
+	at = at.UTC()
+	if t.monthly {
+		return time.Date(at.Year(), at.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+func (t partitionedTable) nextPeriod(start time.Time) time.Time {
+	if t.monthly {
+		return start.AddDate(0, 1, 0)
+	}
+	return start.AddDate(0, 0, 1)
+}
+
+func (t partitionedTable) ahead() time.Duration {
+	if t.monthly {
+		return monthlyPartitionsAhead
+	}
+	return dailyPartitionsAhead
+}
+
+// partitionName is the partition of the period starting at start: request_logs_p20261125,
+// audit_events_p202612.
+func (t partitionedTable) partitionName(start time.Time) string {
+	if t.monthly {
+		return t.name + start.Format("_p200601")
+	}
+	return t.name + start.Format("_p20060102")
+}
+
+// partitionBound is the least UUIDv7 of instant at: its first 48 bits are the milliseconds
+// since the epoch, the rest zero (the database's time_partition_bound).
+func partitionBound(at time.Time) uuid.UUID {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(at.UnixMilli()))
+	var id uuid.UUID
+	copy(id[:6], b[2:])
+	return id
+}
+
+// boundTime is the instant of UUIDv7 bound id.
+func boundTime(id uuid.UUID) time.Time {
+	var b [8]byte
+	copy(b[2:], id[:6])
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(b[:]))).UTC()
+}
+
+// partitionConn is a pool or a connection: maintenance runs each table's work in a
+// transaction of its own.
+type partitionConn interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// rangeBound reads the bounds PostgreSQL prints for a range partition of a uuid key.
+var rangeBound = regexp.MustCompile(`^FOR VALUES FROM \((MINVALUE|'([0-9a-f-]{36})')\) TO \('([0-9a-f-]{36})'\)$`)
+
+// listPartitions reads the partitions of table t from the catalog, oldest first.
+func listPartitions(ctx context.Context, tx pgx.Tx, t partitionedTable) ([]Partition, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT c.relname::text, pg_get_expr(c.relpartbound, c.oid)
+		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = $1::regclass`, t.name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var parts []Partition
+	for rows.Next() {
+		var name, bound string
+		if err := rows.Scan(&name, &bound); err != nil {
+			return nil, err
+		}
+		m := rangeBound.FindStringSubmatch(bound)
+		if m == nil {
+			return nil, fmt.Errorf("partition %s of %s: unexpected bound %q", name, t.name, bound)
+		}
+		p := Partition{Table: t.name, Name: name, To: boundTime(uuid.MustParse(m[3]))}
+		if m[2] != "" {
+			p.From = boundTime(uuid.MustParse(m[2]))
+		}
+		parts = append(parts, p)
+	}
+	slices.SortFunc(parts, func(a, b Partition) int { return a.To.Compare(b.To) })
+	return parts, rows.Err()
+}
+
+// Partitions lists the partitions of every partitioned table, each table's oldest first.
+func (d *DB) Partitions(ctx context.Context) ([]Partition, error) {
+	var all []Partition
+	for _, t := range partitionedTables {
+		err := maintainTable(ctx, d.Pool, t, func(tx pgx.Tx) error {
+			parts, err := listPartitions(ctx, tx, t)
+			all = append(all, parts...)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
+}
+
+// maintainTable runs fn in a transaction holding table t's maintenance lock, so that two
+// processes never create or drop its partitions at once (a transaction-level lock: it works
+// through a pooler in transaction mode too).
+func maintainTable(ctx context.Context, conn partitionConn, t partitionedTable, fn func(pgx.Tx) error) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('partitions:' || $1::text)), set_config('lock_timeout', $2, true)",
+		t.name, partitionLockTimeout); err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// CreatePartitions creates, for every partitioned table, the partitions of the periods from
+// the one holding now to those beginning within the table's margin ahead of it, and returns
+// those it created. A period some partition already covers in part is skipped.
+func CreatePartitions(ctx context.Context, conn partitionConn, now time.Time) ([]Partition, error) {
+	var created []Partition
+	for _, t := range partitionedTables {
+		err := maintainTable(ctx, conn, t, func(tx pgx.Tx) error {
+			existing, err := listPartitions(ctx, tx, t)
+			if err != nil {
+				return err
+			}
+			for start := t.periodStart(now); start.Before(now.Add(t.ahead())); start = t.nextPeriod(start) {
+				p := Partition{Table: t.name, Name: t.partitionName(start), From: start, To: t.nextPeriod(start)}
+				if slices.ContainsFunc(existing, p.overlaps) {
+					continue
+				}
+				if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')",
+					pgx.Identifier{p.Name}.Sanitize(), pgx.Identifier{t.name}.Sanitize(), partitionBound(p.From), partitionBound(p.To))); err != nil {
+					return fmt.Errorf("creating partition %s: %w", p.Name, err)
+				}
+				created = append(created, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return created, err
+		}
+	}
+	return created, nil
+}
+
+func (p Partition) overlaps(q Partition) bool { return p.From.Before(q.To) && q.From.Before(p.To) }
+
+// DropExpiredPartitions drops, for every partitioned table, the partitions whose period ended
+// retention or longer before now, and returns them. Dropping a partition is a catalog change:
+// its rows go at once, without a DELETE, dead tuples or a vacuum.
+func DropExpiredPartitions(ctx context.Context, conn partitionConn, now time.Time, retention Retention) ([]Partition, error) {
+	var dropped []Partition
+	for _, t := range partitionedTables {
+		horizon := now.Add(-retention.of(t.name))
+		err := maintainTable(ctx, conn, t, func(tx pgx.Tx) error {
+			existing, err := listPartitions(ctx, tx, t)
+			if err != nil {
+				return err
+			}
+			for _, p := range existing {
+				if p.To.After(horizon) {
+					break // oldest first
+				}
+				if _, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{p.Name}.Sanitize()); err != nil {
+					return fmt.Errorf("dropping partition %s: %w", p.Name, err)
+				}
+				dropped = append(dropped, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return dropped, err
+		}
+	}
+	return dropped, nil
+}
+
+// MaintainPartitions creates the partitions ahead of now and drops those past retention: the
+// work of the maintenance job (internal/jobs), which passes the time so a test can move it.
+func (d *DB) MaintainPartitions(ctx context.Context, now time.Time, retention Retention) (created, dropped []Partition, err error) {
+	if created, err = CreatePartitions(ctx, d.Pool, now); err != nil {
+		return created, nil, err
+	}
+	dropped, err = DropExpiredPartitions(ctx, d.Pool, now, retention)
+	return created, dropped, err
+}

@@ -1,0 +1,237 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/internal/postgres"
+)
+
+const day = 24 * time.Hour
+
+// idAt is a UUIDv7 of instant at, as uuid.NewV7 would have made it then.
+func idAt(at time.Time) uuid.UUID {
+	id := uuid.Must(uuid.NewV7())
+	var ms [8]byte
+	binary.BigEndian.PutUint64(ms[:], uint64(at.UnixMilli()))
+	copy(id[:6], ms[2:])
+	return id
+}
+
+// appendOnlyRows writes one request log, one audit event (provider-wide when org is nil) and
+// one growth event, each with an id of instant at, and returns their ids.
+func appendOnlyRows(t *testing.T, d *postgres.DB, at time.Time, org *uuid.UUID) (requestLog, audit, growth uuid.UUID) {
+	t.Helper()
+	requestLog, audit, growth = idAt(at), idAt(at), idAt(at)
+	stored := uuid.Nil
+	if org != nil {
+		stored = *org
+	}
+	for _, stmt := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO request_logs (id, organization_id, request_id, occurred_at, principal_type, method, path, status, latency_ms)
+		  VALUES ($1, $2, 'req', $3, 'organization', 'GET', '/v1/x', 200, 1)`, []any{requestLog, stored, at}},
+		{`INSERT INTO audit_events (id, organization_id, occurred_at, actor_type, action, resource_type, resource_id)
+		  VALUES ($1, $2, $3, 'system', 'thing.created', 'thing', 'x')`, []any{audit, stored, at}},
+		{`INSERT INTO growth_events (id, organization_id, occurred_at, received_at, event_name, traffic_type)
+		  VALUES ($1, 'org-1', $2, $2, 'page_view', 'public')`, []any{growth, at}},
+	} {
+		if _, err := d.Pool.Exec(t.Context(), stmt.sql, stmt.args...); err != nil {
+			t.Fatalf("%s: %v", stmt.sql, err)
+		}
+	}
+	return requestLog, audit, growth
+}
+
+// present says which of ids table holds.
+func present(t *testing.T, d *postgres.DB, table string, ids ...uuid.UUID) []bool {
+	t.Helper()
+	got := make([]bool, len(ids))
+	for i, id := range ids {
+		if err := d.Pool.QueryRow(t.Context(), "SELECT EXISTS (SELECT 1 FROM "+table+" WHERE id = $1)", id).Scan(&got[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got
+}
+
+func partitionNames(ps []postgres.Partition) []string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// TestPartitionsFollowTime moves time forward over a migrated database: maintenance creates
+// the partitions of the days and months ahead of the new time and drops exactly the
+// partitions whose period is past their table's retention. The rows of the partitions kept,
+// and every other table, are untouched, and rows are written at the new time.
+func TestPartitionsFollowTime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, d := openUpgradable(t)
+	now := time.Now().UTC()
+
+	// Migrate created the partitions ahead: a week of days, two months.
+	parts, err := d.Partitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := partitionNames(parts)
+	for _, want := range []string{"request_logs_legacy", "request_logs" + now.Add(6*day).Format("_p20060102"),
+		"audit_events_legacy", "audit_events" + now.AddDate(0, 0, 45).Format("_p200601"), "growth_events_legacy"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("after migration, no partition %s in %v", want, names)
+		}
+	}
+
+	org := uuid.New()
+	logNow, auditNow, growthNow := appendOnlyRows(t, d, now, nil)
+	logSoon, _, _ := appendOnlyRows(t, d, now.Add(3*day), &org)
+	logLater, auditLater, growthLater := appendOnlyRows(t, d, now.Add(6*day), &org)
+	var organizations, rollups int
+	if err := d.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM organizations), (SELECT count(*) FROM growth_hourly_counts)").Scan(&organizations, &rollups); err != nil {
+		t.Fatal(err)
+	}
+
+	// 35 days on: request logs older than 30 days go, by whole days; nothing else does.
+	at := now.Add(35 * day)
+	created, dropped, err := d.MaintainPartitions(ctx, at, postgres.DefaultRetention)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(partitionNames(created), "request_logs"+at.Format("_p20060102")) ||
+		!slices.Contains(partitionNames(created), "request_logs"+at.Add(6*day).Format("_p20060102")) {
+		t.Errorf("created %v, want the days from %s on", partitionNames(created), at.Format(time.DateOnly))
+	}
+	for _, p := range dropped {
+		if p.Table != "request_logs" || p.To.After(at.Add(-30*day)) {
+			t.Errorf("dropped %+v, within retention", p)
+		}
+	}
+	if got := present(t, d, "request_logs", logNow, logSoon, logLater); !slices.Equal(got, []bool{false, false, true}) {
+		t.Errorf("request logs of now, +3 and +6 days present: %v, want only +6 (the day ending after the horizon)", got)
+	}
+	if got := present(t, d, "audit_events", auditNow, auditLater); !slices.Equal(got, []bool{true, true}) {
+		t.Errorf("audit events present %v", got)
+	}
+	if got := present(t, d, "growth_events", growthNow, growthLater); !slices.Equal(got, []bool{true, true}) {
+		t.Errorf("growth events present %v", got)
+	}
+	var organizationsAfter, rollupsAfter int
+	if err := d.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM organizations), (SELECT count(*) FROM growth_hourly_counts)").Scan(&organizationsAfter, &rollupsAfter); err != nil {
+		t.Fatal(err)
+	}
+	if organizationsAfter != organizations || rollupsAfter != rollups {
+		t.Errorf("organizations %d → %d, growth rollups %d → %d", organizations, organizationsAfter, rollups, rollupsAfter)
+	}
+	newLog, _, _ := appendOnlyRows(t, d, at.Add(5*day), &org)
+	if got := present(t, d, "request_logs", newLog); !got[0] {
+		t.Error("a request log written 5 days after the new time is not stored")
+	}
+
+	// 450 days on: the audit events of the first month (400 days) and the growth events of
+	// the first month (396 days) go; the later month's are kept.
+	at = now.Add(450 * day)
+	if _, _, err := d.MaintainPartitions(ctx, at, postgres.DefaultRetention); err != nil {
+		t.Fatal(err)
+	}
+	if got := present(t, d, "audit_events", auditNow, auditLater); got[0] {
+		t.Errorf("audit events of now and +6 days present: %v, want the first gone", got)
+	}
+	if got := present(t, d, "growth_events", growthNow); got[0] {
+		t.Errorf("growth event of 450 days ago present")
+	}
+	parts, err = d.Partitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if horizon := at.Add(-map[string]time.Duration{"request_logs": 30 * day, "audit_events": 400 * day, "growth_events": 396 * day}[p.Table]); !p.To.After(horizon) {
+			t.Errorf("partition %s (to %s) kept past its retention", p.Name, p.To)
+		}
+	}
+}
+
+// TestTimePartitionMigrationKeepsRows: rows stored before migration 00390 are in the
+// partitioned tables after it (the old table is their first partition), provider-wide audit
+// events included, and the growth rollups still follow inserts; the migration rolls back with
+// every row.
+func TestTimePartitionMigrationKeepsRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, d := openUpgradable(t)
+	now := time.Now().UTC()
+	org := uuid.New()
+	partitioned := [][3]uuid.UUID{}
+	log, audit, growth := appendOnlyRows(t, d, now, &org)
+	partitioned = append(partitioned, [3]uuid.UUID{log, audit, growth})
+
+	if err := postgres.MigrateDownTo(ctx, dsn, 311); err != nil {
+		t.Fatal(err)
+	}
+	var plain [3]uuid.UUID // written to the plain tables: a provider-wide audit event's organization is NULL
+	plain[0], plain[1], plain[2] = idAt(now), idAt(now), idAt(now)
+	for _, stmt := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO request_logs (id, organization_id, request_id, occurred_at, principal_type, method, path, status, latency_ms)
+		  VALUES ($1, $2, 'req', now(), 'organization', 'GET', '/v1/x', 200, 1)`, []any{plain[0], org}},
+		{`INSERT INTO audit_events (id, organization_id, actor_type, action, resource_type, resource_id)
+		  VALUES ($1, NULL, 'system', 'thing.created', 'thing', 'x')`, []any{plain[1]}},
+		{`INSERT INTO growth_events (id, organization_id, occurred_at, event_name, traffic_type)
+		  VALUES ($1, 'org-1', now(), 'page_view', 'public')`, []any{plain[2]}},
+	} {
+		if _, err := d.Pool.Exec(ctx, stmt.sql, stmt.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := postgres.Migrate(ctx, dsn, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, ids := range append(partitioned, plain) {
+		for i, table := range []string{"request_logs", "audit_events", "growth_events"} {
+			var partition string
+			if err := d.Pool.QueryRow(ctx, "SELECT tableoid::regclass::text FROM "+table+" WHERE id = $1", ids[i]).Scan(&partition); err != nil {
+				t.Fatalf("%s %s after the migration: %v", table, ids[i], err)
+			}
+			if partition != table+"_legacy" {
+				t.Errorf("%s %s is in %s, want %s_legacy", table, ids[i], partition, table)
+			}
+		}
+	}
+	// The previous release, serving beside this one in a rolling deploy, still writes NULL.
+	previous := idAt(now)
+	if _, err := d.Pool.Exec(ctx, `INSERT INTO audit_events (id, organization_id, actor_type, action, resource_type, resource_id)
+		VALUES ($1, NULL, 'system', 'thing.created', 'thing', 'x')`, previous); err != nil {
+		t.Fatalf("the previous release's provider-wide audit event: %v", err)
+	}
+	for _, id := range []uuid.UUID{plain[1], previous} {
+		var stored uuid.UUID
+		if err := d.Pool.QueryRow(ctx, "SELECT organization_id FROM audit_events WHERE id = $1", id).Scan(&stored); err != nil || stored != uuid.Nil {
+			t.Errorf("provider-wide audit event stored under %v (%v), want the nil UUID", stored, err)
+		}
+	}
+	var before, after int
+	if err := d.Pool.QueryRow(ctx, "SELECT coalesce(sum(events), 0) FROM growth_hourly_counts WHERE dimension = 'event_name'").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	appendOnlyRows(t, d, now, &org)
+	if err := d.Pool.QueryRow(ctx, "SELECT coalesce(sum(events), 0) FROM growth_hourly_counts WHERE dimension = 'event_name'").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before+1 {
+		t.Errorf("growth rollup went from %d to %d events on one insert, want +1", before, after)
+	}
+}
