@@ -521,6 +521,8 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		}
 	}()
 
+	// Event streams end when the shutdown starts rather than holding the drain up.
+	stopping := make(chan struct{})
 	services := postgres.NewServices(db, cfg.box, hooks)
 	services.Credentials = credentials
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
@@ -531,6 +533,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		Services:                 services,
 		RequestLogs:              requestLogs,
 		Metrics:                  m,
+		Stopping:                 stopping,
 	})
 	if err != nil {
 		return err
@@ -544,6 +547,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(func() { close(stopping) })
 	ln, err := net.Listen("tcp", cfg.listenAddr)
 	if err != nil {
 		return err

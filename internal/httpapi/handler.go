@@ -34,6 +34,11 @@ type Config struct {
 	// Metrics records the traffic and is served at /metrics; nil: a new set just for this
 	// handler.
 	Metrics *metrics.Metrics
+	// Stopping is closed when the server starts shutting down: event streams, which would
+	// otherwise keep their connections busy until the drain's deadline, end then.
+	Stopping <-chan struct{}
+	// EventStream paces the event streams.
+	EventStream EventStreamTiming
 }
 
 // LoadDocument parses and validates the embedded OpenAPI document.

@@ -27,6 +27,13 @@ type requestInfo struct {
 	errorCode string
 	// log is the server's logger; logger adds the request id when something is logged.
 	log *slog.Logger
+	// connection is the request's context before the request timeout: it ends when the
+	// client goes away. Streams outlive the timeout and end with it instead.
+	connection context.Context
+	// gate and op are the contract and operation that admitted the request, for a stream
+	// to check its credential again (recheckCredential).
+	gate *contract
+	op   *operation
 }
 
 // noteRequest records on the request's shared info what the request log needs to know.
@@ -84,7 +91,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
-		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base}
+		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base, connection: r.Context()}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		// chi's routers below find their route context here: without one, the first would
 		// copy the request once more to carry it.
