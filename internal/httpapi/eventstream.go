@@ -40,6 +40,9 @@ const (
 	streamEndShutdown  = "shutting_down"
 )
 
+// errWithdrawn ends a stream whose credential no longer authenticates or lacks the scope.
+var errWithdrawn = errors.New("the credential was withdrawn")
+
 // lookTimeout bounds one look for new events.
 const lookTimeout = 10 * time.Second
 
@@ -123,13 +126,13 @@ func (e *eventStream) VisitStreamEventsResponse(w http.ResponseWriter) error {
 			return nil
 		case <-poll.C:
 		}
-		if err := e.recheckCredential(); err != nil {
+		sent, err := e.sendNew(w, rc)
+		if errors.Is(err, errWithdrawn) {
 			_ = e.send(w, rc, "end", "", map[string]string{"reason": streamEndWithdrawn})
 			return nil
 		}
-		sent, err := e.sendNew(w, rc)
 		if err != nil {
-			return nil // the client is gone, or the database failed: sendNew logged it
+			return nil // the client is gone, or the database failed (logged)
 		}
 		if sent > 0 {
 			lastWrite = time.Now()
@@ -155,7 +158,8 @@ func (e *eventStream) recheckCredential() error {
 	return checkScopes(p, e.info.op.security)
 }
 
-// sendNew sends the events published since the last look and returns how many.
+// sendNew sends the events published since the last look, while the credential is still
+// good, and returns how many.
 func (e *eventStream) sendNew(w http.ResponseWriter, rc *http.ResponseController) (int, error) {
 	ctx, cancel := context.WithTimeout(e.ctx, lookTimeout)
 	defer cancel()
@@ -163,6 +167,11 @@ func (e *eventStream) sendNew(w http.ResponseWriter, rc *http.ResponseController
 	if err != nil {
 		logger(e.ctx).Error("event stream: looking for new events", "error", err)
 		return 0, err
+	}
+	// Checked after the read: an event committed with the credential's withdrawal (its own
+	// revocation) is never sent.
+	if err := e.recheckCredential(); err != nil {
+		return 0, errors.Join(errWithdrawn, err)
 	}
 	for _, ev := range events {
 		body, err := ev.DeliveryBody()
