@@ -4,6 +4,7 @@
 //	coreapi migrate            apply pending database migrations and exit
 //	coreapi seed               apply migrations (the catalogue seed is one) and report the catalogue
 //	coreapi operator-token     mint, list or revoke operator tokens
+//	coreapi listen             forward an organization's webhook events to a local receiver
 //
 // `coreapi help` and `coreapi <command> --help` describe each command. Configuration comes
 // from the environment (environmentHelp below, and the README, list every variable with its
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -32,6 +34,7 @@ import (
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/jobs"
+	"github.com/provider/coreapi/internal/listen"
 	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
@@ -88,6 +91,7 @@ type command struct {
 // environment is what a command reads and writes besides its flags.
 type environment struct {
 	getenv         func(string) string
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -182,12 +186,55 @@ its SHA-256 hash is stored, so it cannot be shown again. Requests send it as
 			}
 		},
 	},
+	listenCommand,
+}
+
+// listenCommand is `coreapi listen`: a client of a running service, not a server.
+var listenCommand = command{
+	name:    "listen",
+	summary: "forward an organization's webhook events to a receiver on this machine",
+	usage: `Follows GET /v1/events/stream of the service at --base-url with --api-key (scope
+webhooks:read) and posts each new event to --forward-to with the body and the Standard
+Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) a registered endpoint
+would receive, signed with a secret made for this session: the secret is printed at start,
+and the receiver verifies deliveries with it. One line per event shows the receiver's
+answer. Type "resend <event id>" (or "resend" for the last event) and Enter to send an
+event of the session again, signed anew. Stops on SIGINT or SIGTERM; exits 1 when the
+service ends the stream (the key was revoked, the service stops).
+
+  coreapi listen --api-key sk_sandbox_… --forward-to http://localhost:3000/hook
+  coreapi listen --api-key … --forward-to … --events invoice.issued,invoice.paid`,
+	flags: func(fs *flag.FlagSet) func(context.Context, environment) error {
+		baseURL := fs.String("base-url", "http://127.0.0.1:8080", "the service's base URL")
+		apiKey := fs.String("api-key", "", "an API key (or access token) with the scope webhooks:read (required)")
+		forwardTo := fs.String("forward-to", "", "the receiver's URL, e.g. http://localhost:3000/hook (required)")
+		events := fs.String("events", "", "comma-separated event types to forward (default: all)")
+		org := fs.String("organization-id", "", "the organization to listen to (the operator only; a key listens to its own)")
+		return func(ctx context.Context, env environment) error {
+			if *apiKey == "" || *forwardTo == "" {
+				return errors.New("--api-key and --forward-to are required")
+			}
+			if u, err := url.Parse(*forwardTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("--forward-to: %q is not an http or https URL", *forwardTo)
+			}
+			var types []string
+			for t := range strings.SplitSeq(*events, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					types = append(types, t)
+				}
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			l := listen.New(listen.Options{BaseURL: *baseURL, APIKey: *apiKey, ForwardTo: *forwardTo, Events: types, OrganizationID: *org}, env.stdout)
+			return l.Run(ctx, env.stdin)
+		}
+	},
 }
 
 // execute runs the command named by args and returns the process exit code: 0, 1 for a
 // failure, 2 for a usage error.
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	env := environment{getenv: getenv, stdout: stdout, stderr: stderr}
+	env := environment{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	name := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
