@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
@@ -40,6 +41,7 @@ import (
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/profiler"
 	"github.com/provider/coreapi/internal/secretbox"
+	"github.com/provider/coreapi/internal/telemetry"
 	"github.com/provider/coreapi/internal/webhook"
 )
 
@@ -72,6 +74,10 @@ const environmentHelp = `Environment:
                               (default 50); over a quota a create is 409 quota_exceeded
   RENEWAL_INTERVAL            how often the renewal run looks for renewals and ended services
                               that are due (default 1m)
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the other standard
+                              OTEL_* variables: traces (OTLP over HTTP) of each request, its
+                              database statements and the webhook deliveries; off unless an
+                              endpoint is named (OTEL_SDK_DISABLED=true turns them off too)
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
@@ -514,7 +520,22 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	defer closeDB()
-	db, err := postgres.Open(ctx, dsn)
+	tracing, stopTracing, err := telemetry.Setup(ctx, getenv)
+	if err != nil {
+		return fmt.Errorf("OTEL_*: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := stopTracing(stopCtx); err != nil {
+			logger.Error("exporting the last spans", "error", err)
+		}
+	}()
+	var poolOptions []func(*pgxpool.Config)
+	if tracing != nil {
+		poolOptions = append(poolOptions, postgres.WithTracing(tracing))
+	}
+	db, err := postgres.Open(ctx, dsn, poolOptions...)
 	if err != nil {
 		return err
 	}
@@ -532,6 +553,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
+	hooks.Tracing = tracing
 	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, RenewalInterval: cfg.renewalInterval})
 	if err != nil {
 		return err
@@ -581,6 +603,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		RequestLogs:              requestLogs,
 		Metrics:                  m,
 		Stopping:                 stopping,
+		Tracing:                  tracing,
 	})
 	if err != nil {
 		return err

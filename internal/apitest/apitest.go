@@ -107,7 +107,18 @@ func (e *Env) Sibling(options ...func(*httpapi.Config)) *Env {
 func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, dsn)
+	log := &testLog{t: t}
+	t.Cleanup(func() { log.mu.Lock(); log.done = true; log.mu.Unlock() })
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := httpapi.Config{Logger: logger, Development: true}
+	for _, o := range options {
+		o(&cfg)
+	}
+	var poolOptions []func(*pgxpool.Config)
+	if cfg.Tracing != nil { // statements are spans of the requests, as in production
+		poolOptions = append(poolOptions, postgres.WithTracing(cfg.Tracing))
+	}
+	db, err := postgres.Open(ctx, dsn, poolOptions...)
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
@@ -117,9 +128,6 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
-	log := &testLog{t: t}
-	t.Cleanup(func() { log.mu.Lock(); log.done = true; log.mu.Unlock() })
-	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	logs := postgres.NewRequestLogWriter(db, logger)
 	t.Cleanup(func() { _ = logs.Close(context.Background()) }) // before db.Close: cleanups run last-in first-out
 	m := metrics.New()
@@ -129,18 +137,9 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err := jobs.RegisterMetrics(m, db); err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
-	cfg := httpapi.Config{
-		Logger:      logger,
-		Development: true,
-		Ready:       db.Ping,
-		RequestLogs: logs,
-		Metrics:     m,
-	}
-	for _, o := range options {
-		o(&cfg)
-	}
+	cfg.Ready, cfg.RequestLogs, cfg.Metrics = db.Ping, logs, m
 	hooks := WebhookPolicy
-	hooks.Development = cfg.Development
+	hooks.Development, hooks.Tracing = cfg.Development, cfg.Tracing
 	cache, _ := cfg.Services.Credentials.(credentialCacheOption)
 	if cfg.Services.Organizations == nil {
 		cfg.Services = postgres.NewServices(db, box, hooks)

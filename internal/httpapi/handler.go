@@ -9,6 +9,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/apidocs"
@@ -39,6 +40,9 @@ type Config struct {
 	Stopping <-chan struct{}
 	// EventStream paces the event streams.
 	EventStream EventStreamTiming
+	// Tracing, when set, gives every request a span named after its route template
+	// (internal/telemetry); nil: no spans.
+	Tracing trace.TracerProvider
 }
 
 // LoadDocument parses and validates the embedded OpenAPI document.
@@ -146,7 +150,11 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	// reach the gate too, which answers 405 with Allow like for any other method an
 	// operation lacks.
 	root.MethodNotAllowed(gated.ServeHTTP)
-	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, root), nil
+	var tracer trace.Tracer
+	if cfg.Tracing != nil {
+		tracer = cfg.Tracing.Tracer("github.com/provider/coreapi/internal/httpapi")
+	}
+	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, tracer, root), nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -73,7 +73,9 @@ func TestListen(t *testing.T) {
 	key := f.createKey(t, []string{"webhooks:read"}, nil)["full_key"].(string)
 
 	t.Run("with internal/webhook/signature", func(t *testing.T) {
-		rcv := newReceiver(t, func(n int, _ received) int { return []int{http.StatusNoContent, http.StatusInternalServerError}[(n-1)%2] })
+		rcv := newReceiver(t, func(n int, _ received) int {
+			return []int{http.StatusNoContent, http.StatusInternalServerError}[(n-1)%2]
+		})
 		l := startListener(t, env, key, rcv.URL)
 		created := f.createKey(t, []string{"usage:read"}, nil)
 		first := rcv.waitFor(t, 1)[0]
