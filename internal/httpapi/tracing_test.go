@@ -41,7 +41,7 @@ func requestSpan(t *testing.T, rec *tracetest.SpanRecorder, requestID string) (s
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
@@ -124,8 +124,8 @@ func TestTracing(t *testing.T) {
 	for _, s := range rec.Ended() {
 		for _, a := range s.Attributes() {
 			for _, secret := range secrets {
-				if strings.Contains(a.Value.Emit(), secret) {
-					t.Errorf("span %s: attribute %s carries a secret: %s", s.Name(), a.Key, a.Value.Emit())
+				if strings.Contains(a.Value.String(), secret) {
+					t.Errorf("span %s: attribute %s carries a secret: %s", s.Name(), a.Key, a.Value.String())
 				}
 			}
 		}
