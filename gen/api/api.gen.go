@@ -6392,7 +6392,7 @@ type ClientInterface interface {
 	// Streams the organization's new webhook events as server-sent events (`text/event-stream`), for receiving webhooks on a
 	// machine the service cannot reach (`coreapi listen --forward-to http://localhost:3000/hook` forwards them). Scope `webhooks:read` or
 	// `webhooks:manage`. An organization principal streams its own events (another organization's id is 403 `forbidden`); the operator
-	// must name the organization with `organization_id` (400 `validation_error` without it), and streams that organization's events.
+	// must name the organization with `organization_id` (400 `validation_failed` without it), and streams that organization's events.
 	//
 	// The stream first sends a `session` event whose data is `{"secret": "whsec_…", "organization_id": "…", "types": […]}`: a signing
 	// secret made for this stream alone and never stored. Then every event of the organization published after the stream opened (of
@@ -8180,7 +8180,7 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // Streams the organization's new webhook events as server-sent events (`text/event-stream`), for receiving webhooks on a
 // machine the service cannot reach (`coreapi listen --forward-to http://localhost:3000/hook` forwards them). Scope `webhooks:read` or
 // `webhooks:manage`. An organization principal streams its own events (another organization's id is 403 `forbidden`); the operator
-// must name the organization with `organization_id` (400 `validation_error` without it), and streams that organization's events.
+// must name the organization with `organization_id` (400 `validation_failed` without it), and streams that organization's events.
 //
 // The stream first sends a `session` event whose data is `{"secret": "whsec_…", "organization_id": "…", "types": […]}`: a signing
 // secret made for this stream alone and never stored. Then every event of the organization published after the stream opened (of
@@ -15802,7 +15802,7 @@ type ClientWithResponsesInterface interface {
 	// Streams the organization's new webhook events as server-sent events (`text/event-stream`), for receiving webhooks on a
 	// machine the service cannot reach (`coreapi listen --forward-to http://localhost:3000/hook` forwards them). Scope `webhooks:read` or
 	// `webhooks:manage`. An organization principal streams its own events (another organization's id is 403 `forbidden`); the operator
-	// must name the organization with `organization_id` (400 `validation_error` without it), and streams that organization's events.
+	// must name the organization with `organization_id` (400 `validation_failed` without it), and streams that organization's events.
 	//
 	// The stream first sends a `session` event whose data is `{"secret": "whsec_…", "organization_id": "…", "types": […]}`: a signing
 	// secret made for this stream alone and never stored. Then every event of the organization published after the stream opened (of
@@ -31325,7 +31325,7 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // Streams the organization's new webhook events as server-sent events (`text/event-stream`), for receiving webhooks on a
 // machine the service cannot reach (`coreapi listen --forward-to http://localhost:3000/hook` forwards them). Scope `webhooks:read` or
 // `webhooks:manage`. An organization principal streams its own events (another organization's id is 403 `forbidden`); the operator
-// must name the organization with `organization_id` (400 `validation_error` without it), and streams that organization's events.
+// must name the organization with `organization_id` (400 `validation_failed` without it), and streams that organization's events.
 //
 // The stream first sends a `session` event whose data is `{"secret": "whsec_…", "organization_id": "…", "types": […]}`: a signing
 // secret made for this stream alone and never stored. Then every event of the organization published after the stream opened (of
