@@ -67,8 +67,8 @@ examples/webhook-receiver/node_modules: examples/webhook-receiver/package.json e
 	@touch $@
 
 .PHONY: check-webhooks
-check-webhooks: examples/webhook-receiver/node_modules ## Verify real webhook deliveries, secret rotation included, with the official standardwebhooks npm package (part of `make test` when node is installed).
-	$(GO) test -count=1 -v -run '^TestWebhookDelivery_StandardWebhooksLibrary$$' ./internal/httpapi/
+check-webhooks: examples/webhook-receiver/node_modules ## Verify real webhook deliveries, secret rotation included, and what `coreapi listen` forwards, with the official standardwebhooks npm package (part of `make test` when node is installed).
+	$(GO) test -count=1 -v -run '^(TestWebhookDelivery_StandardWebhooksLibrary|TestListen)$$' ./internal/httpapi/
 
 # The official ZATCA SDK rule files (Data/Rules/schematrons) are not in this repository: point
 # ZATCA_RULES_DIR at a copy. ZATCA_RULES_OUT keeps the invoices and SVRL reports.

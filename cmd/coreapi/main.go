@@ -4,6 +4,7 @@
 //	coreapi migrate            apply pending database migrations and exit
 //	coreapi seed               apply migrations (the catalogue seed is one) and report the catalogue
 //	coreapi operator-token     mint, list or revoke operator tokens
+//	coreapi listen             forward an organization's webhook events to a local receiver
 //
 // `coreapi help` and `coreapi <command> --help` describe each command. Configuration comes
 // from the environment (environmentHelp below, and the README, list every variable with its
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -28,15 +30,18 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/jobs"
+	"github.com/provider/coreapi/internal/listen"
 	"github.com/provider/coreapi/internal/metrics"
 	"github.com/provider/coreapi/internal/pgcluster"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/profiler"
 	"github.com/provider/coreapi/internal/secretbox"
+	"github.com/provider/coreapi/internal/telemetry"
 	"github.com/provider/coreapi/internal/webhook"
 )
 
@@ -81,6 +86,10 @@ const environmentHelp = `Environment:
                               (default 50); over a quota a create is 409 quota_exceeded
   RENEWAL_INTERVAL            how often the renewal run looks for renewals and ended services
                               that are due (default 1m)
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the other standard
+                              OTEL_* variables: traces (OTLP over HTTP) of each request, its
+                              database statements and the webhook deliveries; off unless an
+                              endpoint is named (OTEL_SDK_DISABLED=true turns them off too)
   PPROF_ADDR                  a loopback address to serve Go's profiler on (default: off)
   GOGC, GOMEMLIMIT            Go's own garbage-collector settings, read by the Go runtime
                               (default: Go's, GOGC=100 and no memory limit)
@@ -100,6 +109,7 @@ type command struct {
 // environment is what a command reads and writes besides its flags.
 type environment struct {
 	getenv         func(string) string
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -194,12 +204,55 @@ its SHA-256 hash is stored, so it cannot be shown again. Requests send it as
 			}
 		},
 	},
+	listenCommand,
+}
+
+// listenCommand is `coreapi listen`: a client of a running service, not a server.
+var listenCommand = command{
+	name:    "listen",
+	summary: "forward an organization's webhook events to a receiver on this machine",
+	usage: `Follows GET /v1/events/stream of the service at --base-url with --api-key (scope
+webhooks:read) and posts each new event to --forward-to with the body and the Standard
+Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) a registered endpoint
+would receive, signed with a secret made for this session: the secret is printed at start,
+and the receiver verifies deliveries with it. One line per event shows the receiver's
+answer. Type "resend <event id>" (or "resend" for the last event) and Enter to send an
+event of the session again, signed anew. Stops on SIGINT or SIGTERM; exits 1 when the
+service ends the stream (the key was revoked, the service stops).
+
+  coreapi listen --api-key sk_sandbox_… --forward-to http://localhost:3000/hook
+  coreapi listen --api-key … --forward-to … --events invoice.issued,invoice.paid`,
+	flags: func(fs *flag.FlagSet) func(context.Context, environment) error {
+		baseURL := fs.String("base-url", "http://127.0.0.1:8080", "the service's base URL")
+		apiKey := fs.String("api-key", "", "an API key (or access token) with the scope webhooks:read (required)")
+		forwardTo := fs.String("forward-to", "", "the receiver's URL, e.g. http://localhost:3000/hook (required)")
+		events := fs.String("events", "", "comma-separated event types to forward (default: all)")
+		org := fs.String("organization-id", "", "the organization to listen to (the operator only; a key listens to its own)")
+		return func(ctx context.Context, env environment) error {
+			if *apiKey == "" || *forwardTo == "" {
+				return errors.New("--api-key and --forward-to are required")
+			}
+			if u, err := url.Parse(*forwardTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("--forward-to: %q is not an http or https URL", *forwardTo)
+			}
+			var types []string
+			for t := range strings.SplitSeq(*events, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					types = append(types, t)
+				}
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			l := listen.New(listen.Options{BaseURL: *baseURL, APIKey: *apiKey, ForwardTo: *forwardTo, Events: types, OrganizationID: *org}, env.stdout)
+			return l.Run(ctx, env.stdin)
+		}
+	},
 }
 
 // execute runs the command named by args and returns the process exit code: 0, 1 for a
 // failure, 2 for a usage error.
 func execute(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	env := environment{getenv: getenv, stdout: stdout, stderr: stderr}
+	env := environment{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	name := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -510,7 +563,22 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	defer closeDB()
-	db, err := postgres.Open(ctx, dsn)
+	tracing, stopTracing, err := telemetry.Setup(ctx, getenv)
+	if err != nil {
+		return fmt.Errorf("OTEL_*: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := stopTracing(stopCtx); err != nil {
+			logger.Error("exporting the last spans", "error", err)
+		}
+	}()
+	var poolOptions []func(*pgxpool.Config)
+	if tracing != nil {
+		poolOptions = append(poolOptions, postgres.WithTracing(tracing))
+	}
+	db, err := postgres.Open(ctx, dsn, poolOptions...)
 	if err != nil {
 		return err
 	}
@@ -533,6 +601,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// The durable background work (provisioning, webhook deliveries, sweeps) runs on River:
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
+	hooks.Tracing = tracing
 	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, Retention: cfg.retention, RenewalInterval: cfg.renewalInterval})
 	if err != nil {
 		return err
@@ -569,6 +638,8 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		}
 	}()
 
+	// Event streams end when the shutdown starts rather than holding the drain up.
+	stopping := make(chan struct{})
 	services := postgres.NewServices(db, cfg.box, hooks)
 	services.Credentials = credentials
 	handler, err := httpapi.NewHandler(ctx, httpapi.Config{
@@ -579,6 +650,8 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		Services:                 services,
 		RequestLogs:              requestLogs,
 		Metrics:                  m,
+		Stopping:                 stopping,
+		Tracing:                  tracing,
 	})
 	if err != nil {
 		return err
@@ -592,6 +665,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	srv.RegisterOnShutdown(func() { close(stopping) })
 	ln, err := net.Listen("tcp", cfg.listenAddr)
 	if err != nil {
 		return err

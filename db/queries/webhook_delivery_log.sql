@@ -93,3 +93,13 @@ ORDER BY e.id;
 -- schedule of @schedule attempts.
 INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status, attempt_limit)
 SELECT unnest(@ids::uuid[]), @organization_id, unnest(@event_ids::uuid[]), @endpoint_id, 'pending', @schedule::integer;
+
+-- name: WebhookEventStream :many
+-- The event stream's look for new events: the organization's events above @after not yet sent
+-- (@sent), oldest first; served by (organization_id, id).
+SELECT * FROM webhook_events
+WHERE organization_id = @organization_id AND id > @after
+  AND (sqlc.narg(types)::text[] IS NULL OR type = ANY (sqlc.narg(types)::text[]))
+  AND NOT (id = ANY (@sent::uuid[]))
+ORDER BY id
+LIMIT @row_limit;

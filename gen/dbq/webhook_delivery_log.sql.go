@@ -436,3 +436,54 @@ func (q *Queries) WebhookEventListMissedByEndpoint(ctx context.Context, arg Webh
 	}
 	return items, nil
 }
+
+const webhookEventStream = `-- name: WebhookEventStream :many
+SELECT id, organization_id, created_at, type, data FROM webhook_events
+WHERE organization_id = $1 AND id > $2
+  AND ($3::text[] IS NULL OR type = ANY ($3::text[]))
+  AND NOT (id = ANY ($4::uuid[]))
+ORDER BY id
+LIMIT $5
+`
+
+type WebhookEventStreamParams struct {
+	OrganizationID uuid.UUID
+	After          uuid.UUID
+	Types          []string
+	Sent           []uuid.UUID
+	RowLimit       int32
+}
+
+// The event stream's look for new events: the organization's events above @after not yet sent
+// (@sent), oldest first; served by (organization_id, id).
+func (q *Queries) WebhookEventStream(ctx context.Context, arg WebhookEventStreamParams) ([]WebhookEvent, error) {
+	rows, err := q.db.Query(ctx, webhookEventStream,
+		arg.OrganizationID,
+		arg.After,
+		arg.Types,
+		arg.Sent,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WebhookEvent
+	for rows.Next() {
+		var i WebhookEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.CreatedAt,
+			&i.Type,
+			&i.Data,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

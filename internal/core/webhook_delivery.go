@@ -87,6 +87,9 @@ type WebhookDeliveryService interface {
 	ListEvents(ctx context.Context, f WebhookEventFilter) ([]*WebhookEventRecord, *string, error)
 	// FindEventByID returns the event or ENotFound (swept events too).
 	FindEventByID(ctx context.Context, id uuid.UUID) (*WebhookEventRecord, error)
+	// StreamEvents returns the events of f's organization, oldest id first (the event
+	// stream's look for new events; the caller has checked it may act for the organization).
+	StreamEvents(ctx context.Context, f EventStreamFilter) ([]*WebhookEventRecord, error)
 	// ListDeliveries returns a page of an endpoint's deliveries, newest first, with their
 	// latest attempts. An unknown endpoint is ENotFound.
 	ListDeliveries(ctx context.Context, f WebhookDeliveryFilter) ([]*WebhookDelivery, *string, error)

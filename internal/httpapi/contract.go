@@ -175,7 +175,7 @@ func (c *contract) middleware(next http.Handler) http.Handler {
 				writeProblem(w, r, err)
 				return
 			}
-			noteRequest(ctx, func(info *requestInfo) { info.principal = p })
+			noteRequest(ctx, func(info *requestInfo) { info.principal, info.gate, info.op = p, c, op })
 			if err := c.enforceRestrictions(w, r, p); err != nil {
 				writeProblem(w, r, err)
 				return

@@ -124,6 +124,7 @@ var implemented = map[string]int{
 	// Events and deliveries: the random ids name nothing.
 	"listEvents":               http.StatusOK,
 	"getEvent":                 http.StatusNotFound,
+	"streamEvents":             http.StatusOK,
 	"listWebhookDeliveries":    http.StatusNotFound,
 	"resendWebhookDelivery":    http.StatusNotFound,
 	"recoverWebhookDeliveries": http.StatusNotFound,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/provider/coreapi/gen/api"
 	"github.com/provider/coreapi/internal/apidocs"
@@ -35,6 +36,14 @@ type Config struct {
 	// Metrics records the traffic and is served at /metrics; nil: a new set just for this
 	// handler.
 	Metrics *metrics.Metrics
+	// Stopping is closed when the server starts shutting down: event streams, which would
+	// otherwise keep their connections busy until the drain's deadline, end then.
+	Stopping <-chan struct{}
+	// EventStream paces the event streams.
+	EventStream EventStreamTiming
+	// Tracing, when set, gives every request a span named after its route template
+	// (internal/telemetry); nil: no spans.
+	Tracing trace.TracerProvider
 }
 
 // LoadDocument returns the embedded OpenAPI document, parsed and validated once per process:
@@ -151,7 +160,11 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	// reach the gate too, which answers 405 with Allow like for any other method an
 	// operation lacks.
 	root.MethodNotAllowed(gated.ServeHTTP)
-	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, root), nil
+	var tracer trace.Tracer
+	if cfg.Tracing != nil {
+		tracer = cfg.Tracing.Tracer("github.com/provider/coreapi/internal/httpapi")
+	}
+	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, tracer, root), nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

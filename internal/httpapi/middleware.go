@@ -10,6 +10,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/metrics"
@@ -27,6 +32,13 @@ type requestInfo struct {
 	errorCode string
 	// log is the server's logger; logger adds the request id when something is logged.
 	log *slog.Logger
+	// connection is the request's context before the request timeout: it ends when the
+	// client goes away. Streams outlive the timeout and end with it instead.
+	connection context.Context
+	// gate and op are the contract and operation that admitted the request, for a stream
+	// to check its credential again (recheckCredential).
+	gate *contract
+	op   *operation
 }
 
 // noteRequest records on the request's shared info what the request log needs to know.
@@ -73,7 +85,7 @@ var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 // withRequestContext gives each request its id (echoed in the Request-Id header of every
 // response), a logger carrying it, panic recovery, an access log line and its metrics, and a
 // request log for sink once a principal was authenticated.
-func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSink, next http.Handler) http.Handler {
+func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSink, tracer trace.Tracer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := "req_" + uuid.Must(uuid.NewV7()).String()
@@ -84,7 +96,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
-		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base}
+		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base, connection: r.Context()}
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		// chi's routers below find their route context here: without one, the first would
 		// copy the request once more to carry it.
@@ -92,6 +104,10 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		rctx.Reset()
 		defer routeContexts.Put(rctx)
 		ctx = context.WithValue(ctx, chi.RouteCtxKey, rctx)
+		var span trace.Span
+		if tracer != nil {
+			ctx, span = startRequestSpan(ctx, tracer, r, id)
+		}
 		r = r.WithContext(ctx)
 		rec := &responseRecorder{ResponseWriter: w, requestID: id}
 		rec.Header().Set("Request-Id", id)
@@ -111,12 +127,40 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 			if status == 0 { // the handler wrote nothing: net/http answers 200
 				status = http.StatusOK
 			}
+			if span != nil {
+				endRequestSpan(span, r.Method, info.route, status)
+			}
 			m.ObserveRequest(r.Method, info.route, status, elapsed)
 			accessLog(ctx, base.Handler(), r, info.route, status, rec.bytes, elapsed, id, clientID)
 			recordRequest(sink, info, r, status, start)
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// startRequestSpan starts the server span of request r with id: a child of the trace the
+// client's traceparent names, if any. It carries the method, the request id and the path
+// (this API's paths carry ids, never secrets), never a header or the query.
+func startRequestSpan(ctx context.Context, tracer trace.Tracer, r *http.Request, id string) (context.Context, trace.Span) {
+	ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	return tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+		semconv.HTTPRequestMethodKey.String(r.Method),
+		semconv.URLPath(r.URL.Path),
+		attribute.String("request_id", id)))
+}
+
+// endRequestSpan names the span after the route template the contract found ("GET
+// /v1/events/{id}"; the method alone for a path of no operation) and records the status.
+func endRequestSpan(span trace.Span, method, route string, status int) {
+	if route != "" {
+		span.SetName(method + " " + route)
+		span.SetAttributes(semconv.HTTPRoute(route))
+	}
+	span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+	if status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
+	span.End()
 }
 
 // accessLog writes the request's access line to h. It hands h the record itself rather than

@@ -11,10 +11,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/exaring/otelpgx"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,6 +26,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/provider/coreapi/db"
 	"github.com/provider/coreapi/gen/dbq"
@@ -109,11 +112,15 @@ func (p *uuidPointerEncodePlan) Encode(value any, buf []byte) ([]byte, error) {
 	return p.next.Encode(*id, buf)
 }
 
-// Open connects to dsn and checks the connection.
-func Open(ctx context.Context, dsn string) (*DB, error) {
+// Open connects to dsn and checks the connection. options adjust the pool's configuration
+// (WithTracing).
+func Open(ctx context.Context, dsn string, options ...func(*pgxpool.Config)) (*DB, error) {
 	cfg, err := PoolConfig(dsn)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range options {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -352,4 +359,31 @@ func isUniqueViolation(err error, constraint string) bool {
 // unavailable keeps the cause for the logs while the client sees core.EUnavailable.
 func unavailable(err error) error {
 	return &core.Error{Code: core.EUnavailable, Message: "The database is unavailable; retry later.", Cause: err}
+}
+
+// WithTracing makes every statement a span of tp (otelpgx), a child of the span of its
+// context (the request's, the job's). Spans carry the statement's text, never its
+// parameters, and are named after the sqlc query ("db CredentialGetBySecret"). Without it
+// (tracing off) the pool has no tracer and statements cost nothing more.
+func WithTracing(tp trace.TracerProvider) func(*pgxpool.Config) {
+	return func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.Tracer = otelpgx.NewTracer(otelpgx.WithTracerProvider(tp),
+			otelpgx.WithDisableConnectionDetailsInAttributes(), otelpgx.WithSpanNameFunc(statementName),
+			otelpgx.WithTrimSQLInSpanName(), otelpgx.WithDisableQuerySpanNamePrefix())
+	}
+}
+
+// statementName names a statement's span: the sqlc query name of its "-- name: X :kind"
+// comment, or its first word (BEGIN, COMMIT, SELECT…).
+func statementName(sql string) string {
+	sql = strings.TrimSpace(sql)
+	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
+		if name, _, ok := strings.Cut(rest, " "); ok {
+			return "db " + name
+		}
+	}
+	if words := strings.Fields(sql); len(words) > 0 {
+		return "db " + strings.ToUpper(words[0])
+	}
+	return "db"
 }

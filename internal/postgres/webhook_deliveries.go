@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -83,7 +82,7 @@ func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID
 		return nil, nil
 	}
 	ev := row.WebhookEvent
-	body, err := json.Marshal(webhookEventBody{ID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, OrganizationID: ev.OrganizationID, Data: ev.Data})
+	body, err := webhookEventFromRow(ev).DeliveryBody()
 	if err != nil {
 		return nil, err
 	}

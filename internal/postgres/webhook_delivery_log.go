@@ -271,3 +271,23 @@ func intPtr(v *int32) *int {
 	n := int(*v)
 	return &n
 }
+
+// StreamEvents implements core.WebhookDeliveryService.
+func (s *WebhookDeliveryService) StreamEvents(ctx context.Context, f core.EventStreamFilter) ([]*core.WebhookEventRecord, error) {
+	params := dbq.WebhookEventStreamParams{OrganizationID: f.OrganizationID, After: f.After, Sent: f.Except, RowLimit: int32(f.Limit)}
+	if len(f.Types) > 0 {
+		params.Types = f.Types
+	}
+	if params.Sent == nil {
+		params.Sent = []uuid.UUID{}
+	}
+	rows, err := s.db.queries(ctx).WebhookEventStream(ctx, params)
+	if err != nil {
+		return nil, translate(err)
+	}
+	events := make([]*core.WebhookEventRecord, len(rows))
+	for i, r := range rows {
+		events[i] = webhookEventFromRow(r)
+	}
+	return events, nil
+}

@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -68,14 +66,4 @@ func (d *DB) insertWebhookDelivery(ctx context.Context, q *dbq.Queries, orgID, e
 		return err
 	}
 	return d.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertWebhookDelivery(ctx, tx, orgID, id) })
-}
-
-// webhookEventBody is the body of a delivery (the document's WebhookEvent): the stored
-// event with its data as rendered when it was published.
-type webhookEventBody struct {
-	ID             uuid.UUID       `json:"id"`
-	Type           string          `json:"type"`
-	CreatedAt      time.Time       `json:"created_at"`
-	OrganizationID uuid.UUID       `json:"organization_id"`
-	Data           json.RawMessage `json:"data"`
 }

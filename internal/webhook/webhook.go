@@ -21,6 +21,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/provider/coreapi/internal/telemetry"
 	"github.com/provider/coreapi/internal/webhook/signature"
 )
 
@@ -38,6 +43,9 @@ type Policy struct {
 	// MaxRetryAfter bounds how long a receiver's Retry-After (on a 429 or 503) may delay the
 	// next attempt.
 	MaxRetryAfter time.Duration
+	// Tracing, when set, makes each attempt a span with the HTTP request as its child
+	// (internal/telemetry); nil: no spans.
+	Tracing trace.TracerProvider
 }
 
 // DefaultPolicy is the production schedule: a 15 s timeout and 12 attempts whose delays
@@ -283,7 +291,7 @@ func NewSender(p Policy) *Sender {
 		ForceAttemptHTTP2:     true,
 	}
 	return &Sender{policy: p, client: &http.Client{
-		Transport:     transport,
+		Transport:     telemetry.Transport(transport, p.Tracing),
 		Timeout:       p.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -331,6 +339,25 @@ const (
 // Send makes one signed attempt of d and reports its outcome; it never returns an error, a
 // failure is an Attempt that did not succeed.
 func (s *Sender) Send(ctx context.Context, d Delivery) Attempt {
+	if s.policy.Tracing == nil {
+		return s.send(ctx, d)
+	}
+	// The attempt's span: the event and the outcome, never the URL's query, the secret or
+	// what the receiver answered (its HTTP request is the child span, internal/telemetry).
+	ctx, span := s.policy.Tracing.Tracer("github.com/provider/coreapi/internal/webhook").Start(ctx, "webhook delivery",
+		trace.WithAttributes(attribute.String("webhook.event_id", d.EventID)))
+	defer span.End()
+	a := s.send(ctx, d)
+	if a.StatusCode != 0 {
+		span.SetAttributes(attribute.Int("http.response.status_code", a.StatusCode))
+	}
+	if !a.Succeeded {
+		span.SetStatus(codes.Error, "the attempt failed")
+	}
+	return a
+}
+
+func (s *Sender) send(ctx context.Context, d Delivery) Attempt {
 	a := Attempt{At: time.Now()}
 	fail := func(format string, args ...any) Attempt {
 		a.Latency = time.Since(a.At)
