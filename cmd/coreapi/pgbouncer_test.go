@@ -85,9 +85,15 @@ func dbName(t *testing.T, dsn string) string {
 // waitUntil polls ok until it holds, for at most a minute.
 func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !ok(); {
+	waitUntilWithin(t, time.Minute, what, ok)
+}
+
+// waitUntilWithin polls ok until it holds, failing t after wait.
+func waitUntilWithin(t *testing.T, wait time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(wait); !ok(); {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited a minute for %s", what)
+			t.Fatalf("waited %s for %s", wait, what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
