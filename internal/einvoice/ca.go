@@ -49,6 +49,12 @@ func LoadSandboxCA(private, certificate []byte) (*SandboxCA, error) {
 	return &SandboxCA{key: secp256k1.PrivKeyFromBytes(private), Certificate: certificate}, nil
 }
 
+// StampingKey is the sandbox authority's stamp: the CA's key with its own certificate, with
+// which clearance stamps a cleared document.
+func (ca *SandboxCA) StampingKey() *SandboxKey {
+	return &SandboxKey{private: ca.key, Certificate: ca.Certificate}
+}
+
 // PrivateKeyBytes is the CA's 32-byte private scalar, for sealed storage.
 func (ca *SandboxCA) PrivateKeyBytes() []byte { return ca.key.Serialize() }
 

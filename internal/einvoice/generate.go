@@ -58,17 +58,14 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 	inv.InsertChildAt(at+1, sig)
 	doc.Indent(4)
 
-	signedProps, err := fillSignedProperties(ext, key, id.IssuedAt)
-	if err != nil {
-		return nil, err
-	}
 	digest, hash, err := InvoiceHash(doc)
 	if err != nil {
 		return nil, err
 	}
-	// As the authority's SDK signs: SHA-256 with ECDSA over the invoice hash's bytes.
-	prehashed := sha256.Sum256(digest)
-	signature := base64.StdEncoding.EncodeToString(key.Sign(prehashed[:]))
+	signature, err := sign(ext, key, id.IssuedAt, digest, hash)
+	if err != nil {
+		return nil, err
+	}
 	certSig, err := key.CertificateSignature()
 	if err != nil {
 		return nil, err
@@ -85,10 +82,6 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 		CertificateSignature: certSig,
 	}.Encode()
 	qrValue.SetText(qr)
-	ext.FindElement(".//ds:Reference[@Id='invoiceSignedData']/ds:DigestValue").SetText(hash)
-	ext.FindElement(".//ds:Reference[@URI='#xadesSignedProperties']/ds:DigestValue").SetText(signedProps)
-	ext.FindElement(".//ds:SignatureValue").SetText(signature)
-	ext.FindElement(".//ds:X509Certificate").SetText(base64.StdEncoding.EncodeToString(key.Certificate))
 
 	issues := append([]Issue{}, d.Issues...)
 	if truncated {
@@ -177,6 +170,25 @@ const (
 	nsXAdES      = "http://uri.etsi.org/01903/v1.3.2#"
 	digestSHA256 = "http://www.w3.org/2001/04/xmlenc#sha256"
 )
+
+// sign completes the XAdES signature in ext (as signatureExtension lays it out) with key for
+// the invoice hash digest (hash, its base64): the signed properties signed at signedAt and
+// their digest, the invoice reference's digest, the signature value and the certificate. It
+// returns the signature value (base64), QR tag 7.
+func sign(ext *etree.Element, key *SandboxKey, signedAt time.Time, digest []byte, hash string) (string, error) {
+	signedProps, err := fillSignedProperties(ext, key, signedAt)
+	if err != nil {
+		return "", err
+	}
+	// As the authority's SDK signs: SHA-256 with ECDSA over the invoice hash's bytes.
+	prehashed := sha256.Sum256(digest)
+	signature := base64.StdEncoding.EncodeToString(key.Sign(prehashed[:]))
+	ext.FindElement(".//ds:Reference[@Id='invoiceSignedData']/ds:DigestValue").SetText(hash)
+	ext.FindElement(".//ds:Reference[@URI='#xadesSignedProperties']/ds:DigestValue").SetText(signedProps)
+	ext.FindElement(".//ds:SignatureValue").SetText(signature)
+	ext.FindElement(".//ds:X509Certificate").SetText(base64.StdEncoding.EncodeToString(key.Certificate))
+	return signature, nil
+}
 
 // fillSignedProperties writes the XAdES signed properties (signing time, the certificate's
 // digest, issuer and serial number) and returns their digest for the SignedInfo reference.

@@ -1,7 +1,6 @@
 package einvoice
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -73,31 +72,40 @@ func LateReporting(k Kind, issuedAt, submittedAt time.Time) (r Result, ok bool) 
 	}, true
 }
 
-// Restamp signs the stamped document doc again with key: the signature value, the certificate
-// and the QR payload's signature, public key and certificate signature (tags 7 to 9) are
-// replaced; everything the invoice hash covers is unchanged. It returns the document and its
-// QR payload.
-func Restamp(doc string, key *SandboxKey) (xml, qr string, err error) {
+// Restamp signs the stamped document doc again with key, as signed at signedAt: the XAdES
+// signature (signed properties, signature value, certificate) and the QR payload's
+// signature, public key and certificate signature (tags 7 to 9) are renewed; everything the
+// invoice hash covers is unchanged. A stamp without the XAdES structure (a document stored
+// before it) is replaced by one that has it. It returns the document and its QR payload.
+func Restamp(doc string, key *SandboxKey, signedAt time.Time) (xml, qr string, err error) {
 	tree := etree.NewDocument()
 	if err := tree.ReadFromString(doc); err != nil {
 		return "", "", err
 	}
-	digest, _, err := InvoiceHash(tree)
+	digest, hash, err := InvoiceHash(tree)
 	if err != nil {
 		return "", "", err
 	}
 	root := tree.Root()
-	sigValue := root.FindElement("./ext:UBLExtensions//ds:SignatureValue")
-	certificate := root.FindElement("./ext:UBLExtensions//ds:X509Certificate")
+	ext := root.SelectElement("ext:UBLExtensions")
 	qrValue := root.FindElement("./cac:AdditionalDocumentReference[cbc:ID='QR']/cac:Attachment/cbc:EmbeddedDocumentBinaryObject")
-	if sigValue == nil || certificate == nil || qrValue == nil {
+	if ext == nil || ext.FindElement(".//ds:Signature") == nil || qrValue == nil {
 		return "", "", errors.New("einvoice: the document has no stamp to renew")
+	}
+	if ext.FindElement(".//xades:SignedProperties") == nil {
+		fresh := signatureExtension()
+		root.InsertChildAt(ext.Index(), fresh)
+		root.RemoveChild(ext)
+		ext = fresh
 	}
 	tags, err := DecodeQR(qrValue.Text())
 	if err != nil {
 		return "", "", fmt.Errorf("einvoice: the document's QR payload: %w", err)
 	}
-	signature := base64.StdEncoding.EncodeToString(key.Sign(digest))
+	signature, err := sign(ext, key, signedAt, digest, hash)
+	if err != nil {
+		return "", "", err
+	}
 	certSig, err := key.CertificateSignature()
 	if err != nil {
 		return "", "", err
@@ -107,8 +115,6 @@ func Restamp(doc string, key *SandboxKey) (xml, qr string, err error) {
 		VATTotal: string(tags[5]), InvoiceHash: string(tags[6]),
 		Signature: signature, PublicKey: key.PublicKeyInfo(), CertificateSignature: certSig,
 	}.Encode()
-	sigValue.SetText(signature)
-	certificate.SetText(base64.StdEncoding.EncodeToString(key.Certificate))
 	qrValue.SetText(qr)
 	xml, err = tree.WriteToString()
 	return xml, qr, err

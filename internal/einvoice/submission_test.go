@@ -1,6 +1,7 @@
 package einvoice_test
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -65,29 +66,36 @@ func TestSubmissionOutcome(t *testing.T) {
 	}
 }
 
-// TestRestamp: the cleared document is stamped by another key and passes validation against
-// that key's certificate; the invoice hash and everything it covers are unchanged.
+// TestRestamp: the cleared document is stamped by the sandbox authority (the CA's own key and
+// certificate, a fresh XAdES signature signed at clearance) and passes validation against
+// the CA; the invoice hash and everything it covers are unchanged. A stamp of the layout
+// before XAdES is replaced by a complete one.
 func TestRestamp(t *testing.T) {
 	inv, _ := generate(t, requestOf(kind(t, einvoice.TypeStandard), sampleRequest()))
-	authority, err := einvoice.NewSandboxKey("sandbox authority", time.Now())
+	ca, err := einvoice.NewSandboxCA(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	xml, qr, err := einvoice.Restamp(inv.XML, authority)
-	if err != nil {
-		t.Fatal(err)
+	clearedAt := time.Date(2026, 11, 25, 1, 2, 3, 0, time.UTC)
+	withoutXAdES := regexp.MustCompile(`(?s)<ds:Object>.*</ds:Object>`).ReplaceAllString(inv.XML, "")
+	for name, doc := range map[string]string{"XAdES": inv.XML, "before XAdES": withoutXAdES} {
+		xml, qr, err := einvoice.Restamp(doc, ca.StampingKey(), clearedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if xml == doc || qr == inv.QR || !strings.Contains(xml, qr) || !strings.Contains(xml, inv.Hash) ||
+			!strings.Contains(xml, "<xades:SigningTime>2026-11-25T01:02:03</xades:SigningTime>") {
+			t.Fatalf("%s: the document was not stamped again at clearance, or its hash changed", name)
+		}
+		rep, err := testValidator(t).ValidateXML([]byte(xml), einvoice.Trust{SandboxCA: ca.Certificate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Verdict() != einvoice.VerdictPass || !slices.Contains(codes(rep, einvoice.ResultInfo), "SBX-CERT-05") {
+			t.Errorf("%s: the restamped document: %+v", name, rep.Results)
+		}
 	}
-	if xml == inv.XML || qr == inv.QR || !strings.Contains(xml, qr) || !strings.Contains(xml, inv.Hash) {
-		t.Fatal("the document was not stamped again, or its hash changed")
-	}
-	rep, err := testValidator(t).ValidateXML([]byte(xml), authority.Certificate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Verdict() != einvoice.VerdictPass || !slices.Contains(codes(rep, einvoice.ResultInfo), "SBX-CERT-00") {
-		t.Errorf("the restamped document: %+v", rep.Results)
-	}
-	if _, _, err := einvoice.Restamp("<Invoice/>", authority); err == nil {
+	if _, _, err := einvoice.Restamp("<Invoice/>", ca.StampingKey(), clearedAt); err == nil {
 		t.Error("a document without a stamp was restamped")
 	}
 }

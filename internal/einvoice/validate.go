@@ -142,10 +142,11 @@ func NewValidator() (*Validator, error) {
 
 // ValidateXML checks doc as the authority's validator would: the UBL 2.1 schema, the KSA and
 // EN 16931 business rules this package implements, the invoice hash, the QR payload, the
-// signature and its certificate. sandboxCertificate is the DER certificate of the caller's
-// sandbox key (nil if it has none): a document stamped with it is checked against it. Only a
-// body that is no document is an error (wrapping ErrNotXML); every finding is a result.
-func (v *Validator) ValidateXML(doc []byte, sandboxCertificate []byte) (Report, error) {
+// signature and its certificate. trust holds the caller's sandbox certificate and the sandbox
+// CA's: a document stamped with the first, with the second (cleared), or with a certificate
+// the second issued (an EGS unit's) is checked against them. Only a body that is no document
+// is an error (wrapping ErrNotXML); every finding is a result.
+func (v *Validator) ValidateXML(doc []byte, trust Trust) (Report, error) {
 	tree, err := parse(doc)
 	if err != nil {
 		return Report{}, err
@@ -164,7 +165,7 @@ func (v *Validator) ValidateXML(doc []byte, sandboxCertificate []byte) (Report, 
 		inv := readInvoice(root)
 		checkRules(r, inv, v.now())
 		stamp := checkHash(r, tree, inv)
-		checkStamp(r, inv, stamp, sandboxCertificate)
+		checkStamp(r, inv, stamp, trust)
 	}
 	<-done
 	return Report{Results: append(schema.results, r.results...)}, nil

@@ -36,7 +36,7 @@ func codes(rep einvoice.Report, typ string) []string {
 
 func TestValidateXML_GeneratedInvoiceHasNoError(t *testing.T) {
 	inv, key := generate(t, sampleRequest())
-	rep, err := testValidator(t).ValidateXML([]byte(inv.XML), key.Certificate)
+	rep, err := testValidator(t).ValidateXML([]byte(inv.XML), einvoice.Trust{Own: key.Certificate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestValidateXML_GeneratedInvoiceHasNoError(t *testing.T) {
 	}
 	// Without the organization's certificate the same document is checked with the one it
 	// embeds, with a warning.
-	rep, _ = testValidator(t).ValidateXML([]byte(inv.XML), nil)
+	rep, _ = testValidator(t).ValidateXML([]byte(inv.XML), einvoice.Trust{})
 	if !slices.Contains(codes(rep, einvoice.ResultWarning), "SBX-CERT-02") || len(codes(rep, einvoice.ResultError)) > 0 {
 		t.Fatalf("another organization's sandbox certificate: %+v", rep.Results)
 	}
@@ -107,7 +107,7 @@ func TestValidateXML_TamperedCopies(t *testing.T) {
 		}, []string{"SBX-XSD-01", "SBX-HASH-01"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := testValidator(t).ValidateXML([]byte(tc.tamper(inv.XML)), key.Certificate)
+			rep, err := testValidator(t).ValidateXML([]byte(tc.tamper(inv.XML)), einvoice.Trust{Own: key.Certificate})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestValidateXML_RefusesWhatIsNoDocument(t *testing.T) {
 		"unterminated text": "<Invoice>abc",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := testValidator(t).ValidateXML([]byte(doc), nil)
+			_, err := testValidator(t).ValidateXML([]byte(doc), einvoice.Trust{})
 			if !errors.Is(err, einvoice.ErrNotXML) {
 				t.Fatalf("want ErrNotXML, got %v", err)
 			}
@@ -150,7 +150,7 @@ func TestValidateXML_RefusesWhatIsNoDocument(t *testing.T) {
 }
 
 func TestValidateXML_OtherDocumentIsSchemaError(t *testing.T) {
-	rep, err := testValidator(t).ValidateXML([]byte(`<Order xmlns="urn:x"/>`), nil)
+	rep, err := testValidator(t).ValidateXML([]byte(`<Order xmlns="urn:x"/>`), einvoice.Trust{})
 	if err != nil || !slices.Contains(codes(rep, einvoice.ResultError), "SBX-XSD-01") {
 		t.Fatalf("%v %+v", err, rep.Results)
 	}
@@ -176,7 +176,7 @@ func TestSDKSamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := testValidator(t).ValidateXML(doc, nil)
+			rep, err := testValidator(t).ValidateXML(doc, einvoice.Trust{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func BenchmarkValidateXML(b *testing.B) {
 	doc := []byte(inv.XML)
 	b.ReportAllocs()
 	for b.Loop() {
-		rep, err := v.ValidateXML(doc, key.Certificate)
+		rep, err := v.ValidateXML(doc, einvoice.Trust{Own: key.Certificate})
 		if err != nil || rep.Verdict() == einvoice.VerdictError {
 			b.Fatalf("%v %+v", err, rep.Results)
 		}
@@ -241,7 +241,7 @@ func FuzzValidateXML(f *testing.F) {
 	f.Add([]byte("<a>\xff</a>"))
 	v := testValidator(f)
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		rep, err := v.ValidateXML(doc, key.Certificate)
+		rep, err := v.ValidateXML(doc, einvoice.Trust{Own: key.Certificate})
 		if err != nil {
 			if !errors.Is(err, einvoice.ErrNotXML) {
 				t.Fatalf("unexpected error %v", err)

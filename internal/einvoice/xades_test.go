@@ -121,7 +121,7 @@ func TestGenerate_XAdES(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		report, err := validator.ValidateXML([]byte(inv.XML), nil)
+		report, err := validator.ValidateXML([]byte(inv.XML), einvoice.Trust{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,12 +54,12 @@ func checkHash(r *report, tree *etree.Document, inv xmlInvoice) stamp {
 
 // checkStamp checks the stamp's structure (BR-KSA-28, 29, 30), its certificate, its
 // signature of the invoice hash and the QR payload against the document.
-func checkStamp(r *report, inv xmlInvoice, s stamp, sandboxCertificate []byte) {
+func checkStamp(r *report, inv xmlInvoice, s stamp, trust Trust) {
 	var cert *parsedCertificate
 	var signature []byte
 	if s.signature != nil {
 		checkStampStructure(r, inv)
-		cert = checkCertificate(r, s.signature, sandboxCertificate)
+		cert = checkCertificate(r, s.signature, trust)
 		signature = checkSignature(r, s, cert)
 		checkSignedProperties(r, s.signature)
 	}
@@ -87,6 +87,40 @@ type parsedCertificate struct {
 	publicKey    *secp256k1.PublicKey
 	signature    []byte // the certificate's signature value (QR tag 9)
 	sandbox      bool   // marked with SandboxTemplate
+	tbs          []byte // the signed part (TBSCertificate), its DER
+	issuer       []byte // the issuer's name, its DER
+	subject      []byte // the subject's name, its DER
+}
+
+// Trust is what the validator checks a stamp's certificate against (DER certificates, nil
+// when there is none yet): the caller's own sandbox certificate, and the sandbox CA's, which
+// issues the EGS units' certificates and stamps cleared documents as the sandbox authority.
+type Trust struct {
+	Own       []byte
+	SandboxCA []byte
+}
+
+// issuedBy reports whether ca signed c: c names ca's subject as its issuer and ca's key
+// verifies c's signature (ECDSA with SHA-256) over its TBSCertificate.
+func (c *parsedCertificate) issuedBy(ca *parsedCertificate) bool {
+	if !bytes.Equal(c.issuer, ca.subject) {
+		return false
+	}
+	sig, err := ecdsa.ParseDERSignature(c.signature)
+	if err != nil {
+		return false
+	}
+	digest := sha256.Sum256(c.tbs)
+	return sig.Verify(digest[:], ca.publicKey)
+}
+
+// issuedBySandboxCA reports whether c was issued by the sandbox CA whose certificate is caDER.
+func issuedBySandboxCA(c *parsedCertificate, caDER []byte) bool {
+	if caDER == nil {
+		return false
+	}
+	ca, err := parseCertificate(caDER)
+	return err == nil && c.issuedBy(ca)
 }
 
 // tbsView reads the parts of a TBSCertificate the validation uses, keeping the public key
@@ -123,7 +157,10 @@ func parseCertificate(der []byte) (*parsedCertificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &parsedCertificate{der: der, publicKeyDER: tbs.PublicKey.FullBytes, publicKey: pub, signature: c.SignatureValue.Bytes}
+	out := &parsedCertificate{
+		der: der, publicKeyDER: tbs.PublicKey.FullBytes, publicKey: pub, signature: c.SignatureValue.Bytes,
+		tbs: c.TBSCertificate.FullBytes, issuer: tbs.Issuer.FullBytes, subject: tbs.Subject.FullBytes,
+	}
 	for _, ext := range tbs.Extensions {
 		var template string
 		if ext.Id.Equal(oidCertificateTemplateName) {
@@ -135,9 +172,10 @@ func parseCertificate(der []byte) (*parsedCertificate, error) {
 }
 
 // checkCertificate reads the stamp's certificate and says whose it is: the caller's sandbox
-// certificate, another sandbox certificate, or one this sandbox cannot trace to the
-// authority's certification authority.
-func checkCertificate(r *report, sig *etree.Element, sandboxCertificate []byte) *parsedCertificate {
+// certificate, the sandbox authority's (a cleared document), an EGS unit's issued by the
+// sandbox CA (its chain verified), another sandbox certificate, or one this sandbox cannot
+// trace to the authority's certification authority.
+func checkCertificate(r *report, sig *etree.Element, trust Trust) *parsedCertificate {
 	der, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text(sig, "ds:KeyInfo/ds:X509Data/ds:X509Certificate")), ""))
 	if err != nil || len(der) == 0 {
 		r.add(ResultError, CategoryCertificate, "SBX-CERT-01", "The stamp has no readable certificate (ds:X509Certificate, base64 DER).")
@@ -149,8 +187,14 @@ func checkCertificate(r *report, sig *etree.Element, sandboxCertificate []byte) 
 		return nil
 	}
 	switch {
-	case sandboxCertificate != nil && bytes.Equal(der, sandboxCertificate):
+	case trust.Own != nil && bytes.Equal(der, trust.Own):
 		r.add(ResultInfo, CategoryCertificate, "SBX-CERT-00", "The document is stamped with this organization's sandbox certificate: signature and QR were checked against it.")
+	case trust.SandboxCA != nil && bytes.Equal(der, trust.SandboxCA):
+		r.add(ResultInfo, CategoryCertificate, "SBX-CERT-05",
+			"The document is stamped by the sandbox authority (the sandbox CA's certificate, not the tax authority's), as a cleared document is: signature and QR were checked against it.")
+	case issuedBySandboxCA(cert, trust.SandboxCA):
+		r.add(ResultInfo, CategoryCertificate, "SBX-CERT-04",
+			"The document is stamped with an EGS unit's certificate issued by this sandbox's CA (not the tax authority's): its chain to the sandbox CA was verified.")
 	case cert.sandbox:
 		r.add(ResultWarning, CategoryCertificate, "SBX-CERT-02",
 			"The document is stamped with a sandbox certificate that is not this organization's: checked with the certificate it embeds.")

@@ -64,8 +64,11 @@ func decodeValidation(t testing.TB, resp *apitest.Response) validationResult {
 }
 
 // signatureValue is the text of the document's ds:SignatureValue.
-func signatureValue(doc string) string {
-	const open = "<ds:SignatureValue>"
+func signatureValue(doc string) string { return elementText(doc, "ds:SignatureValue") }
+
+// elementText is the text of the first element named name in doc.
+func elementText(doc, name string) string {
+	open := "<" + name + ">"
 	i := strings.Index(doc, open) + len(open)
 	return doc[i : i+strings.Index(doc[i:], "<")]
 }

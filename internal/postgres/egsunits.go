@@ -91,7 +91,7 @@ func (s *EGSUnitService) CreateEGSUnit(ctx context.Context, in core.EGSUnitCreat
 		if active >= maxActiveEGSUnits {
 			return unprocessablef("/csr", "The organization already holds %d EGS units that are not revoked; revoke one first.", maxActiveEGSUnits)
 		}
-		ca, err := s.sandboxCA(ctx, q)
+		ca, err := sandboxCA(ctx, q, s.box, s.now())
 		if err != nil {
 			return err
 		}
@@ -113,34 +113,6 @@ func (s *EGSUnitService) CreateEGSUnit(ctx context.Context, in core.EGSUnitCreat
 		return err
 	})
 	return out, err
-}
-
-// sandboxCA returns the sandbox CA, making it on first use; concurrent first uses race on
-// the singleton row and the loser reads the winner's.
-func (s *EGSUnitService) sandboxCA(ctx context.Context, q *dbq.Queries) (*einvoice.SandboxCA, error) {
-	row, err := q.EinvoiceSandboxCAGet(ctx)
-	if core.ErrorCode(translate(err)) == core.ENotFound {
-		ca, err := einvoice.NewSandboxCA(s.now())
-		if err != nil {
-			return nil, err
-		}
-		if err := q.EinvoiceSandboxCAInsert(ctx, dbq.EinvoiceSandboxCAInsertParams{
-			PrivateKey: s.box.Seal(ca.PrivateKeyBytes(), caSealContext), Certificate: ca.Certificate,
-		}); err != nil {
-			return nil, err
-		}
-		row, err = q.EinvoiceSandboxCAGet(ctx)
-		if err != nil {
-			return nil, err
-		}
-	} else if err != nil {
-		return nil, err
-	}
-	private, err := s.box.Open(row.PrivateKey, caSealContext)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox CA key: %w", err)
-	}
-	return einvoice.LoadSandboxCA(private, row.Certificate)
 }
 
 // ListEGSUnits implements core.EGSUnitService.
@@ -200,7 +172,7 @@ func (s *EGSUnitService) IssueEGSUnitProductionCertificate(ctx context.Context, 
 		if problems != nil {
 			return nil, fmt.Errorf("stored CSR of EGS unit %s: %v", id, problems)
 		}
-		ca, err := s.sandboxCA(ctx, q)
+		ca, err := sandboxCA(ctx, q, s.box, s.now())
 		if err != nil {
 			return nil, err
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/einvoice"
+	"github.com/provider/coreapi/internal/secretbox"
 )
 
 // SubmitTaxInvoice implements core.TaxInvoiceService: the sandbox authority's reporting and
@@ -49,8 +51,12 @@ func (s *TaxInvoiceService) SubmitTaxInvoice(ctx context.Context, id uuid.UUID) 
 		if err != nil {
 			return err
 		}
+		ca, err := sandboxCA(ctx, q, s.box, s.now())
+		if err != nil {
+			return err
+		}
 		kind, _ := einvoice.KindOf(doc.InvoiceType)
-		submission, err := s.judge(validator, key, kind, doc)
+		submission, err := s.judge(validator, key, ca, kind, doc)
 		if err != nil {
 			return err
 		}
@@ -80,10 +86,11 @@ func (s *TaxInvoiceService) SubmitTaxInvoice(ctx context.Context, id uuid.UUID) 
 }
 
 // judge is the sandbox authority's decision on doc: its validation as validateTaxInvoice
-// checks XML (against the organization's certificate), the reporting deadline of a
-// simplified document, and for a cleared standard one the authority's stamp.
-func (s *TaxInvoiceService) judge(v *einvoice.Validator, key *einvoice.SandboxKey, kind einvoice.Kind, doc dbq.TaxInvoiceLockForSubmissionRow) (*core.TaxInvoiceSubmission, error) {
-	report, err := v.ValidateXML([]byte(doc.Xml), key.Certificate)
+// checks XML (against the organization's certificate and the sandbox CA, which issued its
+// units' certificates), the reporting deadline of a simplified document, and for a cleared
+// standard one the authority's stamp, made with the sandbox CA's key.
+func (s *TaxInvoiceService) judge(v *einvoice.Validator, key *einvoice.SandboxKey, ca *einvoice.SandboxCA, kind einvoice.Kind, doc dbq.TaxInvoiceLockForSubmissionRow) (*core.TaxInvoiceSubmission, error) {
+	report, err := v.ValidateXML([]byte(doc.Xml), einvoice.Trust{Own: key.Certificate, SandboxCA: ca.Certificate})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: validating stored tax invoice %s: %w", doc.ID, err)
 	}
@@ -94,7 +101,8 @@ func (s *TaxInvoiceService) judge(v *einvoice.Validator, key *einvoice.SandboxKe
 	report = report.Bounded(einvoice.MaxResults)
 	out.Results, out.Status = report.Results, einvoice.SubmissionOutcome(kind, report)
 	if out.Status == einvoice.SubmissionCleared {
-		xml, qr, err := clearanceStamp(doc.Xml, key)
+		// The sandbox authority's stamp: the sandbox CA's own key and certificate, signed now.
+		xml, qr, err := einvoice.Restamp(doc.Xml, ca.StampingKey(), out.SubmittedAt)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: stamping cleared tax invoice %s: %w", doc.ID, err)
 		}
@@ -103,11 +111,32 @@ func (s *TaxInvoiceService) judge(v *einvoice.Validator, key *einvoice.SandboxKe
 	return out, nil
 }
 
-// clearanceStamp is the sandbox authority's stamp on a cleared document. For now it stamps
-// again with the organization's own sandbox key (the service's existing stamping key); the
-// sandbox certification authority of issue 27's EGS units replaces it here, and only here.
-func clearanceStamp(xml string, key *einvoice.SandboxKey) (cleared, qr string, err error) {
-	return einvoice.Restamp(xml, key)
+// sandboxCA returns the sandbox CA, making it on first use; concurrent first uses race on
+// the singleton row and the loser reads the winner's. box seals its key.
+func sandboxCA(ctx context.Context, q *dbq.Queries, box *secretbox.Box, now time.Time) (*einvoice.SandboxCA, error) {
+	row, err := q.EinvoiceSandboxCAGet(ctx)
+	if core.ErrorCode(translate(err)) == core.ENotFound {
+		ca, err := einvoice.NewSandboxCA(now)
+		if err != nil {
+			return nil, err
+		}
+		if err := q.EinvoiceSandboxCAInsert(ctx, dbq.EinvoiceSandboxCAInsertParams{
+			PrivateKey: box.Seal(ca.PrivateKeyBytes(), caSealContext), Certificate: ca.Certificate,
+		}); err != nil {
+			return nil, err
+		}
+		row, err = q.EinvoiceSandboxCAGet(ctx)
+		if err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	private, err := box.Open(row.PrivateKey, caSealContext)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox CA key: %w", err)
+	}
+	return einvoice.LoadSandboxCA(private, row.Certificate)
 }
 
 // storeSubmission records the outcome and moves the document's submission_status to it.

@@ -74,20 +74,23 @@ func (s *TaxInvoiceValidationService) ValidateTaxInvoiceXML(ctx context.Context,
 	if err != nil {
 		return nil, err
 	}
-	var certificate []byte
+	var trust einvoice.Trust
 	if !p.IsOperator() {
 		if err := s.entitle(ctx, p, p.OrganizationID); err != nil {
 			return nil, err
 		}
-		if certificate, err = s.sandboxCertificate(ctx, p.OrganizationID); err != nil {
+		if trust.Own, err = s.sandboxCertificate(ctx, p.OrganizationID); err != nil {
 			return nil, err
 		}
+	}
+	if trust.SandboxCA, err = s.sandboxCACertificate(ctx); err != nil {
+		return nil, err
 	}
 	v, err := s.validator()
 	if err != nil {
 		return nil, err
 	}
-	report, err := v.ValidateXML(doc, certificate)
+	report, err := v.ValidateXML(doc, trust)
 	if errors.Is(err, einvoice.ErrNotXML) {
 		return nil, &core.Error{Code: core.EValidation, Message: "The body is not a readable XML document.", Fields: []core.FieldError{{
 			Location: "body", Pointer: "", Code: "xml", Message: strings.TrimPrefix(err.Error(), einvoice.ErrNotXML.Error()+": "),
@@ -109,6 +112,20 @@ func (s *TaxInvoiceValidationService) entitle(ctx context.Context, p *core.Princ
 // none yet (it has generated nothing): validation never creates one.
 func (s *TaxInvoiceValidationService) sandboxCertificate(ctx context.Context, orgID uuid.UUID) ([]byte, error) {
 	row, err := s.db.queries(ctx).EinvoiceSandboxKeyGet(ctx, orgID)
+	if core.ErrorCode(translate(err)) == core.ENotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	return row.Certificate, nil
+}
+
+// sandboxCACertificate is the sandbox CA's certificate, which issues the EGS units'
+// certificates and stamps cleared documents; nil while there is none (no unit registered and
+// nothing cleared yet): validation never creates it.
+func (s *TaxInvoiceValidationService) sandboxCACertificate(ctx context.Context) ([]byte, error) {
+	row, err := s.db.queries(ctx).EinvoiceSandboxCAGet(ctx)
 	if core.ErrorCode(translate(err)) == core.ENotFound {
 		return nil, nil
 	}
