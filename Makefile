@@ -136,6 +136,12 @@ bench: bench-build ## Load-test the API against the floor over loopback and prin
 bench-soak: bench-build ## The mixed load on the API for 5 minutes, sampling its RSS.
 	./bin/benchdriver -soak 5m $(BENCH_FLAGS)
 
+# The renewal scenario (docs/performance.md, "Renewals"): not HTTP traffic, so a Go benchmark.
+RENEWAL_BENCH_N ?= 100000
+.PHONY: bench-renewal
+bench-renewal: ## RENEWAL_BENCH_N subscriptions with usage renewed and rated by one process, against a replay of the same SQL.
+	RENEWAL_BENCH_N=$(RENEWAL_BENCH_N) $(GO) test -run x -bench BenchmarkRenewal -benchtime 1x -timeout 60m ./internal/postgres/
+
 .PHONY: bench-go
 bench-go: ## Go benchmarks of the hot pieces (BenchmarkGrowthSummary seeds a million events first: a minute or two).
 	$(GO) test -run x -bench . -benchmem ./internal/httpapi/ ./internal/einvoice/ ./internal/postgres/

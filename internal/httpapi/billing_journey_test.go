@@ -277,3 +277,102 @@ func (j *billingJourney) wantTaxDocument(id string) {
 	checkTotalsMatch(j.t, j.env, j.token, doc["id"].(string), inv)
 	checkDocumentValidates(j.t, j.env, j.token, doc["id"].(string))
 }
+
+// TestRatedBillingJourney is issue 26's journey, HTTP only, on a test clock: a rated plan (fee
+// 10000, 2 resolutions included, graduated tiers ≤4 @100, ≤6 @50 + flat 300, beyond @20) with
+// a 14-day trial; the trial's end bills the fee alone (trial usage is free); the first renewal
+// rates the month's usage across the tiers; its payment is declined, dunning retries, writes it
+// off and suspends the service; a full payment reactivates it, and the next renewal rates again.
+// Every amount below is computed by hand; every invoice's tax document validates.
+func TestRatedBillingJourney(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, planAddressPreview)
+	j := billingJourney{t: t, env: env, org: s.org, token: s.token}
+	plan := ratedPlan(t, env, `{"trial_days":14,"requires_payment_method":false}`)
+	sel := decode[planSelection](t, subscriptionAction(env, s.token, s.id, "select-plan", `{"plan_id":"`+plan+`"}`))
+	if sel.Activation != "active" || sel.Invoice != nil {
+		t.Fatalf("selection %+v, want active without an invoice (a trial)", sel)
+	}
+	wantRenewsAt(t, sel.Subscription, "2025-03-15T09:30:00Z")
+
+	// Usage during the trial is free: the trial's end bills the first month's fee alone.
+	advance(t, env, s.token, s.clock, "2025-03-05T00:00:00Z")
+	s.resolve(t, env, 3)
+	advance(t, env, s.token, s.clock, "2025-03-16T00:00:00Z")
+	invs := invoicesOf(t, env, s.id)
+	if len(invs) != 1 {
+		t.Fatalf("%d invoices at the trial's end, want 1", len(invs))
+	}
+	trialEnd := invs[0]
+	wantLine(t, trialEnd, 0, "recurring_fee", 1, 10000, "2025-03-15", "2025-04-14", false)
+	wantTotals(t, trialEnd, 10000, 0, 1500, 11500) // 15 % of 10000
+	if len(trialEnd.Lines) != 1 || !trialEnd.IssuedAt.Equal(clockAt(t, "2025-03-15T09:30:00Z")) {
+		t.Errorf("trial's end invoice %+v", trialEnd)
+	}
+	j.wantTaxDocument(trialEnd.ID)
+	j.pay(trialEnd.ID, 11500, "pm_sandbox_success", "succeeded", clockAt(t, "2025-03-16T00:00:00Z"))
+
+	// 7 resolutions in the first paid month: 2 included, 3-4 at 100, 5-6 at 50 + flat 300, 7 at 20.
+	advance(t, env, s.token, s.clock, "2025-03-20T00:00:00Z")
+	s.resolve(t, env, 7)
+	renewedAt := clockAt(t, "2025-04-15T09:30:00Z")
+	advance(t, env, s.token, s.clock, "2025-04-16T00:00:00Z")
+	invs = invoicesOf(t, env, s.id)
+	if len(invs) != 2 {
+		t.Fatalf("%d invoices after the first renewal, want 2", len(invs))
+	}
+	first := invs[1]
+	wantLine(t, first, 0, "graduated_usage", 2, 100, "2025-03-15", "2025-04-14", false) // 200, tax 30
+	wantLine(t, first, 1, "graduated_usage", 2, 50, "2025-03-15", "2025-04-14", false)  // 100, tax 15
+	wantLine(t, first, 2, "graduated_usage", 1, 300, "2025-03-15", "2025-04-14", false) // the flat amount, tax 45
+	wantLine(t, first, 3, "graduated_usage", 1, 20, "2025-03-15", "2025-04-14", false)  // 20, tax 3
+	wantLine(t, first, 4, "recurring_fee", 1, 10000, "2025-04-15", "2025-05-14", false) // tax 1500
+	wantTotals(t, first, 10620, 0, 1593, 12213)
+	if len(first.Lines) != 5 || first.BillingPeriod.Start != "2025-03-15" || first.BillingPeriod.End != "2025-05-14" ||
+		first.Status != "issued" || !first.IssuedAt.Equal(renewedAt) || !first.DueAt.Equal(renewedAt.Add(14*24*time.Hour)) {
+		t.Errorf("first renewal %+v", first)
+	}
+	j.wantTaxDocument(first.ID)
+
+	// Declined, then dunned: overdue at its due date (April 29), in dunning and past due at the
+	// first failed retry (May 2), written off at the last (May 6): uncollectible, paused, suspended.
+	d := dunned{org: s.org, token: s.token, clock: s.clock, sub: s.id, invoice: first.ID}
+	j.pay(first.ID, 12213, "pm_sandbox_declined", "failed", clockAt(t, "2025-04-16T00:00:00Z"))
+	advance(t, env, s.token, s.clock, "2025-04-29T10:00:00Z")
+	d.wantStatuses(t, env, "overdue", "active", "active")
+	advance(t, env, s.token, s.clock, "2025-05-02T10:00:00Z")
+	d.wantStatuses(t, env, "in_dunning", "past_due", "active")
+	advance(t, env, s.token, s.clock, "2025-05-07T00:00:00Z")
+	d.wantStatuses(t, env, "written_off", "paused", "suspended")
+	d.wantInvoiceStatus(t, env, "uncollectible")
+	d.wantSteps(t, env, 1, 2, 1, 0)
+	refused := env.Do(apitest.Request{Method: http.MethodPost, Path: resolvePath, Token: s.token, Body: `{"short_address":"RRMA1234","language":"en"}`})
+	assertProblem(t, "suspended", refused, http.StatusForbidden, "subscription_inactive")
+
+	// Paid in full: paid, current, active, and the service back at the very next request.
+	if paid := j.pay(first.ID, 12213, "pm_sandbox_success", "succeeded", clockAt(t, "2025-05-07T00:00:00Z")); paid.Status != "paid" {
+		t.Errorf("after the payment the invoice is %s", paid.Status)
+	}
+	waitForService(t, env, s.token, s.id, "active")
+	d.wantStatuses(t, env, "current", "active", "active")
+	d.wantSteps(t, env, 1, 2, 1, 1)
+	s.resolve(t, env, 5)
+
+	// The next renewal (May 15) runs again: 5 used, 2 included: 3-4 at 100, 5 at 50 + flat 300.
+	advance(t, env, s.token, s.clock, "2025-05-16T00:00:00Z")
+	invs = invoicesOf(t, env, s.id)
+	if len(invs) != 3 {
+		t.Fatalf("%d invoices after the renewal following reactivation, want 3", len(invs))
+	}
+	next := invs[2]
+	wantLine(t, next, 0, "graduated_usage", 2, 100, "2025-04-15", "2025-05-14", false) // tax 30
+	wantLine(t, next, 1, "graduated_usage", 1, 50, "2025-04-15", "2025-05-14", false)  // tax 7.5, rounded half up: 8
+	wantLine(t, next, 2, "graduated_usage", 1, 300, "2025-04-15", "2025-05-14", false) // tax 45
+	wantLine(t, next, 3, "recurring_fee", 1, 10000, "2025-05-15", "2025-06-14", false) // tax 1500
+	wantTotals(t, next, 10550, 0, 1583, 12133)
+	if len(next.Lines) != 4 || !next.IssuedAt.Equal(clockAt(t, "2025-05-15T09:30:00Z")) {
+		t.Errorf("renewal after reactivation %+v", next)
+	}
+	j.wantTaxDocument(next.ID)
+}

@@ -13,16 +13,16 @@ import (
 
 // ratedPlan is an offered monthly plan of the seeded address product (whose resolutions are
 // counted as usage): a fee of 10000, two resolutions included, then graduated tiers up to 4
-// at 100, up to 6 at 50 with a flat 300, and 20 beyond.
-func ratedPlan(t testing.TB, env *apitest.Env) string {
+// at 100, up to 6 at 50 with a flat 300, and 20 beyond. trial is its trial_policy ("null": none).
+func ratedPlan(t testing.TB, env *apitest.Env, trial string) string {
 	t.Helper()
 	plan := catalogueDo(t, env, apitest.OperatorToken, http.MethodPost, "/v1/plans", fmt.Sprintf(`{"product_id":%q,"code":"rated-%s",
-		"name":"Rated","billing_period":"monthly","currency":"SAR","recurring_fee":10000,
+		"name":"Rated","billing_period":"monthly","currency":"SAR","recurring_fee":10000,"trial_policy":%s,
 		"included_usage":[{"metric":"short_addresses_resolved","quantity":2}],
 		"prices":[{"component_type":"recurring_fee","amount":10000},
 		  {"component_type":"graduated_usage","metric":"short_addresses_resolved","tiers":[
 		    {"upper_bound":4,"unit_amount":100,"flat_amount":null},{"upper_bound":6,"unit_amount":50,"flat_amount":300},
-		    {"upper_bound":null,"unit_amount":20,"flat_amount":null}]}]}`, productAddress, uuid.NewString()[:8]), http.StatusCreated)
+		    {"upper_bound":null,"unit_amount":20,"flat_amount":null}]}]}`, productAddress, uuid.NewString()[:8], trial), http.StatusCreated)
 	id := plan["id"].(string)
 	movePlan(t, env, id, "active")
 	return id
@@ -130,7 +130,7 @@ func TestUsageRating(t *testing.T) {
 
 	t.Run("RenewalIssuesThePreviewedUsage", func(t *testing.T) {
 		t.Parallel()
-		s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, ratedPlan(t, env))
+		s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, ratedPlan(t, env, "null"))
 		// Before any usage: the renewal would bill April's fee alone.
 		before := upcoming(t, env, s.token, s.id, "")
 		wantLine(t, before, 0, "recurring_fee", 1, 10000, "2025-04-01", "2025-04-30", false)
