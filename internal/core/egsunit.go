@@ -9,11 +9,12 @@ import (
 )
 
 // EGS unit statuses: registered with a compliance certificate, holding its production
-// certificate, or revoked (cannot stamp).
+// certificate, or revoked (cannot stamp). Typed: untyped string constants named E… are the
+// error codes (TestEveryErrorCodeHasAStatus).
 const (
-	EGSUnitCompliance = "compliance"
-	EGSUnitProduction = "production"
-	EGSUnitRevoked    = "revoked"
+	EGSUnitCompliance string = "compliance"
+	EGSUnitProduction string = "production"
+	EGSUnitRevoked    string = "revoked"
 )
 
 // EGSUnit is an e-invoice generation solution unit registered from a CSR (sandbox
