@@ -386,7 +386,7 @@ func isEventStream(resp *http.Response) bool {
 func (e *Env) validateStream(req *http.Request, reqBody []byte, resp *http.Response) {
 	e.t.Helper()
 	where := fmt.Sprintf("%s %s -> %d", req.Method, req.URL.Path, resp.StatusCode)
-	route, _, err := e.router.FindRoute(req)
+	route, _, err := e.router.FindRoute(atValidationHost(req))
 	if err != nil {
 		e.t.Errorf("%s: a stream from no operation of openapi.yaml", where)
 		return
