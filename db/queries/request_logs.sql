@@ -1,11 +1,35 @@
 -- name: RequestLogInsertBatch :copyfrom
 INSERT INTO request_logs (
     id, organization_id, request_id, occurred_at, principal_type, key_prefix,
-    method, path, route, status, latency_ms, error_code
+    method, path, route, status, latency_ms, error_code, api_key_id, operation, idempotency_key
 ) VALUES (
     @id, @organization_id, @request_id, @occurred_at, @principal_type, @key_prefix,
-    @method, @path, @route, @status, @latency_ms, @error_code
+    @method, @path, @route, @status, @latency_ms, @error_code, @api_key_id, @operation, @idempotency_key
 );
+
+-- name: RequestLogBodiesInsertBatch :copyfrom
+INSERT INTO request_log_bodies (
+    organization_id, id,
+    request_content_type, request_size, request_body, request_truncated, request_omitted,
+    response_content_type, response_size, response_body, response_truncated, response_omitted
+) VALUES (
+    @organization_id, @id,
+    @request_content_type, @request_size, @request_body, @request_truncated, @request_omitted,
+    @response_content_type, @response_size, @response_body, @response_truncated, @response_omitted
+);
+
+-- name: RequestLogGet :one
+-- One log of the organization (the operator's own requests: the nil UUID).
+SELECT * FROM request_logs WHERE organization_id = @organization_id AND id = @id;
+
+-- name: RequestLogGetAnyOrganization :one
+-- The operator's read of any organization's log: served by request_logs_id in the one
+-- partition the id falls in.
+SELECT * FROM request_logs WHERE id = @id;
+
+-- name: RequestLogBodiesGet :one
+-- The bodies of one log of the organization; no row when none were captured.
+SELECT * FROM request_log_bodies WHERE organization_id = @organization_id AND id = @id;
 
 -- name: RequestLogScanFloor :one
 -- The id @skip rows below @before in the organization's newest-first order: a filtered list
@@ -29,5 +53,8 @@ WHERE organization_id = @organization_id AND id < @before AND id >= @floor
   AND (sqlc.narg(path_prefix)::text IS NULL OR starts_with(path, sqlc.narg(path_prefix)))
   AND (sqlc.narg(since)::timestamptz IS NULL OR occurred_at >= sqlc.narg(since))
   AND (sqlc.narg(until)::timestamptz IS NULL OR occurred_at < sqlc.narg(until))
+  AND (sqlc.narg(api_key_id)::uuid IS NULL OR api_key_id = sqlc.narg(api_key_id))
+  AND (sqlc.narg(operation)::text IS NULL OR operation = sqlc.narg(operation))
+  AND (sqlc.narg(idempotency_key)::text IS NULL OR idempotency_key = sqlc.narg(idempotency_key))
 ORDER BY id DESC
 LIMIT @row_limit;

@@ -1063,6 +1063,30 @@ func (e RegulatoryClassification) Valid() bool {
 	}
 }
 
+// Defines values for RequestLogBodyOmitted.
+const (
+	Invalid                RequestLogBodyOmitted = "invalid"
+	LessThannil            RequestLogBodyOmitted = "<nil>"
+	TooLarge               RequestLogBodyOmitted = "too_large"
+	UnsupportedContentType RequestLogBodyOmitted = "unsupported_content_type"
+)
+
+// Valid indicates whether the value is a known member of the RequestLogBodyOmitted enum.
+func (e RequestLogBodyOmitted) Valid() bool {
+	switch e {
+	case Invalid:
+		return true
+	case LessThannil:
+		return true
+	case TooLarge:
+		return true
+	case UnsupportedContentType:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RequestedInvoiceType.
 const (
 	RequestedInvoiceTypeSimplifiedCreditNote RequestedInvoiceType = "simplified_credit_note"
@@ -4129,6 +4153,48 @@ type RequestLog struct {
 	Status int                       `json:"status"`
 }
 
+// RequestLogBody One captured body. `body` is null when the body was empty or not stored (`omitted` says why).
+type RequestLogBody struct {
+	// Body The body with every secret field's value replaced by `[REDACTED]`, at most 16 KiB of it.
+	Body nullable.Nullable[string] `json:"body"`
+
+	// ContentType The `Content-Type` header of the body; null without one.
+	ContentType nullable.Nullable[string] `json:"content_type"`
+
+	// Omitted Why the body was not stored; null when it was (or was empty). `unsupported_content_type`, not JSON or a form, so it cannot be redacted; `too_large`, larger than the 64 KiB that can be captured and redacted; `invalid`, JSON or a form that does not parse.
+	Omitted nullable.Nullable[RequestLogBodyOmitted] `json:"omitted"`
+
+	// Size Bytes the body had as it travelled (of a request, those the service read).
+	Size int64 `json:"size"`
+
+	// Truncated `body` holds only the first 16 KiB of the redacted body.
+	Truncated bool `json:"truncated"`
+}
+
+// RequestLogBodyOmitted Why the body was not stored; null when it was (or was empty). `unsupported_content_type`, not JSON or a form, so it cannot be redacted; `too_large`, larger than the 64 KiB that can be captured and redacted; `invalid`, JSON or a form that does not parse.
+type RequestLogBodyOmitted string
+
+// RequestLogDetail A request log with what the request and its response carried, redacted and bounded (see `getRequestLog`).
+type RequestLogDetail struct {
+	// ApiKeyId The API key behind the request (directly or through an access token); null for other credentials.
+	ApiKeyId nullable.Nullable[openapi_types.UUID] `json:"api_key_id"`
+
+	// IdempotencyKey The `Idempotency-Key` header the request sent; null without one.
+	IdempotencyKey nullable.Nullable[string] `json:"idempotency_key"`
+
+	// Log One authenticated request.
+	Log RequestLog `json:"log"`
+
+	// Operation The `operationId` the request reached; null for a path of no operation, or a log written before it was recorded.
+	Operation nullable.Nullable[string] `json:"operation"`
+
+	// Request The request's body; null when no bodies were captured for this log.
+	Request nullable.Nullable[RequestLogBody] `json:"request"`
+
+	// Response The response's body; null when no bodies were captured for this log.
+	Response nullable.Nullable[RequestLogBody] `json:"response"`
+}
+
 // RequestLogList A page of request logs, newest first.
 type RequestLogList struct {
 	Items []RequestLog `json:"items"`
@@ -5772,6 +5838,15 @@ type ListRequestLogsParams struct {
 
 	// Path Only requests whose path starts with this prefix, e.g. `/v1/subscriptions`.
 	Path *string `form:"path,omitempty" json:"path,omitempty"`
+
+	// ApiKeyId Only requests made with this API key (directly, or through an access token it issued). Served by the bounded scan described above, like every filter. Requests logged before this filter existed carry no key id and never match.
+	ApiKeyId *openapi_types.UUID `form:"api_key_id,omitempty" json:"api_key_id,omitempty"`
+
+	// Operation Only requests to this operation, by its `operationId` in this document (e.g. `createSubscription`); a name of no operation matches nothing. Served by the bounded scan described above. Requests logged before this filter existed, and requests to no operation, never match.
+	Operation *string `form:"operation,omitempty" json:"operation,omitempty"`
+
+	// IdempotencyKey Only requests that sent this `Idempotency-Key` header (the first request and its replays). Served by the bounded scan described above.
+	IdempotencyKey *string `form:"idempotency_key,omitempty" json:"idempotency_key,omitempty"`
 
 	// Since Only records at or after this time.
 	Since *Since `form:"since,omitempty" json:"since,omitempty"`
@@ -7783,10 +7858,17 @@ type ClientInterface interface {
 
 	// ListRequestLogs List request logs
 	//
-	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
+	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`, `api_key_id`, `operation`, `idempotency_key`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 	//
 	// Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 	ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRequestLog Get a request log with its bodies
+	//
+	// Returns one request log (as the list shows it) with the bodies of the request and of its response, to debug an integration. Scope `usage:read`, as the list. An organization principal reads its own organization's logs only (another organization's log is 404, as an unknown id); the operator reads any organization's log and its own. Bodies are captured as they travelled, then made safe before they are stored: a JSON or form body has the value of every field whose name denotes a secret or credential (secret, password, token, private key, API key, full key, credential, signature, OTP, PIN…) replaced by `[REDACTED]`; any other body is described (content type, size) and not stored; headers are never stored, the `Authorization` header least of all. A body is captured up to 64 KiB (a larger one cannot be redacted and is only described, `omitted` `too_large`) and stored up to 16 KiB of its redacted text (`truncated` true beyond). Bodies follow the request log's retention; a log written before bodies were captured, or whose bodies were not written, has `request` and `response` null. Logs are written asynchronously (see the list), so a request's log may be 404 for about a second after its response.
+	//
+	// Corresponds with GET /v1/request-logs/{id} (the `GetRequestLog` operationId).
+	GetRequestLog(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSpendControls List spend controls with current consumption
 	//
@@ -10207,11 +10289,28 @@ func (c *Client) ResolveProductIncident(ctx context.Context, id Id, incidentId I
 
 // ListRequestLogs List request logs
 //
-// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
+// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`, `api_key_id`, `operation`, `idempotency_key`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 //
 // Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 func (c *Client) ListRequestLogs(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRequestLogsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRequestLog Get a request log with its bodies
+//
+// Returns one request log (as the list shows it) with the bodies of the request and of its response, to debug an integration. Scope `usage:read`, as the list. An organization principal reads its own organization's logs only (another organization's log is 404, as an unknown id); the operator reads any organization's log and its own. Bodies are captured as they travelled, then made safe before they are stored: a JSON or form body has the value of every field whose name denotes a secret or credential (secret, password, token, private key, API key, full key, credential, signature, OTP, PIN…) replaced by `[REDACTED]`; any other body is described (content type, size) and not stored; headers are never stored, the `Authorization` header least of all. A body is captured up to 64 KiB (a larger one cannot be redacted and is only described, `omitted` `too_large`) and stored up to 16 KiB of its redacted text (`truncated` true beyond). Bodies follow the request log's retention; a log written before bodies were captured, or whose bodies were not written, has `request` and `response` null. Logs are written asynchronously (see the list), so a request's log may be 404 for about a second after its response.
+//
+// Corresponds with GET /v1/request-logs/{id} (the `GetRequestLog` operationId).
+func (c *Client) GetRequestLog(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRequestLogRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -14421,6 +14520,42 @@ func NewListRequestLogsRequest(server string, params *ListRequestLogsParams) (*h
 
 		}
 
+		if params.ApiKeyId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "api_key_id", *params.ApiKeyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Operation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "operation", *params.Operation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IdempotencyKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "idempotency_key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Since != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
@@ -14473,6 +14608,40 @@ func NewListRequestLogsRequest(server string, params *ListRequestLogsParams) (*h
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRequestLogRequest constructs an http.Request for the GetRequestLog method
+func NewGetRequestLogRequest(server string, id Id) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/request-logs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -18181,12 +18350,21 @@ type ClientWithResponsesInterface interface {
 
 	// ListRequestLogsWithResponse List request logs
 	//
-	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
+	// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`, `api_key_id`, `operation`, `idempotency_key`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/request-logs (the `ListRequestLogs` operationId).
 	ListRequestLogsWithResponse(ctx context.Context, params *ListRequestLogsParams, reqEditors ...RequestEditorFn) (*ListRequestLogsResponse, error)
+
+	// GetRequestLogWithResponse Get a request log with its bodies
+	//
+	// Returns one request log (as the list shows it) with the bodies of the request and of its response, to debug an integration. Scope `usage:read`, as the list. An organization principal reads its own organization's logs only (another organization's log is 404, as an unknown id); the operator reads any organization's log and its own. Bodies are captured as they travelled, then made safe before they are stored: a JSON or form body has the value of every field whose name denotes a secret or credential (secret, password, token, private key, API key, full key, credential, signature, OTP, PIN…) replaced by `[REDACTED]`; any other body is described (content type, size) and not stored; headers are never stored, the `Authorization` header least of all. A body is captured up to 64 KiB (a larger one cannot be redacted and is only described, `omitted` `too_large`) and stored up to 16 KiB of its redacted text (`truncated` true beyond). Bodies follow the request log's retention; a log written before bodies were captured, or whose bodies were not written, has `request` and `response` null. Logs are written asynchronously (see the list), so a request's log may be 404 for about a second after its response.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/request-logs/{id} (the `GetRequestLog` operationId).
+	GetRequestLogWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRequestLogResponse, error)
 
 	// ListSpendControlsWithResponse List spend controls with current consumption
 	//
@@ -26454,6 +26632,157 @@ func (r ListRequestLogsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListRequestLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRequestLogResponse200Headers the declared response headers of an HTTP 200 response for GetRequestLog
+type GetRequestLogResponse200Headers struct {
+	RequestId string
+}
+
+// GetRequestLogResponse400Headers the declared response headers of an HTTP 400 response for GetRequestLog
+type GetRequestLogResponse400Headers struct {
+	RequestId string
+}
+
+// GetRequestLogResponse401Headers the declared response headers of an HTTP 401 response for GetRequestLog
+type GetRequestLogResponse401Headers struct {
+	RequestId string
+}
+
+// GetRequestLogResponse403Headers the declared response headers of an HTTP 403 response for GetRequestLog
+type GetRequestLogResponse403Headers struct {
+	RequestId string
+}
+
+// GetRequestLogResponse404Headers the declared response headers of an HTTP 404 response for GetRequestLog
+type GetRequestLogResponse404Headers struct {
+	RequestId string
+}
+
+// GetRequestLogResponse429Headers the declared response headers of an HTTP 429 response for GetRequestLog
+type GetRequestLogResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetRequestLogResponse503Headers the declared response headers of an HTTP 503 response for GetRequestLog
+type GetRequestLogResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetRequestLogResponseDefaultHeaders the declared response headers of an HTTP default response for GetRequestLog
+type GetRequestLogResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetRequestLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RequestLogDetail
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRequestLogResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetRequestLogResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetRequestLogResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetRequestLogResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRequestLogResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRequestLogResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetRequestLogResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetRequestLogResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRequestLogResponse) GetJSON200() *RequestLogDetail {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetRequestLogResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRequestLogResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetRequestLogResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRequestLogResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetRequestLogResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetRequestLogResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetRequestLogResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRequestLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRequestLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRequestLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRequestLogResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -35783,7 +36112,7 @@ func (c *ClientWithResponses) ResolveProductIncidentWithResponse(ctx context.Con
 
 // ListRequestLogsWithResponse List request logs
 //
-// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
+// Lists the requests that got past authentication, whatever their outcome (a 403 for a missing scope or a 400 for a bad body is logged; a 401 is not, having no principal), newest first. Without `organization_id` an organization principal sees its own organization's requests and the operator its own requests (`organization_id` null); the operator may pass any organization id. An organization principal may only name its own organization (another organization's id is 403 `forbidden`). Logs are written asynchronously in batches and usually appear within a second; should the database fall far behind, new logs are dropped rather than slow requests down. Default page size 50. Filters never scan the whole log: a page with any filter (`status_class`, `method`, `path`, `since`, `until`, `api_key_id`, `operation`, `idempotency_key`) examines at most 10,000 logs below its cursor, newest first, and returns those that match; when it finds fewer than `limit`, `next_cursor` continues below the last log it examined, so a page may hold fewer items than `limit`, or none, and still not be the last. Follow `next_cursor` until it is null to see every match. A page without a filter reads its `limit` logs.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -35794,6 +36123,21 @@ func (c *ClientWithResponses) ListRequestLogsWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseListRequestLogsResponse(rsp)
+}
+
+// GetRequestLogWithResponse Get a request log with its bodies
+//
+// Returns one request log (as the list shows it) with the bodies of the request and of its response, to debug an integration. Scope `usage:read`, as the list. An organization principal reads its own organization's logs only (another organization's log is 404, as an unknown id); the operator reads any organization's log and its own. Bodies are captured as they travelled, then made safe before they are stored: a JSON or form body has the value of every field whose name denotes a secret or credential (secret, password, token, private key, API key, full key, credential, signature, OTP, PIN…) replaced by `[REDACTED]`; any other body is described (content type, size) and not stored; headers are never stored, the `Authorization` header least of all. A body is captured up to 64 KiB (a larger one cannot be redacted and is only described, `omitted` `too_large`) and stored up to 16 KiB of its redacted text (`truncated` true beyond). Bodies follow the request log's retention; a log written before bodies were captured, or whose bodies were not written, has `request` and `response` null. Logs are written asynchronously (see the list), so a request's log may be 404 for about a second after its response.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/request-logs/{id} (the `GetRequestLog` operationId).
+func (c *ClientWithResponses) GetRequestLogWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*GetRequestLogResponse, error) {
+	rsp, err := c.GetRequestLog(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRequestLogResponse(rsp)
 }
 
 // ListSpendControlsWithResponse List spend controls with current consumption
@@ -46611,6 +46955,199 @@ func ParseListRequestLogsResponse(rsp *http.Response) (*ListRequestLogsResponse,
 	return response, nil
 }
 
+// ParseGetRequestLogResponse parses an HTTP response from a GetRequestLogWithResponse call
+func ParseGetRequestLogResponse(rsp *http.Response) (*GetRequestLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRequestLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RequestLogDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRequestLogResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetRequestLogResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetRequestLogResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetRequestLogResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRequestLogResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRequestLogResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetRequestLogResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetRequestLogResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListSpendControlsResponse parses an HTTP response from a ListSpendControlsWithResponse call
 func ParseListSpendControlsResponse(rsp *http.Response) (*ListSpendControlsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -57190,6 +57727,9 @@ type ServerInterface interface {
 	// ListRequestLogs List request logs
 	// (GET /v1/request-logs)
 	ListRequestLogs(w http.ResponseWriter, r *http.Request, params ListRequestLogsParams)
+	// GetRequestLog Get a request log with its bodies
+	// (GET /v1/request-logs/{id})
+	GetRequestLog(w http.ResponseWriter, r *http.Request, id Id)
 	// ListSpendControls List spend controls with current consumption
 	// (GET /v1/spend-controls)
 	ListSpendControls(w http.ResponseWriter, r *http.Request, params ListSpendControlsParams)
@@ -57613,6 +58153,12 @@ func (_ Unimplemented) ResolveProductIncident(w http.ResponseWriter, r *http.Req
 // ListRequestLogs List request logs
 // (GET /v1/request-logs)
 func (_ Unimplemented) ListRequestLogs(w http.ResponseWriter, r *http.Request, params ListRequestLogsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetRequestLog Get a request log with its bodies
+// (GET /v1/request-logs/{id})
+func (_ Unimplemented) GetRequestLog(w http.ResponseWriter, r *http.Request, id Id) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -59972,6 +60518,45 @@ func (siw *ServerInterfaceWrapper) ListRequestLogs(w http.ResponseWriter, r *htt
 		return
 	}
 
+	// ------------- Optional query parameter "api_key_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "api_key_id", r.URL.Query(), &params.ApiKeyId, runtime.BindQueryParameterOptions{Type: "string", Format: "uuid"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "api_key_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "api_key_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "operation" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "operation", r.URL.Query(), &params.Operation, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "operation"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "operation", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "idempotency_key" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "idempotency_key", r.URL.Query(), &params.IdempotencyKey, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "idempotency_key"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "idempotency_key", Err: err})
+		}
+		return
+	}
+
 	// ------------- Optional query parameter "since" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", r.URL.Query(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
@@ -60026,6 +60611,32 @@ func (siw *ServerInterfaceWrapper) ListRequestLogs(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListRequestLogs(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRequestLog operation middleware
+func (siw *ServerInterfaceWrapper) GetRequestLog(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRequestLog(w, r, id)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -62549,6 +63160,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/request-logs", wrapper.ListRequestLogs)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/request-logs/{id}", wrapper.GetRequestLog)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/usage", wrapper.GetUsage)
@@ -71002,6 +71616,170 @@ type ListRequestLogsdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListRequestLogsdefaultApplicationProblemPlusJSONResponse) VisitListRequestLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLogRequestObject struct {
+	Id Id `json:"id"`
+}
+
+type GetRequestLogResponseObject interface {
+	VisitGetRequestLogResponse(w http.ResponseWriter) error
+}
+
+type GetRequestLog200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetRequestLog200JSONResponse struct {
+	Body    RequestLogDetail
+	Headers GetRequestLog200ResponseHeaders
+}
+
+func (response GetRequestLog200JSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLog400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetRequestLog400ApplicationProblemPlusJSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLog401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetRequestLog401ApplicationProblemPlusJSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLog403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetRequestLog403ApplicationProblemPlusJSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLog404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetRequestLog404ApplicationProblemPlusJSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLog429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetRequestLog429ApplicationProblemPlusJSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLog503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetRequestLog503ApplicationProblemPlusJSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRequestLogdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetRequestLogdefaultApplicationProblemPlusJSONResponse) VisitGetRequestLogResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -80020,6 +80798,9 @@ type StrictServerInterface interface {
 	// ListRequestLogs List request logs
 	// (GET /v1/request-logs)
 	ListRequestLogs(ctx context.Context, request ListRequestLogsRequestObject) (ListRequestLogsResponseObject, error)
+	// GetRequestLog Get a request log with its bodies
+	// (GET /v1/request-logs/{id})
+	GetRequestLog(ctx context.Context, request GetRequestLogRequestObject) (GetRequestLogResponseObject, error)
 	// ListSpendControls List spend controls with current consumption
 	// (GET /v1/spend-controls)
 	ListSpendControls(ctx context.Context, request ListSpendControlsRequestObject) (ListSpendControlsResponseObject, error)
@@ -81558,6 +82339,32 @@ func (sh *strictHandler) ListRequestLogs(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListRequestLogsResponseObject); ok {
 		if err := validResponse.VisitListRequestLogsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRequestLog operation middleware
+func (sh *strictHandler) GetRequestLog(w http.ResponseWriter, r *http.Request, id Id) {
+	var request GetRequestLogRequestObject
+
+	request.Id = id
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRequestLog(ctx, request.(GetRequestLogRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRequestLog")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRequestLogResponseObject); ok {
+		if err := validResponse.VisitGetRequestLogResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

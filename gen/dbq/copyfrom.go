@@ -60,6 +60,49 @@ func (q *Queries) GrowthEventInsertBatch(ctx context.Context, arg []GrowthEventI
 	return q.db.CopyFrom(ctx, []string{"growth_events"}, []string{"id", "organization_id", "occurred_at", "event_name", "traffic_type", "anonymous_id", "product", "source", "medium", "campaign", "landing_page", "page_path", "language", "device_class", "use_case", "developer_language", "experiment_id", "experiment_variant", "elapsed_from_signup_ms", "properties"}, &iteratorForGrowthEventInsertBatch{rows: arg})
 }
 
+// iteratorForRequestLogBodiesInsertBatch implements pgx.CopyFromSource.
+type iteratorForRequestLogBodiesInsertBatch struct {
+	rows                 []RequestLogBodiesInsertBatchParams
+	skippedFirstNextCall bool
+}
+
+func (r *iteratorForRequestLogBodiesInsertBatch) Next() bool {
+	if len(r.rows) == 0 {
+		return false
+	}
+	if !r.skippedFirstNextCall {
+		r.skippedFirstNextCall = true
+		return true
+	}
+	r.rows = r.rows[1:]
+	return len(r.rows) > 0
+}
+
+func (r iteratorForRequestLogBodiesInsertBatch) Values() ([]interface{}, error) {
+	return []interface{}{
+		r.rows[0].OrganizationID,
+		r.rows[0].ID,
+		r.rows[0].RequestContentType,
+		r.rows[0].RequestSize,
+		r.rows[0].RequestBody,
+		r.rows[0].RequestTruncated,
+		r.rows[0].RequestOmitted,
+		r.rows[0].ResponseContentType,
+		r.rows[0].ResponseSize,
+		r.rows[0].ResponseBody,
+		r.rows[0].ResponseTruncated,
+		r.rows[0].ResponseOmitted,
+	}, nil
+}
+
+func (r iteratorForRequestLogBodiesInsertBatch) Err() error {
+	return nil
+}
+
+func (q *Queries) RequestLogBodiesInsertBatch(ctx context.Context, arg []RequestLogBodiesInsertBatchParams) (int64, error) {
+	return q.db.CopyFrom(ctx, []string{"request_log_bodies"}, []string{"organization_id", "id", "request_content_type", "request_size", "request_body", "request_truncated", "request_omitted", "response_content_type", "response_size", "response_body", "response_truncated", "response_omitted"}, &iteratorForRequestLogBodiesInsertBatch{rows: arg})
+}
+
 // iteratorForRequestLogInsertBatch implements pgx.CopyFromSource.
 type iteratorForRequestLogInsertBatch struct {
 	rows                 []RequestLogInsertBatchParams
@@ -92,6 +135,9 @@ func (r iteratorForRequestLogInsertBatch) Values() ([]interface{}, error) {
 		r.rows[0].Status,
 		r.rows[0].LatencyMs,
 		r.rows[0].ErrorCode,
+		r.rows[0].ApiKeyID,
+		r.rows[0].Operation,
+		r.rows[0].IdempotencyKey,
 	}, nil
 }
 
@@ -100,5 +146,5 @@ func (r iteratorForRequestLogInsertBatch) Err() error {
 }
 
 func (q *Queries) RequestLogInsertBatch(ctx context.Context, arg []RequestLogInsertBatchParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"request_logs"}, []string{"id", "organization_id", "request_id", "occurred_at", "principal_type", "key_prefix", "method", "path", "route", "status", "latency_ms", "error_code"}, &iteratorForRequestLogInsertBatch{rows: arg})
+	return q.db.CopyFrom(ctx, []string{"request_logs"}, []string{"id", "organization_id", "request_id", "occurred_at", "principal_type", "key_prefix", "method", "path", "route", "status", "latency_ms", "error_code", "api_key_id", "operation", "idempotency_key"}, &iteratorForRequestLogInsertBatch{rows: arg})
 }

@@ -408,6 +408,24 @@ type RequestLog struct {
 	Status         int16
 	LatencyMs      int64
 	ErrorCode      *string
+	ApiKeyID       *uuid.UUID
+	Operation      *string
+	IdempotencyKey *string
+}
+
+type RequestLogBody struct {
+	OrganizationID      uuid.UUID
+	ID                  uuid.UUID
+	RequestContentType  *string
+	RequestSize         int64
+	RequestBody         *string
+	RequestTruncated    bool
+	RequestOmitted      *string
+	ResponseContentType *string
+	ResponseSize        int64
+	ResponseBody        *string
+	ResponseTruncated   bool
+	ResponseOmitted     *string
 }
 
 type RequestLogsLegacy struct {

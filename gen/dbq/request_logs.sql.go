@@ -12,6 +12,113 @@ import (
 	"github.com/google/uuid"
 )
 
+const requestLogBodiesGet = `-- name: RequestLogBodiesGet :one
+SELECT organization_id, id, request_content_type, request_size, request_body, request_truncated, request_omitted, response_content_type, response_size, response_body, response_truncated, response_omitted FROM request_log_bodies WHERE organization_id = $1 AND id = $2
+`
+
+type RequestLogBodiesGetParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// The bodies of one log of the organization; no row when none were captured.
+func (q *Queries) RequestLogBodiesGet(ctx context.Context, arg RequestLogBodiesGetParams) (RequestLogBody, error) {
+	row := q.db.QueryRow(ctx, requestLogBodiesGet, arg.OrganizationID, arg.ID)
+	var i RequestLogBody
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.ID,
+		&i.RequestContentType,
+		&i.RequestSize,
+		&i.RequestBody,
+		&i.RequestTruncated,
+		&i.RequestOmitted,
+		&i.ResponseContentType,
+		&i.ResponseSize,
+		&i.ResponseBody,
+		&i.ResponseTruncated,
+		&i.ResponseOmitted,
+	)
+	return i, err
+}
+
+type RequestLogBodiesInsertBatchParams struct {
+	OrganizationID      uuid.UUID
+	ID                  uuid.UUID
+	RequestContentType  *string
+	RequestSize         int64
+	RequestBody         *string
+	RequestTruncated    bool
+	RequestOmitted      *string
+	ResponseContentType *string
+	ResponseSize        int64
+	ResponseBody        *string
+	ResponseTruncated   bool
+	ResponseOmitted     *string
+}
+
+const requestLogGet = `-- name: RequestLogGet :one
+SELECT id, organization_id, request_id, occurred_at, principal_type, key_prefix, method, path, route, status, latency_ms, error_code, api_key_id, operation, idempotency_key FROM request_logs WHERE organization_id = $1 AND id = $2
+`
+
+type RequestLogGetParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// One log of the organization (the operator's own requests: the nil UUID).
+func (q *Queries) RequestLogGet(ctx context.Context, arg RequestLogGetParams) (RequestLog, error) {
+	row := q.db.QueryRow(ctx, requestLogGet, arg.OrganizationID, arg.ID)
+	var i RequestLog
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.RequestID,
+		&i.OccurredAt,
+		&i.PrincipalType,
+		&i.KeyPrefix,
+		&i.Method,
+		&i.Path,
+		&i.Route,
+		&i.Status,
+		&i.LatencyMs,
+		&i.ErrorCode,
+		&i.ApiKeyID,
+		&i.Operation,
+		&i.IdempotencyKey,
+	)
+	return i, err
+}
+
+const requestLogGetAnyOrganization = `-- name: RequestLogGetAnyOrganization :one
+SELECT id, organization_id, request_id, occurred_at, principal_type, key_prefix, method, path, route, status, latency_ms, error_code, api_key_id, operation, idempotency_key FROM request_logs WHERE id = $1
+`
+
+// The operator's read of any organization's log: served by request_logs_id in the one
+// partition the id falls in.
+func (q *Queries) RequestLogGetAnyOrganization(ctx context.Context, id uuid.UUID) (RequestLog, error) {
+	row := q.db.QueryRow(ctx, requestLogGetAnyOrganization, id)
+	var i RequestLog
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.RequestID,
+		&i.OccurredAt,
+		&i.PrincipalType,
+		&i.KeyPrefix,
+		&i.Method,
+		&i.Path,
+		&i.Route,
+		&i.Status,
+		&i.LatencyMs,
+		&i.ErrorCode,
+		&i.ApiKeyID,
+		&i.Operation,
+		&i.IdempotencyKey,
+	)
+	return i, err
+}
+
 type RequestLogInsertBatchParams struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
@@ -25,10 +132,13 @@ type RequestLogInsertBatchParams struct {
 	Status         int16
 	LatencyMs      int64
 	ErrorCode      *string
+	ApiKeyID       *uuid.UUID
+	Operation      *string
+	IdempotencyKey *string
 }
 
 const requestLogList = `-- name: RequestLogList :many
-SELECT id, organization_id, request_id, occurred_at, principal_type, key_prefix, method, path, route, status, latency_ms, error_code FROM request_logs
+SELECT id, organization_id, request_id, occurred_at, principal_type, key_prefix, method, path, route, status, latency_ms, error_code, api_key_id, operation, idempotency_key FROM request_logs
 WHERE organization_id = $1 AND id < $2 AND id >= $3
   AND ($4::smallint IS NULL OR status >= $4)
   AND ($5::smallint IS NULL OR status <= $5)
@@ -36,8 +146,11 @@ WHERE organization_id = $1 AND id < $2 AND id >= $3
   AND ($7::text IS NULL OR starts_with(path, $7))
   AND ($8::timestamptz IS NULL OR occurred_at >= $8)
   AND ($9::timestamptz IS NULL OR occurred_at < $9)
+  AND ($10::uuid IS NULL OR api_key_id = $10)
+  AND ($11::text IS NULL OR operation = $11)
+  AND ($12::text IS NULL OR idempotency_key = $12)
 ORDER BY id DESC
-LIMIT $10
+LIMIT $13
 `
 
 type RequestLogListParams struct {
@@ -50,6 +163,9 @@ type RequestLogListParams struct {
 	PathPrefix     *string
 	Since          *time.Time
 	Until          *time.Time
+	ApiKeyID       *uuid.UUID
+	Operation      *string
+	IdempotencyKey *string
 	RowLimit       int32
 }
 
@@ -68,6 +184,9 @@ func (q *Queries) RequestLogList(ctx context.Context, arg RequestLogListParams) 
 		arg.PathPrefix,
 		arg.Since,
 		arg.Until,
+		arg.ApiKeyID,
+		arg.Operation,
+		arg.IdempotencyKey,
 		arg.RowLimit,
 	)
 	if err != nil {
@@ -90,6 +209,9 @@ func (q *Queries) RequestLogList(ctx context.Context, arg RequestLogListParams) 
 			&i.Status,
 			&i.LatencyMs,
 			&i.ErrorCode,
+			&i.ApiKeyID,
+			&i.Operation,
+			&i.IdempotencyKey,
 		); err != nil {
 			return nil, err
 		}

@@ -25,6 +25,11 @@ func SecretField(name string) bool {
 	return !publicFields[strings.ToLower(name)] && secretField.MatchString(name)
 }
 
+// Redactable tells whether RedactBody understands bodies of contentType: JSON and forms.
+func Redactable(contentType string) bool {
+	return strings.HasPrefix(contentType, "application/x-www-form-urlencoded") || strings.Contains(contentType, "json")
+}
+
 // RedactBody returns body with the value of every secret field (SecretField) replaced by
 // Redacted, at any depth: JSON objects, and form-encoded bodies (the token endpoint's). ok is
 // false when body is neither, and cannot be shown safely.

@@ -97,6 +97,7 @@ var implemented = map[string]int{
 	"createGrowthEvent": http.StatusAccepted,
 	"getGrowthSummary":  http.StatusOK,
 	"listRequestLogs":   http.StatusOK,
+	"getRequestLog":     http.StatusNotFound, // a random id names no log
 	// Webhooks: the example organization and the random ids name nothing.
 	"createWebhookEndpoint":       http.StatusNotFound,
 	"listWebhookEndpoints":        http.StatusOK,

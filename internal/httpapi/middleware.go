@@ -110,6 +110,10 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		}
 		r = r.WithContext(ctx)
 		rec := &responseRecorder{ResponseWriter: w, requestID: id}
+		var reqBody *bodyCapture
+		if sink != nil { // the request log keeps the bodies
+			reqBody, rec.body = captureRequestBody(r), &bodyCapture{}
+		}
 		rec.Header().Set("Request-Id", id)
 
 		defer func() {
@@ -132,7 +136,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 			}
 			m.ObserveRequest(r.Method, info.route, status, elapsed)
 			accessLog(ctx, base.Handler(), r, info.route, status, rec.bytes, elapsed, id, clientID)
-			recordRequest(sink, info, r, status, start)
+			recordRequest(sink, info, r, rec, reqBody, start)
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -196,6 +200,7 @@ type responseRecorder struct {
 	status      int
 	bytes       int64
 	wroteHeader bool
+	body        *bodyCapture // what was written, for the request log; nil when none is kept
 }
 
 func (r *responseRecorder) WriteHeader(status int) {
@@ -214,6 +219,9 @@ func (r *responseRecorder) Write(b []byte) (int, error) {
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += int64(n)
+	if r.body != nil {
+		r.body.keep(b[:n])
+	}
 	return n, err
 }
 

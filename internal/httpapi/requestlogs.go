@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 
@@ -16,16 +17,98 @@ type RequestLogSink interface {
 	Record(core.RequestLog)
 }
 
-// recordRequest hands the finished request to sink when a principal was authenticated.
-func recordRequest(sink RequestLogSink, info *requestInfo, r *http.Request, status int, start time.Time) {
+// recordRequest hands the finished request to sink when a principal was authenticated, with
+// the operation, the Idempotency-Key and both bodies (redacted and bounded: never a header).
+// reqBody is nil when the request body was not captured.
+func recordRequest(sink RequestLogSink, info *requestInfo, r *http.Request, rec *responseRecorder, reqBody *bodyCapture, start time.Time) {
 	if sink == nil || info.principal == nil {
 		return
 	}
+	status := rec.status
 	if status == 0 { // nothing written: net/http answers 200
 		status = http.StatusOK
 	}
-	sink.Record(core.NewRequestLog(info.principal, core.RequestIDFrom(r.Context()), r.Method, r.URL.Path,
-		info.route, status, start, time.Since(start), info.errorCode))
+	l := core.NewRequestLog(info.principal, core.RequestIDFrom(r.Context()), r.Method, r.URL.Path,
+		info.route, status, start, time.Since(start), info.errorCode)
+	if info.op != nil && info.op.route.Operation.OperationID != "" {
+		l.Operation = &info.op.route.Operation.OperationID
+	}
+	l.SetIdempotencyKey(r.Header.Get("Idempotency-Key"))
+	if reqBody != nil && rec.body != nil {
+		request := reqBody.stored(r.Header.Get("Content-Type"))
+		response := rec.body.stored(rec.Header().Get("Content-Type"))
+		l.Request, l.Response = &request, &response
+	}
+	sink.Record(l)
+}
+
+// bodyCapture keeps the first core.RequestLogBodyCapture bytes of a body that pass through
+// it, and counts them all.
+type bodyCapture struct {
+	kept []byte
+	size int64
+}
+
+func (c *bodyCapture) keep(p []byte) {
+	c.size += int64(len(p))
+	if room := core.RequestLogBodyCapture - len(c.kept); room > 0 {
+		c.kept = append(c.kept, p[:min(room, len(p))]...)
+	}
+}
+
+// stored is the body as its log stores it: redacted and bounded.
+func (c *bodyCapture) stored(contentType string) core.RequestLogBody {
+	return core.NewRequestLogBody(contentType, c.kept, c.size)
+}
+
+// capturedBody reads a request body through a bodyCapture.
+type capturedBody struct {
+	io.ReadCloser
+	capture *bodyCapture
+}
+
+func (b capturedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.capture.keep(p[:n])
+	return n, err
+}
+
+// captureRequestBody makes r's body, as the handlers read it, also kept in the returned capture.
+func captureRequestBody(r *http.Request) *bodyCapture {
+	c := &bodyCapture{}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = capturedBody{ReadCloser: r.Body, capture: c}
+	}
+	return c
+}
+
+// GetRequestLog implements GET /v1/request-logs/{id}.
+func (s *Server) GetRequestLog(ctx context.Context, req api.GetRequestLogRequestObject) (api.GetRequestLogResponseObject, error) {
+	l, err := s.cfg.Services.RequestLogs.GetRequestLog(ctx, req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return api.GetRequestLog200JSONResponse{Body: api.RequestLogDetail{
+		Log:            toAPIRequestLog(l),
+		Operation:      nullableFrom(l.Operation),
+		ApiKeyId:       nullableFrom(l.APIKeyID),
+		IdempotencyKey: nullableFrom(l.IdempotencyKey),
+		Request:        nullableFrom(toAPIRequestLogBody(l.Request)),
+		Response:       nullableFrom(toAPIRequestLogBody(l.Response)),
+	}}, nil
+}
+
+func toAPIRequestLogBody(b *core.RequestLogBody) *api.RequestLogBody {
+	if b == nil {
+		return nil
+	}
+	return &api.RequestLogBody{
+		ContentType: nullableFrom(b.ContentType),
+		Size:        b.Size,
+		Body:        nullableFrom(b.Body),
+		Truncated:   b.Truncated,
+		Omitted:     nullableFrom((*api.RequestLogBodyOmitted)(b.Omitted)),
+	}
 }
 
 // ListRequestLogs implements GET /v1/request-logs.
@@ -42,6 +125,9 @@ func (s *Server) ListRequestLogs(ctx context.Context, req api.ListRequestLogsReq
 		PathPrefix:     p.Path,
 		Since:          p.Since,
 		Until:          p.Until,
+		APIKeyID:       p.ApiKeyId,
+		Operation:      p.Operation,
+		IdempotencyKey: p.IdempotencyKey,
 		Cursor:         p.Cursor,
 		Limit:          valueOr(p.Limit, defaultLimit),
 	})

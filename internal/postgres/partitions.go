@@ -26,6 +26,7 @@ type partitionedTable struct {
 
 var partitionedTables = []partitionedTable{
 	{name: "request_logs"},
+	{name: "request_log_bodies"}, // kept with request_logs: the same id key and retention
 	{name: "audit_events", monthly: true},
 	{name: "growth_events", monthly: true},
 }
@@ -77,7 +78,7 @@ func (r Retention) OrDefault() Retention {
 
 func (r Retention) of(table string) time.Duration {
 	switch table {
-	case "request_logs":
+	case "request_logs", "request_log_bodies":
 		return r.RequestLogs
 	case "audit_events":
 		return r.AuditEvents

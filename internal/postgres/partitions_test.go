@@ -109,12 +109,13 @@ func TestPartitionsFollowTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(partitionNames(created), "request_logs"+at.Format("_p20060102")) ||
+	if !slices.Contains(partitionNames(created), "request_log_bodies"+at.Format("_p20060102")) ||
+		!slices.Contains(partitionNames(created), "request_logs"+at.Format("_p20060102")) ||
 		!slices.Contains(partitionNames(created), "request_logs"+at.Add(6*day).Format("_p20060102")) {
 		t.Errorf("created %v, want the days from %s on", partitionNames(created), at.Format(time.DateOnly))
 	}
 	for _, p := range dropped {
-		if p.Table != "request_logs" || p.To.After(at.Add(-30*day)) {
+		if (p.Table != "request_logs" && p.Table != "request_log_bodies") || p.To.After(at.Add(-30*day)) {
 			t.Errorf("dropped %+v, within retention", p)
 		}
 	}
@@ -156,7 +157,7 @@ func TestPartitionsFollowTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range parts {
-		if horizon := at.Add(-map[string]time.Duration{"request_logs": 30 * day, "audit_events": 400 * day, "growth_events": 396 * day}[p.Table]); !p.To.After(horizon) {
+		if horizon := at.Add(-map[string]time.Duration{"request_logs": 30 * day, "request_log_bodies": 30 * day, "audit_events": 400 * day, "growth_events": 396 * day}[p.Table]); !p.To.After(horizon) {
 			t.Errorf("partition %s (to %s) kept past its retention", p.Name, p.To)
 		}
 	}

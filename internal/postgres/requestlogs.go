@@ -2,19 +2,22 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
 )
 
-// Request logs are written in batches off the request path. The queue bounds memory
-// (about 300 bytes an entry); when the database falls that far behind, new entries are
-// dropped and counted rather than slowing requests down.
+// Request logs are written in batches off the request path. The queue bounds memory (about
+// 300 bytes an entry, plus the bodies: at most 2 × core.RequestLogBodyLimit, usually far
+// less); when the database falls that far behind, new entries are dropped and counted rather
+// than slowing requests down.
 const (
 	requestLogQueue    = 10_000
 	requestLogMaxBatch = 1_000
@@ -24,7 +27,7 @@ const (
 // RequestLogWriter records request logs asynchronously: Record never blocks, and Close
 // writes everything recorded before it, so a graceful shutdown loses nothing.
 type RequestLogWriter struct {
-	batcher *batcher[dbq.RequestLogInsertBatchParams]
+	batcher *batcher[requestLogRows]
 	logger  *slog.Logger
 	dropped atomic.Int64
 }
@@ -33,17 +36,48 @@ type RequestLogWriter struct {
 func NewRequestLogWriter(d *DB, logger *slog.Logger) *RequestLogWriter {
 	w := &RequestLogWriter{logger: logger}
 	w.batcher = newBatcher(requestLogQueue, requestLogMaxBatch, requestLogLinger,
-		func(ctx context.Context, rows []dbq.RequestLogInsertBatchParams) error {
+		func(ctx context.Context, rows []requestLogRows) error {
 			if n := w.dropped.Swap(0); n > 0 {
 				w.logger.Warn("request logs dropped: the queue was full", "dropped", n)
 			}
-			if _, err := dbq.New(d.Pool).RequestLogInsertBatch(ctx, rows); err != nil {
+			if err := writeRequestLogs(ctx, d, rows); err != nil {
 				w.logger.Error("writing request logs", "count", len(rows), "error", err)
 				return err
 			}
 			return nil
 		})
 	return w
+}
+
+// requestLogRows is one log to write: its row and, when they were captured, its bodies'.
+type requestLogRows struct {
+	log    dbq.RequestLogInsertBatchParams
+	bodies *dbq.RequestLogBodiesInsertBatchParams
+}
+
+// writeRequestLogs copies a batch of logs and their bodies in one transaction, so a log is
+// never shown without the bodies it was written with.
+func writeRequestLogs(ctx context.Context, d *DB, rows []requestLogRows) error {
+	logs := make([]dbq.RequestLogInsertBatchParams, len(rows))
+	var bodies []dbq.RequestLogBodiesInsertBatchParams
+	for i, r := range rows {
+		logs[i] = r.log
+		if r.bodies != nil {
+			bodies = append(bodies, *r.bodies)
+		}
+	}
+	if len(bodies) == 0 {
+		_, err := dbq.New(d.Pool).RequestLogInsertBatch(ctx, logs)
+		return err
+	}
+	return pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
+		q := dbq.New(tx)
+		if _, err := q.RequestLogInsertBatch(ctx, logs); err != nil {
+			return err
+		}
+		_, err := q.RequestLogBodiesInsertBatch(ctx, bodies)
+		return err
+	})
 }
 
 // Record queues l for writing.
@@ -60,10 +94,11 @@ func (w *RequestLogWriter) Flush(ctx context.Context) error { return w.batcher.f
 // drained, so no request records after it.
 func (w *RequestLogWriter) Close(ctx context.Context) error { return w.batcher.close(ctx) }
 
-func requestLogRow(l core.RequestLog) dbq.RequestLogInsertBatchParams {
-	return dbq.RequestLogInsertBatchParams{
-		ID:             uuid.Must(uuid.NewV7()),
-		OrganizationID: storedOrganization(l.OrganizationID), // the operator's own requests: uuid.Nil
+func requestLogRow(l core.RequestLog) requestLogRows {
+	id, org := uuid.Must(uuid.NewV7()), storedOrganization(l.OrganizationID) // the operator's own requests: uuid.Nil
+	rows := requestLogRows{log: dbq.RequestLogInsertBatchParams{
+		ID:             id,
+		OrganizationID: org,
 		RequestID:      l.RequestID,
 		OccurredAt:     l.OccurredAt,
 		PrincipalType:  l.PrincipalType,
@@ -74,7 +109,20 @@ func requestLogRow(l core.RequestLog) dbq.RequestLogInsertBatchParams {
 		Status:         int16(l.Status),
 		LatencyMs:      l.Latency.Milliseconds(),
 		ErrorCode:      l.ErrorCode,
+		ApiKeyID:       l.APIKeyID,
+		Operation:      l.Operation,
+		IdempotencyKey: l.IdempotencyKey,
+	}}
+	if l.Request != nil && l.Response != nil {
+		rows.bodies = &dbq.RequestLogBodiesInsertBatchParams{
+			OrganizationID: org, ID: id,
+			RequestContentType: l.Request.ContentType, RequestSize: l.Request.Size, RequestBody: l.Request.Body,
+			RequestTruncated: l.Request.Truncated, RequestOmitted: l.Request.Omitted,
+			ResponseContentType: l.Response.ContentType, ResponseSize: l.Response.Size, ResponseBody: l.Response.Body,
+			ResponseTruncated: l.Response.Truncated, ResponseOmitted: l.Response.Omitted,
+		}
 	}
+	return rows
 }
 
 // RequestLogService implements core.RequestLogService.
@@ -100,6 +148,9 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 		PathPrefix:     f.PathPrefix,
 		Since:          f.Since,
 		Until:          f.Until,
+		ApiKeyID:       f.APIKeyID,
+		Operation:      f.Operation,
+		IdempotencyKey: f.IdempotencyKey,
 		RowLimit:       int32(f.Limit) + 1,
 	}
 	if f.OrganizationID != nil {
@@ -117,7 +168,8 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 		return nil, nil, err
 	}
 	q := s.db.queries(ctx)
-	filtered := f.StatusClass != nil || f.Method != nil || f.PathPrefix != nil || f.Since != nil || f.Until != nil
+	filtered := f.StatusClass != nil || f.Method != nil || f.PathPrefix != nil || f.Since != nil || f.Until != nil ||
+		f.APIKeyID != nil || f.Operation != nil || f.IdempotencyKey != nil
 	walk, err := pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
 		return q.RequestLogScanFloor(ctx, dbq.RequestLogScanFloorParams{OrganizationID: params.OrganizationID, Before: before, Skip: skip})
 	})
@@ -137,12 +189,44 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 	return logs, next, nil
 }
 
+// GetRequestLog implements core.RequestLogService.
+func (s *RequestLogService) GetRequestLog(ctx context.Context, id uuid.UUID) (*core.RequestLog, error) {
+	p, err := core.PrincipalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := s.db.queries(ctx)
+	var row dbq.RequestLog
+	if p.IsOperator() {
+		row, err = q.RequestLogGetAnyOrganization(ctx, id)
+	} else {
+		row, err = q.RequestLogGet(ctx, dbq.RequestLogGetParams{OrganizationID: p.OrganizationID, ID: id})
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	l := requestLogFromRow(row)
+	bodies, err := q.RequestLogBodiesGet(ctx, dbq.RequestLogBodiesGetParams{OrganizationID: row.OrganizationID, ID: id})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // none captured
+	case err != nil:
+		return nil, translate(err)
+	default:
+		l.Request = &core.RequestLogBody{ContentType: bodies.RequestContentType, Size: bodies.RequestSize,
+			Body: bodies.RequestBody, Truncated: bodies.RequestTruncated, Omitted: bodies.RequestOmitted}
+		l.Response = &core.RequestLogBody{ContentType: bodies.ResponseContentType, Size: bodies.ResponseSize,
+			Body: bodies.ResponseBody, Truncated: bodies.ResponseTruncated, Omitted: bodies.ResponseOmitted}
+	}
+	return l, nil
+}
+
 func requestLogFromRow(r dbq.RequestLog) *core.RequestLog {
 	l := &core.RequestLog{
 		ID: r.ID, RequestID: r.RequestID, OccurredAt: r.OccurredAt, PrincipalType: r.PrincipalType,
 		KeyPrefix: r.KeyPrefix, Method: r.Method, Path: r.Path, Route: r.Route,
 		Status: int(r.Status), Latency: time.Duration(r.LatencyMs) * time.Millisecond, ErrorCode: r.ErrorCode,
 		OrganizationID: shownOrganization(r.OrganizationID),
+		APIKeyID:       r.ApiKeyID, Operation: r.Operation, IdempotencyKey: r.IdempotencyKey,
 	}
 	return l
 }

@@ -61,6 +61,7 @@ var tenancyExempt = map[string]string{
 	"ProductLockForSubscriptionAnyOrganization":       "operator lock of a subscription's product",
 	"SubscriptionLockByProductServiceAnyOrganization": "operator incident: locks the product's subscriptions",
 	"SubscriptionSetServiceAnyOrganization":           "operator incident: moves the subscriptions it locked",
+	"RequestLogGetAnyOrganization":                    "operator read of any organization's request log by id",
 
 	// Workers and sweeps (internal/jobs): they run for no principal over every organization's
 	// rows; what they then change of a tenant's rows they reach by the row's own
