@@ -310,6 +310,12 @@ func FuzzJSONCheck(f *testing.F) {
 	})
 }
 
+// parametersCheckedByKinOnly are the operations whose parameters the fast path does not
+// decode, each with why kin-openapi's slower check is fine there.
+var parametersCheckedByKinOnly = map[string]string{
+	"GET /v1/events/stream": "its type filter repeats (an array); a stream is opened once and then lasts",
+}
+
 // TestParameterCheckAgreesWithKinOpenAPI holds the fast path's parameter checks to
 // kin-openapi's decoding and validation for every parameter of the document and a range of
 // raw values: both answer alike for every value jsoncheck decides (it leaves the empty value
@@ -323,7 +329,9 @@ func TestParameterCheckAgreesWithKinOpenAPI(t *testing.T) {
 	checked := 0
 	for key, op := range gate.routes {
 		if op.parameters == nil {
-			t.Errorf("%s %s: no fast path for its parameters", key.method, key.template)
+			if _, ok := parametersCheckedByKinOnly[key.method+" "+key.template]; !ok {
+				t.Errorf("%s %s: no fast path for its parameters", key.method, key.template)
+			}
 			continue
 		}
 		for _, pc := range op.parameters {
