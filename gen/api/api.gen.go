@@ -4188,10 +4188,10 @@ type RequestLogDetail struct {
 	// Operation The `operationId` the request reached; null for a path of no operation, or a log written before it was recorded.
 	Operation nullable.Nullable[string] `json:"operation"`
 
-	// Request The request's body; null when no bodies were captured for this log.
+	// Request The request's body; null when no bodies were captured for this log, or when they were shed because the service's log writer was behind (its queued bodies are bounded in memory; the log itself is kept).
 	Request nullable.Nullable[RequestLogBody] `json:"request"`
 
-	// Response The response's body; null when no bodies were captured for this log.
+	// Response The response's body; null when no bodies were captured for this log, or when they were shed because the service's log writer was behind (its queued bodies are bounded in memory; the log itself is kept).
 	Response nullable.Nullable[RequestLogBody] `json:"response"`
 }
 

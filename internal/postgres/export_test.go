@@ -67,3 +67,9 @@ func MigrateDownTo(ctx context.Context, dsn string, version int64) error {
 
 // WithTx makes the services run their statements in tx (a test's wrapper of one).
 func WithTx(ctx context.Context, tx pgx.Tx) context.Context { return withTx(ctx, tx) }
+
+// NewRequestLogWriterWithBodyBudget starts a writer whose queued bodies may hold at most
+// budget bytes.
+func NewRequestLogWriterWithBodyBudget(d *DB, logger *slog.Logger, budget int64) *RequestLogWriter {
+	return newRequestLogWriter(d, logger, budget)
+}

@@ -14,14 +14,16 @@ import (
 	"github.com/provider/coreapi/internal/core"
 )
 
-// Request logs are written in batches off the request path. The queue bounds memory (about
-// 300 bytes an entry, plus the bodies: at most 2 × core.RequestLogBodyLimit, usually far
-// less); when the database falls that far behind, new entries are dropped and counted rather
-// than slowing requests down.
+// Request logs are written in batches off the request path. The queue bounds memory: about
+// 300 bytes an entry, and the captured bodies (up to 2 × core.RequestLogBodyLimit an entry)
+// at most requestLogBodyBudget bytes in all. When the database falls behind, entries past the
+// budget are queued without their bodies, and entries past the queue are dropped; both are
+// counted and logged rather than slowing requests down.
 const (
-	requestLogQueue    = 10_000
-	requestLogMaxBatch = 1_000
-	requestLogLinger   = 50 * time.Millisecond
+	requestLogQueue      = 10_000
+	requestLogMaxBatch   = 1_000
+	requestLogLinger     = 50 * time.Millisecond
+	requestLogBodyBudget = 32 << 20
 )
 
 // RequestLogWriter records request logs asynchronously: Record never blocks, and Close
@@ -30,16 +32,23 @@ type RequestLogWriter struct {
 	batcher *batcher[requestLogRows]
 	logger  *slog.Logger
 	dropped atomic.Int64
+	// bodyBytes is what the queued entries' bodies hold; bodyBudget its bound.
+	bodyBytes  atomic.Int64
+	bodyBudget int64
+	shed       atomic.Int64 // entries queued without their bodies since the last report
 }
 
 // NewRequestLogWriter starts a writer over d; Close stops it.
 func NewRequestLogWriter(d *DB, logger *slog.Logger) *RequestLogWriter {
-	w := &RequestLogWriter{logger: logger}
+	return newRequestLogWriter(d, logger, requestLogBodyBudget)
+}
+
+func newRequestLogWriter(d *DB, logger *slog.Logger, bodyBudget int64) *RequestLogWriter {
+	w := &RequestLogWriter{logger: logger, bodyBudget: bodyBudget}
 	w.batcher = newBatcher(requestLogQueue, requestLogMaxBatch, requestLogLinger,
 		func(ctx context.Context, rows []requestLogRows) error {
-			if n := w.dropped.Swap(0); n > 0 {
-				w.logger.Warn("request logs dropped: the queue was full", "dropped", n)
-			}
+			defer w.release(rows)
+			w.reportLosses()
 			if err := writeRequestLogs(ctx, d, rows); err != nil {
 				w.logger.Error("writing request logs", "count", len(rows), "error", err)
 				return err
@@ -53,6 +62,21 @@ func NewRequestLogWriter(d *DB, logger *slog.Logger) *RequestLogWriter {
 type requestLogRows struct {
 	log    dbq.RequestLogInsertBatchParams
 	bodies *dbq.RequestLogBodiesInsertBatchParams
+}
+
+// bodySize is the memory the row's bodies hold.
+func (r requestLogRows) bodySize() int64 {
+	if r.bodies == nil {
+		return 0
+	}
+	return int64(textLen(r.bodies.RequestBody) + textLen(r.bodies.ResponseBody))
+}
+
+func textLen(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
 }
 
 // writeRequestLogs copies a batch of logs and their bodies in one transaction, so a log is
@@ -80,10 +104,40 @@ func writeRequestLogs(ctx context.Context, d *DB, rows []requestLogRows) error {
 	})
 }
 
-// Record queues l for writing.
+// Record queues l for writing, without its bodies when the queued bodies already hold the
+// budget.
 func (w *RequestLogWriter) Record(l core.RequestLog) {
-	if !w.batcher.offer(requestLogRow(l)) {
+	row := requestLogRow(l)
+	if size := row.bodySize(); size > 0 {
+		if w.bodyBytes.Add(size) > w.bodyBudget {
+			w.bodyBytes.Add(-size)
+			row.bodies = nil
+			w.shed.Add(1)
+		}
+	}
+	if !w.batcher.offer(row) {
+		w.release([]requestLogRows{row})
 		w.dropped.Add(1)
+	}
+}
+
+// release returns the budget the bodies of rows held, once they are written or dropped.
+func (w *RequestLogWriter) release(rows []requestLogRows) {
+	var size int64
+	for _, r := range rows {
+		size += r.bodySize()
+	}
+	w.bodyBytes.Add(-size)
+}
+
+// reportLosses logs what the queue's bounds cost since the last report.
+func (w *RequestLogWriter) reportLosses() {
+	if n := w.dropped.Swap(0); n > 0 {
+		w.logger.Warn("request logs dropped: the queue was full", "dropped", n)
+	}
+	if n := w.shed.Swap(0); n > 0 {
+		w.logger.Warn("request logs queued without their bodies: the queued bodies were at their memory budget",
+			"logs", n, "budget_bytes", w.bodyBudget)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,49 @@ func TestRequestLogWriter(t *testing.T) {
 			if n := count(t, db); n != 10*i {
 				t.Errorf("after flush %d: %d logs, want %d", i, n, 10*i)
 			}
+		}
+	})
+
+	t.Run("BodiesPastTheBudgetAreShedNotTheLog", func(t *testing.T) {
+		t.Parallel()
+		db, _ := setup(t)
+		body := strings.Repeat("x", 1000)
+		withBodies := func() core.RequestLog {
+			l := core.NewRequestLog(principal, "req_1", "POST", "/v1/usage", "/v1/usage", 200, time.Now(), time.Millisecond, "")
+			l.Request = &core.RequestLogBody{Size: int64(len(body)), Body: &body}
+			l.Response = &core.RequestLogBody{Size: int64(len(body)), Body: &body}
+			return l
+		}
+		storedBodies := func() int {
+			var n int
+			if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM request_log_bodies").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+		tight := postgres.NewRequestLogWriterWithBodyBudget(db, discard, 2*int64(len(body))-1)
+		tight.Record(withBodies())
+		if err := tight.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if logs, bodies := count(t, db), storedBodies(); logs != 1 || bodies != 0 {
+			t.Fatalf("over the budget: %d logs and %d bodies stored, want the log without its bodies", logs, bodies)
+		}
+
+		// A budget of one entry's bodies takes entry after entry once each is written: the
+		// budget is given back.
+		exact := postgres.NewRequestLogWriterWithBodyBudget(db, discard, 2*int64(len(body)))
+		t.Cleanup(func() { _ = exact.Close(context.Background()) })
+		for range 3 {
+			exact.Record(withBodies())
+			if err := exact.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if logs, bodies := count(t, db), storedBodies(); logs != 4 || bodies != 3 {
+			t.Errorf("within the budget: %d logs and %d bodies stored, want 4 and 3", logs, bodies)
 		}
 	})
 }
