@@ -18,6 +18,7 @@ import (
 
 	"github.com/provider/coreapi/internal/apitest"
 	"github.com/provider/coreapi/internal/httpapi"
+	"github.com/provider/coreapi/internal/jobs"
 )
 
 // TestSpecDrivenFuzzing walks every operation of openapi.yaml and derives its requests from
@@ -569,7 +570,7 @@ func (f *opFuzzer) invalid(what string, req request) {
 
 // counts is the row count of every table but request_logs and request_log_bodies with
 // their partitions (written for every request, on purpose), goose's version table and River's own bookkeeping; of river_job it counts
-// only the jobs a request causes, not the periodic sweeps and renewal runs River queues by
+// only the jobs a request causes, not the periodic ones (jobs.PeriodicKinds) River queues by
 // itself.
 func (f *opFuzzer) counts() map[string]int {
 	if f.tables == nil {
@@ -591,7 +592,7 @@ func (f *opFuzzer) counts() map[string]int {
 	for i, name := range f.tables {
 		parts[i] = fmt.Sprintf("SELECT %s, count(*) FROM %q", quoteLiteral(name), name)
 		if name == "river_job" { // the periodic jobs come whatever the requests do
-			parts[i] += " WHERE kind NOT LIKE 'sweep\\_%' AND kind NOT IN ('bill_due', 'maintain_partitions')"
+			parts[i] += " WHERE kind <> ALL(" + quoteLiteral("{"+strings.Join(jobs.PeriodicKinds(), ",")+"}") + "::text[])"
 		}
 	}
 	rows, err := f.env.Pool.Query(f.t.Context(), strings.Join(parts, " UNION ALL "))

@@ -14,17 +14,39 @@ import (
 // processes inserts them on their schedule (and once when it starts leading), and any process
 // works them. The renewal run starts every renewalInterval.
 func periodicJobs(renewalInterval time.Duration) []*river.PeriodicJob {
-	every := func(interval time.Duration, args river.JobArgs) *river.PeriodicJob {
-		return river.NewPeriodicJob(river.PeriodicInterval(interval),
+	schedule := periodicSchedule(renewalInterval)
+	jobs := make([]*river.PeriodicJob, len(schedule))
+	for i, p := range schedule {
+		args := p.args
+		jobs[i] = river.NewPeriodicJob(river.PeriodicInterval(p.every),
 			func() (river.JobArgs, *river.InsertOpts) { return args, nil },
 			&river.PeriodicJobOpts{ID: args.Kind(), RunOnStart: true})
 	}
-	return []*river.PeriodicJob{
-		every(10*time.Minute, SweepIdempotencyKeysArgs{}),
-		every(time.Hour, SweepWebhookEventsArgs{}),
-		every(time.Hour, MaintainPartitionsArgs{}),
-		every(renewalInterval, BillDueArgs{}),
+	return jobs
+}
+
+type periodic struct {
+	every time.Duration
+	args  river.JobArgs
+}
+
+func periodicSchedule(renewalInterval time.Duration) []periodic {
+	return []periodic{
+		{10 * time.Minute, SweepIdempotencyKeysArgs{}},
+		{time.Hour, SweepWebhookEventsArgs{}},
+		{time.Hour, MaintainPartitionsArgs{}},
+		{renewalInterval, BillDueArgs{}},
 	}
+}
+
+// PeriodicKinds are the kinds of the jobs River queues on a schedule, whatever requests do.
+func PeriodicKinds() []string {
+	schedule := periodicSchedule(time.Hour)
+	kinds := make([]string, len(schedule))
+	for i, p := range schedule {
+		kinds[i] = p.args.Kind()
+	}
+	return kinds
 }
 
 // SweepIdempotencyKeysArgs is the job that deletes expired idempotency records.

@@ -214,6 +214,59 @@ func (c *Cluster) Destroy(ctx context.Context) error {
 	return errors.Join(err, os.RemoveAll(c.Dir))
 }
 
+// DestroyAbandoned destroys the throwaway clusters in the folders matching pattern that no
+// process uses any more: a test binary killed before its cleanup leaves its cluster running
+// and its folder behind. A folder younger than minAge is left alone, since its cluster may be
+// starting (its locks are not taken yet). It returns how many it destroyed.
+func DestroyAbandoned(ctx context.Context, pattern string, minAge time.Duration) (int, error) {
+	bin, err := findBinaries()
+	if err != nil {
+		return 0, err
+	}
+	cred, err := ServerUser()
+	if err != nil {
+		return 0, err
+	}
+	dirs, err := filepath.Glob(pattern)
+	if err != nil {
+		return 0, err
+	}
+	destroyed := 0
+	var errs []error
+	for _, dir := range dirs {
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() || time.Since(info.ModTime()) < minAge {
+			continue
+		}
+		ok, err := destroyIfUnused(ctx, &Cluster{Dir: dir, socketDir: dir, port: port, bin: bin, cred: cred})
+		if ok {
+			destroyed++
+		}
+		errs = append(errs, err)
+	}
+	return destroyed, errors.Join(errs...)
+}
+
+// destroyIfUnused destroys c unless a process uses it or is starting it.
+func destroyIfUnused(ctx context.Context, c *Cluster) (bool, error) {
+	for _, name := range []string{startLock, usersLock} {
+		f, err := os.OpenFile(filepath.Join(c.Dir, name), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close() // unlocks
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			return false, nil // in use
+		}
+	}
+	if !c.running(ctx) {
+		return true, os.RemoveAll(c.Dir)
+	}
+	if err := c.readPidFile(); err != nil {
+		return false, err
+	}
+	return true, c.Destroy(ctx)
+}
+
 func (c *Cluster) running(ctx context.Context) bool {
 	return c.run(ctx, "pg_ctl", "status", "-D", filepath.Join(c.Dir, "data")) == nil
 }

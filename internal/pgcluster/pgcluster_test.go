@@ -2,7 +2,12 @@ package pgcluster_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -121,4 +126,74 @@ func TestSharedClusterStopsWithItsLastUser(t *testing.T) {
 		conn.Close(ctx)
 		t.Fatal("the cluster still answers after its last user released it")
 	}
+}
+
+// TestDestroyAbandoned kills a process that started a cluster (a test binary killed before
+// its cleanup): its cluster is destroyed, while a cluster still in use is left alone.
+func TestDestroyAbandoned(t *testing.T) {
+	if dir := os.Getenv("PGCLUSTER_TEST_ABANDON"); dir != "" { // the process that dies
+		if _, err := pgcluster.Start(context.Background(), dir, pgcluster.Options{Ephemeral: true}); err != nil {
+			t.Fatal(err)
+		}
+		os.Exit(0) // no Release: the kernel drops its lock, the cluster runs on
+	}
+	t.Parallel()
+	ctx := context.Background()
+	parent, err := os.MkdirTemp("", "pgcluster-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o755); err != nil { // the clusters inside may run as postgres
+		t.Fatal(err)
+	}
+	abandoned, inUse := filepath.Join(parent, "c-abandoned"), filepath.Join(parent, "c-in-use")
+
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestDestroyAbandoned$")
+	cmd.Env = append(os.Environ(), "PGCLUSTER_TEST_ABANDON="+abandoned)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the abandoning process: %v: %s", err, out)
+	}
+	kept, err := pgcluster.Start(ctx, inUse, pgcluster.Options{Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kept.Destroy(context.Background()) })
+	pid := postmasterPID(t, abandoned)
+
+	n, err := pgcluster.DestroyAbandoned(ctx, filepath.Join(parent, "c-*"), 0)
+	if err != nil || n != 1 {
+		t.Fatalf("DestroyAbandoned = %d, %v; want 1 destroyed", n, err)
+	}
+	if _, err := os.Stat(abandoned); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the abandoned cluster's folder is still there: %v", err)
+	}
+	if running(pid) {
+		t.Errorf("the abandoned cluster's postmaster (pid %d) still runs", pid)
+	}
+	exec(t, kept.DSN("postgres"), "SELECT 1") // the cluster in use still serves
+}
+
+// running reports whether process pid runs: it exists and is not a zombie (the postmaster's
+// parent, pg_ctl's process, is gone, so whoever adopted it may not have reaped it yet).
+func running(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(after, "Z")
+}
+
+func postmasterPID(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
 }

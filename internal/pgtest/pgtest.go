@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -75,7 +76,11 @@ func setup() error {
 	defer cancel()
 	adminDSN = os.Getenv("TEST_DATABASE_URL")
 	if adminDSN == "" {
-		dir, err := os.MkdirTemp("", "coreapi-test-pg-")
+		const prefix = "coreapi-test-pg-"
+		if _, err := pgcluster.DestroyAbandoned(ctx, filepath.Join(os.TempDir(), prefix+"*"), time.Minute); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest: removing abandoned clusters:", err)
+		}
+		dir, err := os.MkdirTemp("", prefix)
 		if err != nil {
 			return err
 		}
