@@ -8,6 +8,10 @@
 -- validates them without blocking writes. Nothing the previous release writes changes: it
 -- already writes organization_id in every row, the same organization as the rows it refers to.
 
+-- A long transaction holding one of these tables makes the migration fail after 10 s (the next
+-- start retries it) instead of queueing every writer of the tables it already locked.
+SET LOCAL lock_timeout = '10s';
+
 -- +goose StatementBegin
 DO $$
 DECLARE

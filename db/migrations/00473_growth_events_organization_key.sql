@@ -8,6 +8,11 @@
 -- when an operator built it beforehand, CONCURRENTLY (docs/operations.md: "Before upgrading to
 -- the organization keys"); otherwise it is built here, and ingestion (the growth batcher's
 -- COPY) waits for that build.
+
+-- A long transaction holding one of these tables makes the migration fail after 10 s (the next
+-- start retries it) instead of queueing every writer of the tables it already locked.
+SET LOCAL lock_timeout = '10s';
+
 -- +goose StatementBegin
 DO $$
 DECLARE
