@@ -136,10 +136,7 @@ func TestEveryTenantQueryFiltersOnOrganization(t *testing.T) {
 func TestTenancyCheckCatchesAMissingFilter(t *testing.T) {
 	t.Parallel()
 	tenant := map[string]bool{"api_keys": true, "support_cases": true}
-	for _, tc := range []struct {
-		sql  string
-		want bool // a problem
-	}{
+	expectProblems(t, tenancyProblem, tenant, []syntheticQuery{
 		{"SELECT * FROM api_keys WHERE id = @id FOR UPDATE;", true},
 		{"SELECT * FROM api_keys WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id));", true},
 		{"UPDATE support_cases SET status = 'closed' WHERE id = @id RETURNING *;", true},
@@ -150,23 +147,15 @@ func TestTenancyCheckCatchesAMissingFilter(t *testing.T) {
 		{"UPDATE support_cases SET status = 'closed' WHERE organization_id = @organization_id AND id = @id;", false},
 		{"INSERT INTO api_keys (id, organization_id) VALUES (@id, @organization_id);", false},
 		{"SELECT * FROM products WHERE id = @id;", false},
-	} {
-		got := tenancyProblem(query{name: "Synthetic", sql: tc.sql}, tenant) != ""
-		if got != tc.want {
-			t.Errorf("problem reported = %v, want %v, for %s", got, tc.want, tc.sql)
-		}
-	}
+	})
 }
 
-// TestTenancyCheckCatchesAMissingFilter's joins: a join of tenant-owned tables that does not
+// TestTenancyCheckCatchesAJoinAcrossOrganizations shows the join check can fail: a join of tenant-owned tables that does not
 // equate their organization_id, directly or through one parameter, is reported.
 func TestTenancyCheckCatchesAJoinAcrossOrganizations(t *testing.T) {
 	t.Parallel()
 	tenant := map[string]bool{"api_keys": true, "oauth_tokens": true, "connected_businesses": true, "organizations": true}
-	for _, tc := range []struct {
-		sql  string
-		want bool // a problem
-	}{
+	expectProblems(t, joinProblem, tenant, []syntheticQuery{
 		{"SELECT * FROM oauth_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE t.organization_id = @organization_id;", true},
 		{"SELECT * FROM oauth_tokens JOIN api_keys ON api_keys.id = oauth_tokens.api_key_id WHERE oauth_tokens.token_hash = @h;", true},
 		{"SELECT * FROM oauth_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE t.organization_id = @a AND k.organization_id = @b;", true},
@@ -177,8 +166,20 @@ func TestTenancyCheckCatchesAJoinAcrossOrganizations(t *testing.T) {
 		{"SELECT * FROM organizations o JOIN api_keys k ON k.organization_id = o.id;", false},
 		{"SELECT * FROM api_keys k JOIN products p ON p.id = k.product_id WHERE k.prefix = @prefix;", false},
 		{"SELECT (SELECT count(*) FROM api_keys a), (SELECT count(*) FROM oauth_tokens b);", false},
-	} {
-		got := joinProblem(query{name: "Synthetic", sql: tc.sql}, tenant) != ""
+	})
+}
+
+type syntheticQuery struct {
+	sql  string
+	want bool // a problem
+}
+
+// expectProblems runs check on each synthetic query and fails where it reports a problem
+// where none is wanted, or none where one is.
+func expectProblems(t *testing.T, check func(query, map[string]bool) string, tenant map[string]bool, cases []syntheticQuery) {
+	t.Helper()
+	for _, tc := range cases {
+		got := check(query{name: "Synthetic", sql: tc.sql}, tenant) != ""
 		if got != tc.want {
 			t.Errorf("problem reported = %v, want %v, for %s", got, tc.want, tc.sql)
 		}
