@@ -43,7 +43,8 @@ SELECT * FROM api_keys WHERE id = @id FOR UPDATE;
 -- name: APIKeyGetByPrefix :one
 -- With the state of the connected business a credential belongs to (null for other keys).
 SELECT sqlc.embed(api_keys), connected_businesses.lifecycle_status AS business_status
-FROM api_keys LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
+FROM api_keys LEFT JOIN connected_businesses ON connected_businesses.organization_id = api_keys.organization_id
+    AND connected_businesses.id = api_keys.connected_business_id
 WHERE api_keys.prefix = @prefix;
 
 -- name: APIKeyList :many
@@ -87,6 +88,8 @@ RETURNING *;
 -- name: OAuthTokenGetByHash :one
 -- A token dies with its key: it is returned with the key, whose state the caller checks.
 SELECT sqlc.embed(oauth_tokens), sqlc.embed(api_keys), connected_businesses.lifecycle_status AS business_status
-FROM oauth_tokens JOIN api_keys ON api_keys.id = oauth_tokens.api_key_id
-LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
+FROM oauth_tokens
+JOIN api_keys ON api_keys.organization_id = oauth_tokens.organization_id AND api_keys.id = oauth_tokens.api_key_id
+LEFT JOIN connected_businesses ON connected_businesses.organization_id = api_keys.organization_id
+    AND connected_businesses.id = api_keys.connected_business_id
 WHERE oauth_tokens.token_hash = @token_hash;

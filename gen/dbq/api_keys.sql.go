@@ -151,7 +151,8 @@ func (q *Queries) APIKeyGetByIDForUpdateAnyOrganization(ctx context.Context, id 
 
 const aPIKeyGetByPrefix = `-- name: APIKeyGetByPrefix :one
 SELECT api_keys.id, api_keys.organization_id, api_keys.created_at, api_keys.updated_at, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.environment, api_keys.scopes, api_keys.allowed_origins, api_keys.allowed_ips, api_keys.rate_limit_policy, api_keys.created_by, api_keys.last_used_at, api_keys.expires_at, api_keys.revoked_at, api_keys.replaced_by, api_keys.connected_business_id, api_keys.service_resource_id, connected_businesses.lifecycle_status AS business_status
-FROM api_keys LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
+FROM api_keys LEFT JOIN connected_businesses ON connected_businesses.organization_id = api_keys.organization_id
+    AND connected_businesses.id = api_keys.connected_business_id
 WHERE api_keys.prefix = $1
 `
 
@@ -527,8 +528,10 @@ func (q *Queries) APIKeyTouch(ctx context.Context, id uuid.UUID) error {
 
 const oAuthTokenGetByHash = `-- name: OAuthTokenGetByHash :one
 SELECT oauth_tokens.id, oauth_tokens.organization_id, oauth_tokens.api_key_id, oauth_tokens.token_hash, oauth_tokens.scopes, oauth_tokens.created_at, oauth_tokens.expires_at, api_keys.id, api_keys.organization_id, api_keys.created_at, api_keys.updated_at, api_keys.name, api_keys.prefix, api_keys.secret_hash, api_keys.environment, api_keys.scopes, api_keys.allowed_origins, api_keys.allowed_ips, api_keys.rate_limit_policy, api_keys.created_by, api_keys.last_used_at, api_keys.expires_at, api_keys.revoked_at, api_keys.replaced_by, api_keys.connected_business_id, api_keys.service_resource_id, connected_businesses.lifecycle_status AS business_status
-FROM oauth_tokens JOIN api_keys ON api_keys.id = oauth_tokens.api_key_id
-LEFT JOIN connected_businesses ON connected_businesses.id = api_keys.connected_business_id
+FROM oauth_tokens
+JOIN api_keys ON api_keys.organization_id = oauth_tokens.organization_id AND api_keys.id = oauth_tokens.api_key_id
+LEFT JOIN connected_businesses ON connected_businesses.organization_id = api_keys.organization_id
+    AND connected_businesses.id = api_keys.connected_business_id
 WHERE oauth_tokens.token_hash = $1
 `
 

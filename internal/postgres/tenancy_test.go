@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/provider/coreapi/internal/postgres"
 )
 
 // tenancyExempt lists the queries that touch a tenant-owned table (one with an
@@ -75,13 +78,23 @@ var tenancyExempt = map[string]string{
 	"BillingStepsDueAnyOrganization": "worker: the renewal run's scan of every organization on no test clock; each step is then locked by its organization_id",
 }
 
-// TestEveryTenantQueryFiltersOnOrganization reads every sqlc query of db/queries and fails when
-// one reads, locks, updates or deletes rows of a table that has an organization_id column
-// (per the catalog of a migrated database) without an `organization_id = ` predicate, unless
-// it is in tenancyExempt. A nullable filter (`… IS NULL OR organization_id = …`) never counts.
+// TestEveryTenantQueryFiltersOnOrganization reads every sqlc query of db/queries and the
+// catalog of a migrated database, and fails when
+//   - a query reads, locks, updates or deletes rows of a table that has an organization_id
+//     column without an `organization_id = ` predicate, unless it is in tenancyExempt (a
+//     nullable filter, `… IS NULL OR organization_id = …`, never counts);
+//   - a query joins tenant-owned tables without equating their organization_id;
+//   - the schema could not be distributed by organization (distribution_test.go): a tenant-owned
+//     table's primary key or unique index lacks organization_id, a foreign key between
+//     tenant-owned tables does not join on it, or a table is neither tenant-owned nor listed in
+//     globalTables.
+//
+// Its detectors are themselves checked on synthetic cases: the schema's here, the queries' in
+// TestTenancyCheckCatchesAMissingFilter.
 func TestEveryTenantQueryFiltersOnOrganization(t *testing.T) {
 	t.Parallel()
-	tenant := tenantTables(t)
+	db := openDB(t)
+	tenant := tenantTables(t, db)
 	if !tenant["api_keys"] || !tenant["subscriptions"] {
 		t.Fatalf("tenant-owned tables from the catalog = %v; expected api_keys and subscriptions among them", tenant)
 	}
@@ -89,20 +102,33 @@ func TestEveryTenantQueryFiltersOnOrganization(t *testing.T) {
 	if len(queries) < 50 {
 		t.Fatalf("read %d queries from db/queries; expected all of them", len(queries))
 	}
-	seen := map[string]bool{}
-	for _, q := range queries {
-		seen[q.name] = true
-		if problem := tenancyProblem(q, tenant); problem != "" {
-			if _, ok := tenancyExempt[q.name]; !ok {
+	t.Run("QueriesFilterOnOrganization", func(t *testing.T) {
+		seen := map[string]bool{}
+		for _, q := range queries {
+			seen[q.name] = true
+			if problem := tenancyProblem(q, tenant); problem != "" {
+				if _, ok := tenancyExempt[q.name]; !ok {
+					t.Errorf("%s (%s): %s", q.name, q.file, problem)
+				}
+			}
+		}
+		for name := range tenancyExempt {
+			if !seen[name] {
+				t.Errorf("tenancyExempt names %s, which is no query of db/queries: remove it", name)
+			}
+		}
+	})
+	t.Run("JoinsEquateOrganization", func(t *testing.T) {
+		joinable := maps.Clone(tenant)
+		joinable["organizations"] = true
+		for _, q := range queries {
+			if problem := joinProblem(q, joinable); problem != "" {
 				t.Errorf("%s (%s): %s", q.name, q.file, problem)
 			}
 		}
-	}
-	for name := range tenancyExempt {
-		if !seen[name] {
-			t.Errorf("tenancyExempt names %s, which is no query of db/queries: remove it", name)
-		}
-	}
+	})
+	t.Run("SchemaDistributesByOrganization", func(t *testing.T) { checkSchemaDistributes(t, db) })
+	t.Run("SchemaCheckCanFail", func(t *testing.T) { checkSchemaCheckCanFail(t, db) })
 }
 
 // TestTenancyCheckCatchesAMissingFilter shows the check above can fail: synthetic queries
@@ -110,10 +136,7 @@ func TestEveryTenantQueryFiltersOnOrganization(t *testing.T) {
 func TestTenancyCheckCatchesAMissingFilter(t *testing.T) {
 	t.Parallel()
 	tenant := map[string]bool{"api_keys": true, "support_cases": true}
-	for _, tc := range []struct {
-		sql  string
-		want bool // a problem
-	}{
+	expectProblems(t, tenancyProblem, tenant, []syntheticQuery{
 		{"SELECT * FROM api_keys WHERE id = @id FOR UPDATE;", true},
 		{"SELECT * FROM api_keys WHERE (sqlc.narg(organization_id)::uuid IS NULL OR organization_id = sqlc.narg(organization_id));", true},
 		{"UPDATE support_cases SET status = 'closed' WHERE id = @id RETURNING *;", true},
@@ -124,8 +147,39 @@ func TestTenancyCheckCatchesAMissingFilter(t *testing.T) {
 		{"UPDATE support_cases SET status = 'closed' WHERE organization_id = @organization_id AND id = @id;", false},
 		{"INSERT INTO api_keys (id, organization_id) VALUES (@id, @organization_id);", false},
 		{"SELECT * FROM products WHERE id = @id;", false},
-	} {
-		got := tenancyProblem(query{name: "Synthetic", sql: tc.sql}, tenant) != ""
+	})
+}
+
+// TestTenancyCheckCatchesAJoinAcrossOrganizations shows the join check can fail: a join of tenant-owned tables that does not
+// equate their organization_id, directly or through one parameter, is reported.
+func TestTenancyCheckCatchesAJoinAcrossOrganizations(t *testing.T) {
+	t.Parallel()
+	tenant := map[string]bool{"api_keys": true, "oauth_tokens": true, "connected_businesses": true, "organizations": true}
+	expectProblems(t, joinProblem, tenant, []syntheticQuery{
+		{"SELECT * FROM oauth_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE t.organization_id = @organization_id;", true},
+		{"SELECT * FROM oauth_tokens JOIN api_keys ON api_keys.id = oauth_tokens.api_key_id WHERE oauth_tokens.token_hash = @h;", true},
+		{"SELECT * FROM oauth_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE t.organization_id = @a AND k.organization_id = @b;", true},
+		{"SELECT * FROM api_keys k LEFT JOIN connected_businesses b ON b.organization_id = k.organization_id AND b.id = k.connected_business_id " +
+			"JOIN oauth_tokens t ON t.api_key_id = k.id;", true},
+		{"SELECT * FROM oauth_tokens t JOIN api_keys k ON k.organization_id = t.organization_id AND k.id = t.api_key_id;", false},
+		{"SELECT * FROM oauth_tokens t JOIN api_keys k ON k.id = t.api_key_id WHERE t.organization_id = @org AND k.organization_id = @org;", false},
+		{"SELECT * FROM organizations o JOIN api_keys k ON k.organization_id = o.id;", false},
+		{"SELECT * FROM api_keys k JOIN products p ON p.id = k.product_id WHERE k.prefix = @prefix;", false},
+		{"SELECT (SELECT count(*) FROM api_keys a), (SELECT count(*) FROM oauth_tokens b);", false},
+	})
+}
+
+type syntheticQuery struct {
+	sql  string
+	want bool // a problem
+}
+
+// expectProblems runs check on each synthetic query and fails where it reports a problem
+// where none is wanted, or none where one is.
+func expectProblems(t *testing.T, check func(query, map[string]bool) string, tenant map[string]bool, cases []syntheticQuery) {
+	t.Helper()
+	for _, tc := range cases {
+		got := check(query{name: "Synthetic", sql: tc.sql}, tenant) != ""
 		if got != tc.want {
 			t.Errorf("problem reported = %v, want %v, for %s", got, tc.want, tc.sql)
 		}
@@ -202,9 +256,8 @@ func tenancyProblem(q query, tenant map[string]bool) string {
 }
 
 // tenantTables are the tables of the migrated schema that have an organization_id column.
-func tenantTables(t *testing.T) map[string]bool {
+func tenantTables(t *testing.T, db *postgres.DB) map[string]bool {
 	t.Helper()
-	db := openDB(t)
 	rows, err := db.Pool.Query(context.Background(),
 		`SELECT table_name FROM information_schema.columns
 		 WHERE table_schema = 'public' AND column_name = 'organization_id'`)
