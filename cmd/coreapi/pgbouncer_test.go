@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/provider/coreapi/internal/pgbouncer"
 	"github.com/provider/coreapi/internal/pgtest"
@@ -23,8 +22,8 @@ import (
 func TestServesThroughPgBouncer(t *testing.T) {
 	t.Parallel()
 	direct := pgtest.NewDatabase(t)
-	pooled := pgbouncer.Start(t, direct)
-	base := startServer(t, map[string]string{"DATABASE_URL": pooled, "DATABASE_DIRECT_URL": direct, "LOG_LEVEL": "error"})
+	pooler := pgbouncer.Start(t, direct)
+	base := startServer(t, map[string]string{"DATABASE_URL": pooler.URL, "DATABASE_DIRECT_URL": pooler.Direct, "LOG_LEVEL": "error"})
 
 	const creates = 24
 	var wg sync.WaitGroup
@@ -64,13 +63,7 @@ func TestServesThroughPgBouncer(t *testing.T) {
 	})
 	// PgBouncer's statistics (every second) count the transactions it carried.
 	waitUntil(t, "PgBouncer's statistics to count the creates' transactions", func() bool {
-		for _, row := range pgbouncer.Admin(t, pooled, "SHOW STATS") {
-			if row["database"] == dbName(t, direct) {
-				n, _ := row["total_xact_count"].(pgtype.Numeric).Int64Value()
-				return n.Int64 >= creates
-			}
-		}
-		return false
+		return pooler.Transactions(t) >= creates
 	})
 }
 

@@ -14,11 +14,15 @@ import (
 // TestThreeProcessesOneDatabase runs three server processes on one database and a mixed
 // load across all of them at once: idempotent creates raced on every process, a spend
 // limit consumed from every process, a rate-limited key hammered on every process, and
-// subscriptions whose provisioning jobs the three workers share.
+// subscriptions whose provisioning jobs the three workers share; once straight to PostgreSQL and
+// once through PgBouncer in transaction mode.
 func TestThreeProcessesOneDatabase(t *testing.T) {
 	t.Parallel()
-	c := newCluster(t)
-	procs := []*server{startServer(t, c.dsn(), ""), startServer(t, c.dsn(), ""), startServer(t, c.dsn(), "")}
+	forEachRoute(t, threeProcessesOneDatabase)
+}
+
+func threeProcessesOneDatabase(t *testing.T, c *cluster, env []string) {
+	procs := []*server{startServer(t, c.dsn(), "", env...), startServer(t, c.dsn(), "", env...), startServer(t, c.dsn(), "", env...)}
 	db := c.pool(t)
 	client := &http.Client{Timeout: 60 * time.Second}
 
