@@ -141,21 +141,23 @@ func (p *Pooler) Transactions(t testing.TB) int64 {
 }
 
 // admin runs a SHOW command of PgBouncer's admin console (simple protocol only) and returns
-// its rows as maps.
+// its rows as maps. It works in a cleanup too, after t's context is cancelled.
 func (p *Pooler) admin(t testing.TB, command string) []map[string]any {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	cfg, err := pgx.ParseConfig(p.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Database = "pgbouncer"
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	conn, err := pgx.ConnectConfig(t.Context(), cfg)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(t.Context(), command)
+	rows, err := conn.Query(ctx, command)
 	if err != nil {
 		t.Fatal(err)
 	}
