@@ -181,23 +181,21 @@ func startWriteLoad(t *testing.T, s *server, orgs []string) *writeLoad {
 	return l
 }
 
-// next is the i-th write of org's client c: invoices mostly, then each other kind.
+// next is the i-th write of org's client c: of every five, three invoices, a growth event, and
+// an address resolution or an organization (the two clients alternate).
 func (l *writeLoad) next(org string, c, i int) *write {
-	token := orgToken(org)
 	key := fmt.Sprintf("drill-%s-%d-%03d", org, c, i)
-	w := &write{token: token, key: key, afterDump: l.dumpEnded.Load()}
-	switch i % 5 {
-	case 0, 1, 2:
-		w.kind, w.path, w.body = "invoice", "/v1/taxauth/invoices/generate/simplified", invoiceBody(org)
-	case 3:
+	w := &write{token: orgToken(org), key: key, afterDump: l.dumpEnded.Load()}
+	switch {
+	case i%5 == 2:
 		w.kind, w.path = "growth", "/v1/growth/events"
 		w.body = fmt.Sprintf(`{"event_name":"page_view","organization_id":%q,"anonymous_id":"anon_%s","traffic_type":"load_test"}`, org, key)
+	case i%5 == 3 && (i/5+c)%2 == 0:
+		w.kind, w.path, w.body = "address", "/v1/address/resolve-short", `{"short_address":"RRRD2929","language":"en"}`
+	case i%5 == 3:
+		w.kind, w.path, w.body, w.token = "organization", "/v1/organizations", orgBody(key), operator
 	default:
-		if i%10 == 4 {
-			w.kind, w.path, w.body = "address", "/v1/address/resolve-short", `{"short_address":"RRRD2929","language":"en"}`
-		} else {
-			w.kind, w.path, w.body, w.token = "organization", "/v1/organizations", orgBody(key), operator
-		}
+		w.kind, w.path, w.body = "invoice", "/v1/taxauth/invoices/generate/simplified", invoiceBody(org)
 	}
 	return w
 }
