@@ -88,26 +88,7 @@ func TestRestoreDrill(t *testing.T) {
 	checkChainsArePrefixes(t, source.pool(t), restored)
 	replayed := load.checkReplays(t, copied, restored)
 
-	// The copy keeps serving: a new invoice of every organization continues its chain, and
-	// its event is delivered by the copy's queue.
-	for _, org := range orgs {
-		var head struct {
-			icv  int64
-			hash string
-		}
-		if err := restored.QueryRow(context.Background(), `SELECT icv, invoice_hash FROM tax_invoices
-			WHERE organization_id = $1 ORDER BY icv DESC LIMIT 1`, org).Scan(&head.icv, &head.hash); err != nil {
-			t.Fatalf("the chain of %s on the copy: %v", org, err)
-		}
-		r := call(nil, http.MethodPost, copied.url("/v1/taxauth/invoices/generate/simplified"), orgToken(org), invoiceBody(org),
-			http.Header{"Idempotency-Key": {"after-restore-" + org}})
-		identity := invoiceIdentity(r)
-		if r.status != http.StatusCreated || identity.ICV != head.icv+1 || identity.PIH != head.hash {
-			t.Errorf("a new invoice of %s on the copy: %d, ICV %d and PIH %q; want 201, ICV %d and PIH %q",
-				org, r.status, identity.ICV, identity.PIH, head.icv+1, head.hash)
-		}
-		hooks.await(t, identity.eventOf(t, restored))
-	}
+	continueChains(t, copied, restored, hooks, orgs)
 	lost := load.retryLost(t, copied, restored)
 	checkConsistent(t, restored)
 	// The copy's job queue leads once the source's lease, restored with the data, expires
@@ -438,6 +419,31 @@ func checkChainsArePrefixes(t *testing.T, source, restored *pgxpool.Pool) {
 		if all[id] != link {
 			t.Errorf("invoice %s is %q on the copy and %q on the source", id, link, all[id])
 		}
+	}
+}
+
+// continueChains checks that the copy keeps serving: a new invoice of every organization
+// continues its chain (the next ICV, the last hash as its PIH), and its event is delivered by
+// the copy's queue.
+func continueChains(t *testing.T, s *server, restored *pgxpool.Pool, hooks *webhookCounter, orgs []string) {
+	t.Helper()
+	for _, org := range orgs {
+		var head struct {
+			icv  int64
+			hash string
+		}
+		if err := restored.QueryRow(context.Background(), `SELECT icv, invoice_hash FROM tax_invoices
+			WHERE organization_id = $1 ORDER BY icv DESC LIMIT 1`, org).Scan(&head.icv, &head.hash); err != nil {
+			t.Fatalf("the chain of %s on the copy: %v", org, err)
+		}
+		r := call(nil, http.MethodPost, s.url("/v1/taxauth/invoices/generate/simplified"), orgToken(org), invoiceBody(org),
+			http.Header{"Idempotency-Key": {"after-restore-" + org}})
+		identity := invoiceIdentity(r)
+		if r.status != http.StatusCreated || identity.ICV != head.icv+1 || identity.PIH != head.hash {
+			t.Errorf("a new invoice of %s on the copy: %d, ICV %d and PIH %q; want 201, ICV %d and PIH %q",
+				org, r.status, identity.ICV, identity.PIH, head.icv+1, head.hash)
+		}
+		hooks.await(t, identity.eventOf(t, restored))
 	}
 }
 
