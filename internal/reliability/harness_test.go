@@ -3,7 +3,8 @@
 // Package reliability_test runs the real server binary (built from cmd/coreapi) as
 // subprocesses against PostgreSQL clusters of its own, and breaks things on purpose: it stops
 // the database under load, SIGKILLs and SIGTERMs servers, runs three processes on one
-// database, drips requests and scans the database and the logs for secrets. Each test starts
+// database (directly and through PgBouncer), restores a backup taken under write load, drips
+// requests and scans the database and the logs for secrets. Each test starts
 // its own cluster, so stopping one hurts no other test. `make test-reliability` runs them;
 // docs/reliability.md says what each proves.
 package reliability_test
