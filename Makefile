@@ -104,8 +104,8 @@ docs-assets: ## Refresh the Swagger UI files of /docs from the npm package pinne
 FUZZTIME ?= 30s
 
 .PHONY: test-reliability
-test-reliability: ## Faults, crashes, three processes, slow clients and secrets against the real binary, then the fuzz targets (~4 min; docs/reliability.md).
-	$(GO) test -tags reliability -count=1 -timeout 10m ./internal/reliability/
+test-reliability: ## Faults, crashes, three processes (direct and through PgBouncer), a restore drill under load, slow clients and secrets against the real binary, then the fuzz targets (~8 min; docs/reliability.md).
+	$(GO) test -tags reliability -count=1 -timeout 20m ./internal/reliability/
 	# The security review's concurrency regressions (issue 21), repeated under the race detector.
 	$(GO) test -race -count=3 -timeout 10m -run '^(TestWithdrawnAccessRefusedAtOnce|TestAPIKeyRotatedKeyHasOneSuccessor|TestGenerateSimplifiedInvoiceConnectedBusiness|TestFailedAuthenticationIsThrottled)$$' ./internal/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzContractGate$$' -fuzztime $(FUZZTIME) ./internal/httpapi/

@@ -15,15 +15,24 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/provider/coreapi/internal/pgcluster"
 )
 
-// Start runs PgBouncer (pool_mode = transaction) in front of the database of dsn until t ends
-// and returns the connection string through it, with default_query_exec_mode=cache_describe:
-// pgx then prepares only unnamed statements, which a pooler in transaction mode allows. The
-// test is skipped when pgbouncer is not installed (Debian: apt-get install pgbouncer).
-func Start(t testing.TB, dsn string) string {
+// Pooler is a PgBouncer in front of one database, and the service's two connection strings
+// behind it as docs/operations.md ("Behind PgBouncer") documents them.
+type Pooler struct {
+	// URL is DATABASE_URL: through PgBouncer, with default_query_exec_mode=cache_describe (pgx
+	// then prepares only unnamed statements, which a pooler in transaction mode allows).
+	URL string
+	// Direct is DATABASE_DIRECT_URL: PostgreSQL itself, for migrations, River and LISTEN.
+	Direct string
+}
+
+// Start runs PgBouncer (pool_mode = transaction) in front of the database of dsn until t ends.
+// The test is skipped when pgbouncer is not installed (Debian: apt-get install pgbouncer).
+func Start(t testing.TB, dsn string) *Pooler {
 	t.Helper()
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
@@ -105,25 +114,50 @@ pidfile = %s
 		log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
 		return fmt.Sprintf("%v: %s %s", exitErr, out.String(), log)
 	})
-	return pooled
+	return &Pooler{URL: pooled, Direct: dsn}
 }
 
-// Admin runs a SHOW command of PgBouncer's admin console (simple protocol only) of the
-// PgBouncer of pooled, and returns its rows as maps.
-func Admin(t testing.TB, pooled, command string) []map[string]any {
+// Env is the service's database settings behind the pooler, as KEY=value lines.
+func (p *Pooler) Env() []string {
+	return []string{"DATABASE_URL=" + p.URL, "DATABASE_DIRECT_URL=" + p.Direct}
+}
+
+// Transactions is the number of transactions PgBouncer carried to its database, from its
+// statistics (refreshed every second, stats_period): proof that the service's work went
+// through the pooler.
+func (p *Pooler) Transactions(t testing.TB) int64 {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(pooled)
+	server, err := pgx.ParseConfig(p.Direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range p.admin(t, "SHOW STATS") {
+		if row["database"] == server.Database {
+			n, _ := row["total_xact_count"].(pgtype.Numeric).Int64Value()
+			return n.Int64
+		}
+	}
+	return 0
+}
+
+// admin runs a SHOW command of PgBouncer's admin console (simple protocol only) and returns
+// its rows as maps. It works in a cleanup too, after t's context is cancelled.
+func (p *Pooler) admin(t testing.TB, command string) []map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg, err := pgx.ParseConfig(p.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Database = "pgbouncer"
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	conn, err := pgx.ConnectConfig(t.Context(), cfg)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(t.Context(), command)
+	rows, err := conn.Query(ctx, command)
 	if err != nil {
 		t.Fatal(err)
 	}

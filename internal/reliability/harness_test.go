@@ -3,7 +3,8 @@
 // Package reliability_test runs the real server binary (built from cmd/coreapi) as
 // subprocesses against PostgreSQL clusters of its own, and breaks things on purpose: it stops
 // the database under load, SIGKILLs and SIGTERMs servers, runs three processes on one
-// database, drips requests and scans the database and the logs for secrets. Each test starts
+// database (directly and through PgBouncer), restores a backup taken under write load, drips
+// requests and scans the database and the logs for secrets. Each test starts
 // its own cluster, so stopping one hurts no other test. `make test-reliability` runs them;
 // docs/reliability.md says what each proves.
 package reliability_test
@@ -28,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider/coreapi/internal/apitest"
+	"github.com/provider/coreapi/internal/pgbouncer"
 	"github.com/provider/coreapi/internal/pgcluster"
 )
 
@@ -318,4 +320,32 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	slices.Sort(s)
 	i := int(float64(len(s)-1) * p / 100)
 	return s[i]
+}
+
+// forEachRoute runs test once for each way operators connect the service to PostgreSQL, as
+// parallel subtests, each on a cluster of its own: "direct", and "pgbouncer" — DATABASE_URL
+// through a real PgBouncer in transaction mode, DATABASE_DIRECT_URL to PostgreSQL itself (the
+// settings of docs/operations.md, "Behind PgBouncer"). env holds the servers' database
+// settings beyond DATABASE_URL=c.dsn(), to pass on to startServer (the later value of a
+// variable wins). Through PgBouncer, the pooler's own statistics must show that it carried the
+// servers' transactions.
+func forEachRoute(t *testing.T, test func(t *testing.T, c *cluster, env []string)) {
+	t.Run("direct", func(t *testing.T) {
+		t.Parallel()
+		test(t, newCluster(t), nil)
+	})
+	t.Run("pgbouncer", func(t *testing.T) {
+		t.Parallel()
+		c := newCluster(t)
+		pooler := pgbouncer.Start(t, c.dsn())
+		// After the test's own parallel subtests, before the pooler stops.
+		t.Cleanup(func() {
+			n := pooler.Transactions(t)
+			if n == 0 {
+				t.Error("PgBouncer carried no transaction: the servers went around it")
+			}
+			t.Logf("pgbouncer figures: %d transactions carried in transaction pooling mode", n)
+		})
+		test(t, c, pooler.Env())
+	})
 }

@@ -26,15 +26,15 @@ import (
 // valid signature of its organization's endpoint, and the signing secrets are stored sealed and
 // never logged. An organization has one live subscription to a product (docs/design.md,
 // "Subscriptions"), so each subscription belongs to an organization of its own, with its own
-// endpoint at the one receiver.
+// endpoint at the one receiver. It runs straight to PostgreSQL and through PgBouncer.
 func TestWebhookDeliveryThreeProcesses(t *testing.T) {
 	t.Parallel()
-	c := newCluster(t)
-	procs := []*server{
-		startServer(t, c.dsn(), "", "LOG_LEVEL=debug"),
-		startServer(t, c.dsn(), "", "LOG_LEVEL=debug"),
-		startServer(t, c.dsn(), "", "LOG_LEVEL=debug"),
-	}
+	forEachRoute(t, webhookDeliveryThreeProcesses)
+}
+
+func webhookDeliveryThreeProcesses(t *testing.T, c *cluster, env []string) {
+	env = append(env, "LOG_LEVEL=debug")
+	procs := []*server{startServer(t, c.dsn(), "", env...), startServer(t, c.dsn(), "", env...), startServer(t, c.dsn(), "", env...)}
 	var (
 		mu         sync.Mutex
 		deliveries = map[string]int{} // webhook-id -> deliveries
