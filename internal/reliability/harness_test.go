@@ -171,7 +171,8 @@ func startServer(t testing.TB, dsn, addr string, env ...string) *server {
 			t.Logf("server %s output (last 4 KiB):\n%s", s.addr, tail(s.out.String(), 4096))
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
+	// A start migrates (when first) and loads the document: a minute or more on a loaded machine.
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		resp, err := http.Get(s.url("/readyz"))
 		if err == nil {
