@@ -29,7 +29,7 @@ const (
 	bigShare         = 0.9 // of the rows, the big organization's
 	otherOrgs        = 4
 	listKeys         = 8 // API keys of the big organization (each under its own rate limit)
-	copyChunk        = 100_000
+	copyChunk        = 500_000
 	visitorPool      = 150_000 // distinct anonymous visitors, as BenchmarkGrowthSummary's
 	listBenchMissing = "bench-never-sent"
 )
