@@ -307,7 +307,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 func printListTable(w io.Writer, results []listResult, o options) {
-	fmt.Fprintf(w, "\nLists: median latency of each read, one connection, at least %v and %d requests a side per round, %d round(s), sides alternating; "+
+	fmt.Fprintf(w, "\nLists: median latency of each read, one connection a side, the sides requested alternately for at least %v and %d pairs per round, %d round(s); "+
 		"ratio = median over rounds of (%d rows / %d rows). Target: ratio ≤ %.1f.\n\n", listReadTime, listReadMin, max(o.rounds, 1), o.listsRows, o.listsSmallRows, listRatioTarget)
 	fmt.Fprintf(w, "| read | %d rows | %d rows | ratio | rounds' ratios | target |\n|---|---:|---:|---:|---|---|\n", o.listsSmallRows, o.listsRows)
 	missed := 0
