@@ -157,3 +157,56 @@ FROM (
           AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) >= @since)
 ) actors
 GROUP BY event_name;
+
+-- name: GrowthOrganizationRollupCounts :many
+-- GrowthRollupCounts of one organization (migration 00520).
+SELECT dimension, key, sum(events)::bigint AS events
+FROM growth_organization_hourly_counts
+WHERE organization_id = @organization_id::text AND hour >= @from_hour AND hour < @to_hour
+  AND (NOT internal OR @include_internal::boolean)
+GROUP BY dimension, key;
+
+-- name: GrowthOrganizationRollupUniques :one
+-- GrowthRollupUniques of one organization: whether it was seen since @since (0 or 1), and its
+-- distinct visitors.
+WITH future AS (
+    SELECT organization_id, anonymous_id FROM growth_events
+    WHERE occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+      AND traffic_type = ANY(@traffic_types::text[]) AND organization_id = @organization_id::text
+)
+SELECT
+    ((SELECT count(*) FROM growth_organizations o
+      WHERE o.organization_id = @organization_id::text
+        AND (CASE WHEN @include_internal::boolean THEN o.last_any ELSE o.last_external END) >= @since)
+     + (SELECT count(DISTINCT f.organization_id) FROM future f WHERE NOT EXISTS (
+          SELECT 1 FROM growth_organizations o WHERE o.organization_id = f.organization_id
+            AND (CASE WHEN @include_internal::boolean THEN o.last_any ELSE o.last_external END) >= @since)))::bigint AS organizations,
+    ((SELECT count(*) FROM growth_organization_visitors v
+      WHERE v.organization_id = @organization_id::text
+        AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @since)
+     + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND NOT EXISTS (
+          SELECT 1 FROM growth_organization_visitors v
+          WHERE v.organization_id = f.organization_id AND v.anonymous_id = f.anonymous_id
+            AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @since)))::bigint AS anonymous_visitors;
+
+-- name: GrowthOrganizationRollupFunnel :many
+-- GrowthRollupFunnel of one organization.
+WITH future AS (
+    SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
+    FROM growth_events
+    WHERE occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+      AND traffic_type = ANY(@traffic_types::text[]) AND event_name = ANY(@funnel_events::text[])
+      AND organization_id = @organization_id::text
+)
+SELECT event_name, count(*)::bigint AS actors
+FROM (
+    SELECT a.event_name FROM growth_organization_actors a
+    WHERE a.organization_id = @organization_id::text AND a.event_name = ANY(@funnel_events::text[])
+      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) >= @since
+    UNION ALL
+    SELECT f.event_name FROM future f WHERE NOT EXISTS (
+        SELECT 1 FROM growth_organization_actors a
+        WHERE a.organization_id = @organization_id::text AND a.event_name = f.event_name AND a.actor = f.actor
+          AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) >= @since)
+) actors
+GROUP BY event_name;

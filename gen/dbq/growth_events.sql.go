@@ -35,6 +35,167 @@ type GrowthEventInsertBatchParams struct {
 	Properties          []byte
 }
 
+const growthOrganizationRollupCounts = `-- name: GrowthOrganizationRollupCounts :many
+SELECT dimension, key, sum(events)::bigint AS events
+FROM growth_organization_hourly_counts
+WHERE organization_id = $1::text AND hour >= $2 AND hour < $3
+  AND (NOT internal OR $4::boolean)
+GROUP BY dimension, key
+`
+
+type GrowthOrganizationRollupCountsParams struct {
+	OrganizationID  string
+	FromHour        time.Time
+	ToHour          time.Time
+	IncludeInternal bool
+}
+
+type GrowthOrganizationRollupCountsRow struct {
+	Dimension string
+	Key       *string
+	Events    int64
+}
+
+// GrowthRollupCounts of one organization (migration 00520).
+func (q *Queries) GrowthOrganizationRollupCounts(ctx context.Context, arg GrowthOrganizationRollupCountsParams) ([]GrowthOrganizationRollupCountsRow, error) {
+	rows, err := q.db.Query(ctx, growthOrganizationRollupCounts,
+		arg.OrganizationID,
+		arg.FromHour,
+		arg.ToHour,
+		arg.IncludeInternal,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GrowthOrganizationRollupCountsRow
+	for rows.Next() {
+		var i GrowthOrganizationRollupCountsRow
+		if err := rows.Scan(&i.Dimension, &i.Key, &i.Events); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const growthOrganizationRollupFunnel = `-- name: GrowthOrganizationRollupFunnel :many
+WITH future AS (
+    SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
+    FROM growth_events
+    WHERE occurred_at > received_at AND occurred_at >= $4 AND occurred_at <= $5
+      AND traffic_type = ANY($6::text[]) AND event_name = ANY($2::text[])
+      AND organization_id = $1::text
+)
+SELECT event_name, count(*)::bigint AS actors
+FROM (
+    SELECT a.event_name FROM growth_organization_actors a
+    WHERE a.organization_id = $1::text AND a.event_name = ANY($2::text[])
+      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) >= $4
+    UNION ALL
+    SELECT f.event_name FROM future f WHERE NOT EXISTS (
+        SELECT 1 FROM growth_organization_actors a
+        WHERE a.organization_id = $1::text AND a.event_name = f.event_name AND a.actor = f.actor
+          AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) >= $4)
+) actors
+GROUP BY event_name
+`
+
+type GrowthOrganizationRollupFunnelParams struct {
+	OrganizationID  string
+	FunnelEvents    []string
+	IncludeInternal bool
+	Since           time.Time
+	Until           time.Time
+	TrafficTypes    []string
+}
+
+type GrowthOrganizationRollupFunnelRow struct {
+	EventName string
+	Actors    int64
+}
+
+// GrowthRollupFunnel of one organization.
+func (q *Queries) GrowthOrganizationRollupFunnel(ctx context.Context, arg GrowthOrganizationRollupFunnelParams) ([]GrowthOrganizationRollupFunnelRow, error) {
+	rows, err := q.db.Query(ctx, growthOrganizationRollupFunnel,
+		arg.OrganizationID,
+		arg.FunnelEvents,
+		arg.IncludeInternal,
+		arg.Since,
+		arg.Until,
+		arg.TrafficTypes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []GrowthOrganizationRollupFunnelRow
+	for rows.Next() {
+		var i GrowthOrganizationRollupFunnelRow
+		if err := rows.Scan(&i.EventName, &i.Actors); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const growthOrganizationRollupUniques = `-- name: GrowthOrganizationRollupUniques :one
+WITH future AS (
+    SELECT organization_id, anonymous_id FROM growth_events
+    WHERE occurred_at > received_at AND occurred_at >= $3 AND occurred_at <= $4
+      AND traffic_type = ANY($5::text[]) AND organization_id = $1::text
+)
+SELECT
+    ((SELECT count(*) FROM growth_organizations o
+      WHERE o.organization_id = $1::text
+        AND (CASE WHEN $2::boolean THEN o.last_any ELSE o.last_external END) >= $3)
+     + (SELECT count(DISTINCT f.organization_id) FROM future f WHERE NOT EXISTS (
+          SELECT 1 FROM growth_organizations o WHERE o.organization_id = f.organization_id
+            AND (CASE WHEN $2::boolean THEN o.last_any ELSE o.last_external END) >= $3)))::bigint AS organizations,
+    ((SELECT count(*) FROM growth_organization_visitors v
+      WHERE v.organization_id = $1::text
+        AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $3)
+     + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND NOT EXISTS (
+          SELECT 1 FROM growth_organization_visitors v
+          WHERE v.organization_id = f.organization_id AND v.anonymous_id = f.anonymous_id
+            AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $3)))::bigint AS anonymous_visitors
+`
+
+type GrowthOrganizationRollupUniquesParams struct {
+	OrganizationID  string
+	IncludeInternal bool
+	Since           time.Time
+	Until           time.Time
+	TrafficTypes    []string
+}
+
+type GrowthOrganizationRollupUniquesRow struct {
+	Organizations     int64
+	AnonymousVisitors int64
+}
+
+// GrowthRollupUniques of one organization: whether it was seen since @since (0 or 1), and its
+// distinct visitors.
+func (q *Queries) GrowthOrganizationRollupUniques(ctx context.Context, arg GrowthOrganizationRollupUniquesParams) (GrowthOrganizationRollupUniquesRow, error) {
+	row := q.db.QueryRow(ctx, growthOrganizationRollupUniques,
+		arg.OrganizationID,
+		arg.IncludeInternal,
+		arg.Since,
+		arg.Until,
+		arg.TrafficTypes,
+	)
+	var i GrowthOrganizationRollupUniquesRow
+	err := row.Scan(&i.Organizations, &i.AnonymousVisitors)
+	return i, err
+}
+
 const growthRollupCounts = `-- name: GrowthRollupCounts :many
 SELECT dimension, key, sum(events)::bigint AS events
 FROM growth_hourly_counts

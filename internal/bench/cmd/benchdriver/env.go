@@ -78,6 +78,37 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 			return nil, fmt.Errorf("%s: %w (build it first: make bench does)", bin, err)
 		}
 	}
+	env, err := startCluster(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	dsn := env.cluster.DSN("postgres")
+	// BENCH_API_ENV adds variables to the API's environment only, e.g. 'GOGC=100'.
+	if env.api, err = env.apiProcess("api", o.server, dsn, "coreapi.log", os.Getenv("BENCH_API_ENV")); err != nil {
+		env.stop()
+		return nil, err
+	}
+	floorAddr := freeLoopback()
+	env.floor = &process{name: "floor", base: "http://" + floorAddr, pprof: freeLoopback()}
+	env.floor.cmd = exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn, "-pprof", env.floor.pprof)
+	env.floor.cmd.Env, env.floor.cmd.Stderr = serverEnviron(), os.Stderr
+	if o.againstEnv != "" || o.againstServer != "" {
+		// The API against itself: the floor's column is the API with other variables, or
+		// another build of it.
+		if env.floor, err = env.apiProcess("api ("+o.against()+")", valueOr(o.againstServer, o.server), dsn, "coreapi-against.log", o.againstEnv); err != nil {
+			env.stop()
+			return nil, err
+		}
+	}
+	if err := env.startServers(ctx); err != nil {
+		env.stop()
+		return nil, err
+	}
+	return env, nil
+}
+
+// startCluster makes the run's folder and starts PostgreSQL in it.
+func startCluster(ctx context.Context, o options) (*environment, error) {
 	dir, err := os.MkdirTemp(runParent(o), "coreapi-bench-")
 	if err != nil {
 		return nil, err
@@ -97,58 +128,45 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 		env.stop()
 		return nil, err
 	}
-	dsn := env.cluster.DSN("postgres")
-	apiAddr, floorAddr := freeLoopback(), freeLoopback()
-	apiLog, err := os.Create(filepath.Join(dir, "coreapi.log"))
-	if err != nil {
-		env.stop()
-		return nil, err
-	}
+	return env, nil
+}
+
+// apiProcess prepares (without starting it) an API process of binary over dsn, listening on
+// a free loopback port, logging to logName in the run's folder, with the variables of extra
+// ("NAME=value ...") last, so that they win.
+func (e *environment) apiProcess(name, binary, dsn, logName, extra string) (*process, error) {
 	// The API logs a JSON line per request as in production; it goes to a file so that its
 	// cost is paid, and the file is deleted with the folder unless -keep.
-	// apiEnv is the environment of an API process listening on addr, with the variables of
-	// extra ("NAME=value ...") last, so that they win.
-	apiEnv := func(addr, extra string) []string {
-		// The support-case scenario opens tens of thousands of cases per organization: a quota
-		// far above that, so the load measures the creates and not their refusals.
-		env := append(serverEnviron(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+addr, "APP_ENV=development",
-			"LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"), "QUOTA_OPEN_SUPPORT_CASES=100000000")
-		return append(env, strings.Fields(extra)...)
+	logFile, err := os.Create(filepath.Join(e.dir, logName))
+	if err != nil {
+		return nil, err
 	}
-	env.api = &process{name: "api", base: "http://" + apiAddr, pprof: freeLoopback(), cmd: exec.Command(o.server)}
-	// BENCH_API_ENV adds variables to the API's environment only, e.g. 'GOGC=100'.
-	env.api.cmd.Env = apiEnv(apiAddr, "PPROF_ADDR="+env.api.pprof+" "+os.Getenv("BENCH_API_ENV"))
-	env.api.cmd.Stdout, env.api.cmd.Stderr = apiLog, apiLog
-	env.floor = &process{name: "floor", base: "http://" + floorAddr, pprof: freeLoopback()}
-	env.floor.cmd = exec.Command(o.floor, "-listen", floorAddr, "-dsn", dsn, "-pprof", env.floor.pprof)
-	env.floor.cmd.Env, env.floor.cmd.Stderr = serverEnviron(), os.Stderr
-	if o.againstEnv != "" || o.againstServer != "" {
-		// The API against itself: the floor's column is the API with other variables, or
-		// another build of it.
-		env.floor.name, env.floor.cmd = "api ("+o.against()+")", exec.Command(valueOr(o.againstServer, o.server))
-		env.floor.cmd.Env = apiEnv(floorAddr, "PPROF_ADDR="+env.floor.pprof+" "+o.againstEnv)
-		againstLog, err := os.Create(filepath.Join(dir, "coreapi-against.log"))
-		if err != nil {
-			env.stop()
-			return nil, err
-		}
-		env.floor.cmd.Stdout, env.floor.cmd.Stderr = againstLog, againstLog
-	}
-	for _, p := range []*process{env.api, env.floor} {
+	addr := freeLoopback()
+	p := &process{name: name, base: "http://" + addr, pprof: freeLoopback(), cmd: exec.Command(binary)}
+	// The support-case scenario opens tens of thousands of cases per organization: a quota
+	// far above that, so the load measures the creates and not their refusals.
+	p.cmd.Env = append(serverEnviron(), "DATABASE_URL="+dsn, "LISTEN_ADDR="+addr, "APP_ENV=development",
+		"LOG_LEVEL="+valueOr(os.Getenv("BENCH_API_LOG_LEVEL"), "info"), "QUOTA_OPEN_SUPPORT_CASES=100000000", "PPROF_ADDR="+p.pprof)
+	p.cmd.Env = append(p.cmd.Env, strings.Fields(extra)...)
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	return p, nil
+}
+
+// startServers starts the API, then the process in the floor's place, each once it is ready.
+func (e *environment) startServers(ctx context.Context) error {
+	for _, p := range []*process{e.api, e.floor} {
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		if err := p.cmd.Start(); err != nil {
-			env.stop()
-			return nil, fmt.Errorf("start %s: %w", p.name, err)
+			return fmt.Errorf("start %s: %w", p.name, err)
 		}
 		p.exited = make(chan struct{})
 		go func() { _ = p.cmd.Wait(); close(p.exited) }()
 		// The API first: /readyz answering means its migrations ran, which the floor needs.
 		if err := waitReady(ctx, p); err != nil {
-			env.stop()
-			return nil, err
+			return err
 		}
 	}
-	return env, nil
+	return nil
 }
 
 func freeLoopback() string {

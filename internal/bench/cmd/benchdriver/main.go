@@ -25,23 +25,26 @@ import (
 )
 
 type options struct {
-	server, floor string // binaries
-	warmup        time.Duration
-	duration      time.Duration // of each measured phase
-	rounds        int
-	workers       uint64
-	orgs          int
-	soak          time.Duration
-	only          *regexp.Regexp // the scenarios run, if not all
-	keep          bool
-	durable       bool
-	pprofDir      string
-	againstEnv    string // instead of the floor, the API again with these variables
-	againstServer string // instead of the floor, another build of the API
-	latenciesDir  string // where each paced phase's requests are written, if anywhere
-	pgSettings    string // extra PostgreSQL settings, "name=value ..."
-	dir           string // where the run's folder is made ("": see runParent)
-	pacedConns    uint64 // connections of the paced phases (0: the saturation phase's)
+	server, floor  string // binaries
+	warmup         time.Duration
+	duration       time.Duration // of each measured phase
+	rounds         int
+	workers        uint64
+	orgs           int
+	soak           time.Duration
+	only           *regexp.Regexp // the scenarios run, if not all
+	keep           bool
+	durable        bool
+	pprofDir       string
+	againstEnv     string // instead of the floor, the API again with these variables
+	againstServer  string // instead of the floor, another build of the API
+	latenciesDir   string // where each paced phase's requests are written, if anywhere
+	pgSettings     string // extra PostgreSQL settings, "name=value ..."
+	dir            string // where the run's folder is made ("": see runParent)
+	pacedConns     uint64 // connections of the paced phases (0: the saturation phase's)
+	lists          bool   // the lists benchmark instead of the scenarios (lists.go)
+	listsRows      int    // request logs and growth events of its big database
+	listsSmallRows int    // and of its small one
 }
 
 // against describes what stands in the floor's place when the API is compared with itself.
@@ -72,6 +75,9 @@ func main() {
 	flag.StringVar(&o.pgSettings, "pg-settings", "", "extra PostgreSQL settings for the throwaway cluster, space-separated name=value (e.g. 'log_autovacuum_min_duration=0 log_lock_waits=on'); its log is kept with -keep")
 	flag.StringVar(&o.dir, "dir", "", "make the run's folder (the cluster, the API's log) in this folder; by default "+memoryFolder+" when it is a memory file system with room, the temporary folder with -durable")
 	flag.Uint64Var(&o.pacedConns, "paced-connections", 0, "connections of the paced phases (0: as many as the scenario's saturation phase)")
+	flag.BoolVar(&o.lists, "lists", false, "instead of the scenarios: every list of request logs and the growth summary, with each filter, first and following page, at -lists-rows against -lists-small-rows stored (make bench-lists)")
+	flag.IntVar(&o.listsRows, "lists-rows", 10_000_000, "request logs and growth events (each) of the lists benchmark's big database")
+	flag.IntVar(&o.listsSmallRows, "lists-small-rows", 10_000, "request logs and growth events (each) of its small database")
 	flag.Parse()
 	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -99,6 +105,9 @@ func tuneGC() {
 }
 
 func run(ctx context.Context, o options) error {
+	if o.lists {
+		return runLists(ctx, o)
+	}
 	env, err := startEnvironment(ctx, o)
 	if err != nil {
 		return err
