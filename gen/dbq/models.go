@@ -244,30 +244,6 @@ type GrowthOrganization struct {
 	LastAny        time.Time
 }
 
-type GrowthOrganizationActor struct {
-	OrganizationID string
-	EventName      string
-	Actor          string
-	LastExternal   *time.Time
-	LastAny        time.Time
-}
-
-type GrowthOrganizationHourlyCount struct {
-	OrganizationID string
-	Hour           time.Time
-	Internal       bool
-	Dimension      string
-	Key            *string
-	Events         int64
-}
-
-type GrowthOrganizationVisitor struct {
-	OrganizationID string
-	AnonymousID    string
-	LastExternal   *time.Time
-	LastAny        time.Time
-}
-
 type GrowthVisitor struct {
 	AnonymousID  string
 	LastExternal *time.Time

@@ -122,9 +122,9 @@ func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryF
 		if err := q.GrowthSummaryPlanSettings(ctx); err != nil {
 			return err
 		}
-		read := summaryFromRollups
-		if s.rawSummary {
-			read = summaryFromEvents
+		read := summaryFromEvents
+		if org == nil && !s.rawSummary {
+			read = summaryFromRollups
 		}
 		return read(ctx, q, w, sum)
 	})
@@ -143,8 +143,8 @@ type summaryWindow struct {
 	org             *string
 }
 
-// summaryFromEvents reads the summary from growth_events alone: what the rollups must
-// answer identically (TestGrowthSummaryRollups), in a time that grows with the events.
+// summaryFromEvents reads the summary from growth_events, whose per-organization index
+// makes one organization's summary fast.
 func summaryFromEvents(ctx context.Context, q *dbq.Queries, w summaryWindow, sum *core.GrowthSummary) error {
 	if w.org == nil {
 		return summaryFromAllEvents(ctx, q, w, sum)
@@ -202,11 +202,11 @@ func summaryFromAllEvents(ctx context.Context, q *dbq.Queries, w summaryWindow, 
 	return nil
 }
 
-// summaryFromRollups reads the summary from the rollups of migrations 00101 (provider-wide)
-// and 00520 (per organization), whose size follows hours, visitors and organizations rather
-// than events: whole hours of counts from the hourly counts and the partial hours at both
-// ends from growth_events; distinct visitors, organizations and funnel actors from when each
-// was last seen, which answers exactly because the window ends now.
+// summaryFromRollups reads the provider-wide summary from the rollups of migration 00101,
+// whose size follows hours, visitors and organizations rather than events: whole hours of
+// counts from growth_hourly_counts and the partial hours at both ends from growth_events;
+// distinct visitors, organizations and funnel actors from when each was last seen, which
+// answers exactly because the window ends now.
 func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, sum *core.GrowthSummary) error {
 	fromHour, toHour := w.since.Truncate(time.Hour), w.until.Truncate(time.Hour)
 	if fromHour.Before(w.since) {
@@ -214,7 +214,7 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	}
 	var counts []dbq.GrowthSummaryCountsRow
 	raw := func(since, until time.Time) error {
-		rows, err := rawCounts(ctx, q, w, since, until)
+		rows, err := allCounts(ctx, q, since, until, w.traffic)
 		counts = append(counts, rows...)
 		return err
 	}
@@ -229,7 +229,7 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 		if err := raw(toHour, w.until); err != nil {
 			return err
 		}
-		hours, err := rollupCounts(ctx, q, w, fromHour, toHour)
+		hours, err := q.GrowthRollupCounts(ctx, dbq.GrowthRollupCountsParams{FromHour: fromHour, ToHour: toHour, IncludeInternal: w.includeInternal})
 		if err != nil {
 			return err
 		}
@@ -246,73 +246,26 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 			counts = append(counts, row)
 		}
 	}
-	uniques, funnel, err := rollupActors(ctx, q, w)
+	uniques, err := q.GrowthRollupUniques(ctx, dbq.GrowthRollupUniquesParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+	})
+	if err != nil {
+		return err
+	}
+	funnel, err := q.GrowthRollupFunnel(ctx, dbq.GrowthRollupFunnelParams{
+		Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+	})
 	if err != nil {
 		return err
 	}
 	sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
 	fillCounts(sum, mergeCounts(counts))
-	fillFunnel(sum, funnel)
+	steps := make([]dbq.GrowthSummaryFunnelRow, len(funnel))
+	for i, r := range funnel {
+		steps[i] = dbq.GrowthSummaryFunnelRow(r)
+	}
+	fillFunnel(sum, steps)
 	return nil
-}
-
-// rawCounts are the event counts in [since, until] of the window's organization, or of
-// every organization, from growth_events.
-func rawCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, since, until time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
-	if w.org == nil {
-		return allCounts(ctx, q, since, until, w.traffic)
-	}
-	return q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{Since: since, Until: until, TrafficTypes: w.traffic, OrganizationID: *w.org})
-}
-
-// rollupCounts are the counts of the whole hours [fromHour, toHour) from the hourly rollup.
-func rollupCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, fromHour, toHour time.Time) ([]dbq.GrowthRollupCountsRow, error) {
-	if w.org == nil {
-		return q.GrowthRollupCounts(ctx, dbq.GrowthRollupCountsParams{FromHour: fromHour, ToHour: toHour, IncludeInternal: w.includeInternal})
-	}
-	rows, err := q.GrowthOrganizationRollupCounts(ctx, dbq.GrowthOrganizationRollupCountsParams{
-		OrganizationID: *w.org, FromHour: fromHour, ToHour: toHour, IncludeInternal: w.includeInternal,
-	})
-	counts := make([]dbq.GrowthRollupCountsRow, len(rows))
-	for i, r := range rows {
-		counts[i] = dbq.GrowthRollupCountsRow(r)
-	}
-	return counts, err
-}
-
-// rollupActors are the window's distinct organizations and visitors, and its funnel's
-// actors, from the last-seen rollups.
-func rollupActors(ctx context.Context, q *dbq.Queries, w summaryWindow) (dbq.GrowthRollupUniquesRow, []dbq.GrowthSummaryFunnelRow, error) {
-	var uniques dbq.GrowthRollupUniquesRow
-	var steps []dbq.GrowthSummaryFunnelRow
-	if w.org == nil {
-		u, err := q.GrowthRollupUniques(ctx, dbq.GrowthRollupUniquesParams{
-			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
-		})
-		if err != nil {
-			return uniques, nil, err
-		}
-		funnel, err := q.GrowthRollupFunnel(ctx, dbq.GrowthRollupFunnelParams{
-			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
-		})
-		for _, r := range funnel {
-			steps = append(steps, dbq.GrowthSummaryFunnelRow(r))
-		}
-		return u, steps, err
-	}
-	u, err := q.GrowthOrganizationRollupUniques(ctx, dbq.GrowthOrganizationRollupUniquesParams{
-		OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
-	})
-	if err != nil {
-		return uniques, nil, err
-	}
-	funnel, err := q.GrowthOrganizationRollupFunnel(ctx, dbq.GrowthOrganizationRollupFunnelParams{
-		OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
-	})
-	for _, r := range funnel {
-		steps = append(steps, dbq.GrowthSummaryFunnelRow(r))
-	}
-	return dbq.GrowthRollupUniquesRow(u), steps, err
 }
 
 // mergeCounts adds up the rows of the same dimension and value.
