@@ -1,7 +1,7 @@
 -- +goose Up
--- Issue 26 (billgaps): the customer credit balance of an organization, and the plan changes
--- that split a period's usage between plans. Expand only: new tables, which the previous
--- release neither reads nor writes.
+-- Issue 26 (billgaps): the customer credit balance of an organization, and when a plan change
+-- split a period's usage between plans. Expand only: new tables and a nullable column, which
+-- the previous release neither reads nor writes.
 
 -- The credit balance of an organization in one currency: what proration and termination
 -- credits left beyond the invoice that carried them, not yet taken off a later invoice. Its
@@ -32,21 +32,14 @@ CREATE TABLE customer_credit_transactions (
 -- The ledger's keyset pages: an organization's entries in id (time) order.
 CREATE INDEX customer_credit_transactions_organization ON customer_credit_transactions (organization_id, id);
 
--- Each change of plan of a subscription: the usage of a period before it was rated at the
--- plan it left, on the change's invoice, and a renewal rates only the usage after the last
--- change in the period it closes.
-CREATE TABLE subscription_plan_changes (
-    id              uuid        PRIMARY KEY,
-    organization_id uuid        NOT NULL REFERENCES organizations (id),
-    subscription_id uuid        NOT NULL REFERENCES subscriptions (id),
-    changed_at      timestamptz NOT NULL,
-    from_plan_id    uuid        NOT NULL REFERENCES plans (id),
-    to_plan_id      uuid        NOT NULL REFERENCES plans (id)
-);
-
-CREATE INDEX subscription_plan_changes_organization ON subscription_plan_changes (organization_id, subscription_id, changed_at);
+-- When the current plan of a subscription began to rate its usage: its last change of plan
+-- (the usage before it was rated at the plan it left, on the change's invoice). A renewal or
+-- a last invoice rates the usage of its period from then, when that is later than the
+-- period's start. NULL: the whole period is on the current plan (the previous release,
+-- which does not write it, leaves it NULL: it rates the whole period, as it always did).
+ALTER TABLE subscriptions ADD COLUMN usage_since timestamptz;
 
 -- +goose Down
-DROP TABLE subscription_plan_changes;
+ALTER TABLE subscriptions DROP COLUMN usage_since;
 DROP TABLE customer_credit_transactions;
 DROP TABLE customer_credit_balances;
