@@ -12,12 +12,13 @@ SELECT balance FROM customer_credit_balances
 WHERE organization_id = @organization_id AND currency = @currency AND balance > 0;
 
 -- name: CreditBalanceAdd :one
--- Adds @amount (negative: takes) to the organization's balance in @currency, creating it at
--- zero first, and returns the balance after. The CHECK refuses a balance below zero.
+-- Adds @amount (negative: takes) to the organization's balance in @currency, creating it
+-- first (a credit: only an existing balance is taken from), and returns the balance after.
+-- The CHECK refuses a balance below zero.
 INSERT INTO customer_credit_balances AS b (organization_id, currency, balance, updated_at)
-VALUES (@organization_id, @currency, @amount, @updated_at)
+VALUES (@organization_id, @currency, greatest(@amount::bigint, 0), @updated_at)
 ON CONFLICT (organization_id, currency)
-DO UPDATE SET balance = b.balance + EXCLUDED.balance, updated_at = EXCLUDED.updated_at
+DO UPDATE SET balance = b.balance + @amount::bigint, updated_at = EXCLUDED.updated_at
 RETURNING balance;
 
 -- name: CreditTransactionInsert :one

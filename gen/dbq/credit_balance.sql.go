@@ -14,9 +14,9 @@ import (
 
 const creditBalanceAdd = `-- name: CreditBalanceAdd :one
 INSERT INTO customer_credit_balances AS b (organization_id, currency, balance, updated_at)
-VALUES ($1, $2, $3, $4)
+VALUES ($1, $2, greatest($3::bigint, 0), $4)
 ON CONFLICT (organization_id, currency)
-DO UPDATE SET balance = b.balance + EXCLUDED.balance, updated_at = EXCLUDED.updated_at
+DO UPDATE SET balance = b.balance + $3::bigint, updated_at = EXCLUDED.updated_at
 RETURNING balance
 `
 
@@ -27,8 +27,9 @@ type CreditBalanceAddParams struct {
 	UpdatedAt      time.Time
 }
 
-// Adds @amount (negative: takes) to the organization's balance in @currency, creating it at
-// zero first, and returns the balance after. The CHECK refuses a balance below zero.
+// Adds @amount (negative: takes) to the organization's balance in @currency, creating it
+// first (a credit: only an existing balance is taken from), and returns the balance after.
+// The CHECK refuses a balance below zero.
 func (q *Queries) CreditBalanceAdd(ctx context.Context, arg CreditBalanceAddParams) (int64, error) {
 	row := q.db.QueryRow(ctx, creditBalanceAdd,
 		arg.OrganizationID,
