@@ -75,6 +75,8 @@ var eventDataSchemas = map[string]string{
 	"invoice.tax_document_issued":            "InvoiceTaxDocumentList",
 	"invoice.tax_document_failed":            "InvoiceTaxDocumentList",
 	"tax_invoice.submitted":                  "TaxInvoiceSubmission",
+	"credit_balance.updated":                 "CreditBalanceTransaction",
+	"invoice.tax_document_retried":           "InvoiceTaxDocumentList",
 }
 
 var (
@@ -187,7 +189,13 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		catalogueDo(t, env, apitest.OperatorToken, http.MethodPatch, path, body, http.StatusOK)
 	}
 	movePlan(t, env, planEinvoiceGrowthAnnual, "retired")
-	for _, action := range []string{"suspend", "resume", "cancel", "reactivate", "terminate"} {
+	// Dunning: a new e-invoicing subscription's first invoice, unpaid through the advance
+	// below, is overdue (issued before the termination below gives the credit balance
+	// the unused annual fee, which would pay it), retried (no payment method on file) and written off; paid, it recovers.
+	dunnedSub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	waitForService(t, env, token, dunnedSub.ID, "active")
+	dunnedSel := do(http.MethodPost, "/v1/subscriptions/"+dunnedSub.ID+"/select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
+	for _, action := range []string{"suspend", "resume", "cancel", "reactivate", "terminate"} { // terminate: a last invoice, credit_balance.updated
 		do(http.MethodPost, subPath+action, "", http.StatusOK)
 	}
 	// Incidents: a running subscription to another product degraded and restored.
@@ -195,11 +203,6 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	waitForService(t, env, token, addressSub.ID, "active")
 	inc := openIncident(t, env, productAddress, "Lookups time out.")
 	resolveIncident(t, env, productAddress, inc.ID)
-	// Dunning: a new e-invoicing subscription's first invoice, unpaid through the advance
-	// below, is overdue, retried (no payment method on file) and written off; paid, it recovers.
-	dunnedSub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
-	waitForService(t, env, token, dunnedSub.ID, "active")
-	dunnedSel := do(http.MethodPost, "/v1/subscriptions/"+dunnedSub.ID+"/select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly), http.StatusOK)
 	// A renewal: the organization on a test clock, advanced past the address subscription's
 	// first renewal (a free plan: no invoice).
 	start := time.Now().UTC().Truncate(time.Second)
@@ -237,6 +240,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	}
 	do(http.MethodPost, casePath+"/messages", `{"body":"Every event must match the document."}`, http.StatusCreated)
 	do(http.MethodPost, casePath+"/close", "", http.StatusOK)
+	// A failed tax document retried (and refused again: the VAT number is still bad).
+	waitForJobsOf(t, env, "issue_tax_documents")
+	do(http.MethodPost, "/v1/invoices/"+dunnedSel["invoice"].(map[string]any)["id"].(string)+"/tax-documents/retry", "", http.StatusOK)
 	waitForJobsOf(t, env, "issue_tax_documents")
 	unreachable := map[string]bool{}
 
