@@ -19,6 +19,7 @@ INSERT INTO customer_credit_balances AS b (organization_id, currency, balance, u
 VALUES (@organization_id, @currency, greatest(@amount::bigint, 0), @updated_at)
 ON CONFLICT (organization_id, currency)
 DO UPDATE SET balance = b.balance + @amount::bigint, updated_at = EXCLUDED.updated_at
+WHERE b.organization_id = @organization_id
 RETURNING balance;
 
 -- name: CreditTransactionInsert :one

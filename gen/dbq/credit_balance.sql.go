@@ -17,6 +17,7 @@ INSERT INTO customer_credit_balances AS b (organization_id, currency, balance, u
 VALUES ($1, $2, greatest($3::bigint, 0), $4)
 ON CONFLICT (organization_id, currency)
 DO UPDATE SET balance = b.balance + $3::bigint, updated_at = EXCLUDED.updated_at
+WHERE b.organization_id = $1
 RETURNING balance
 `
 
