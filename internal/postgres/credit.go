@@ -77,31 +77,22 @@ func (s *CreditService) ListCreditTransactions(ctx context.Context, f core.Credi
 	return entries, next, nil
 }
 
-// takeCreditBalance takes what it can of the credit balance of draft's organization off
-// draft, an invoice about to be issued, locking the balance until the transaction ends when
-// there is one. The ledger entry follows once the invoice is stored (settleCreditBalance).
-func takeCreditBalance(ctx context.Context, q *dbq.Queries, org uuid.UUID, draft *core.BillingInvoice) error {
-	if draft.BalanceCredit > 0 { // its credits already exceed its charges
-		return nil
-	}
-	balance, err := q.CreditBalanceAvailableForUpdate(ctx, dbq.CreditBalanceAvailableForUpdateParams{OrganizationID: org, Currency: draft.Currency})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	core.ApplyCreditBalance(draft, balance)
-	return nil
-}
-
-// previewCreditBalance takes the credit balance of org off draft, an upcoming invoice, as
-// issuing it now would (without a lock: nothing is stored).
-func previewCreditBalance(ctx context.Context, q *dbq.Queries, org uuid.UUID, draft *core.BillingInvoice) error {
+// applyCreditBalance takes what it can of the credit balance of org off draft
+// (core.ApplyCreditBalance): an invoice about to be issued when lock is set, whose balance stays
+// locked until the transaction ends (its ledger entry follows once the invoice is stored:
+// settleCreditBalance); an upcoming invoice otherwise, read without a lock (nothing is stored).
+// A draft whose credits already exceed its charges takes nothing.
+func applyCreditBalance(ctx context.Context, q *dbq.Queries, org uuid.UUID, draft *core.BillingInvoice, lock bool) error {
 	if draft.BalanceCredit > 0 {
 		return nil
 	}
-	balance, err := q.CreditBalanceAvailable(ctx, dbq.CreditBalanceAvailableParams{OrganizationID: org, Currency: draft.Currency})
+	var balance int64
+	var err error
+	if lock {
+		balance, err = q.CreditBalanceAvailableForUpdate(ctx, dbq.CreditBalanceAvailableForUpdateParams{OrganizationID: org, Currency: draft.Currency})
+	} else {
+		balance, err = q.CreditBalanceAvailable(ctx, dbq.CreditBalanceAvailableParams{OrganizationID: org, Currency: draft.Currency})
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}

@@ -67,7 +67,7 @@ func (s *SubscriptionService) UpcomingInvoice(ctx context.Context, id uuid.UUID,
 		if err != nil {
 			return err
 		}
-		if err := previewCreditBalance(ctx, q, sub.OrganizationID, inv); err != nil {
+		if err := applyCreditBalance(ctx, q, sub.OrganizationID, inv, false); err != nil {
 			return err
 		}
 		inv.ID, err = uuid.NewV7()

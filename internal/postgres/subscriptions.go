@@ -259,7 +259,7 @@ func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queri
 // queues its tax document. The organization's credit balance is taken off it first, or what
 // its credits could not take off is given to the balance (credit.go).
 func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, draft *core.BillingInvoice) (*core.BillingInvoice, error) {
-	if err := takeCreditBalance(ctx, q, sub.OrganizationID, draft); err != nil {
+	if err := applyCreditBalance(ctx, q, sub.OrganizationID, draft, true); err != nil {
 		return nil, err
 	}
 	inv, err := insertInvoice(ctx, q, sub, draft)
