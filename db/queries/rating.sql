@@ -6,11 +6,12 @@ WHERE organization_id = @organization_id AND product = @product
   AND occurred_at >= @from_time::timestamptz AND occurred_at < @to_time::timestamptz;
 
 -- name: RecurringFeeInvoicedOn :one
--- Whether an invoice of the subscription that is not void charged a recurring fee for @day (a
--- line of component recurring_fee whose period holds it): what a plan change may credit.
+-- Whether an invoice of the subscription that is neither void nor uncollectible (written off)
+-- charged a recurring fee for @day (a line of component recurring_fee whose period holds it):
+-- what a plan change or a termination may credit.
 SELECT EXISTS (
     SELECT 1 FROM billing_invoices i
-    WHERE i.organization_id = @organization_id AND i.subscription_id = @subscription_id AND i.status <> 'void'
+    WHERE i.organization_id = @organization_id AND i.subscription_id = @subscription_id AND i.status NOT IN ('void', 'uncollectible')
       AND i.period_start <= @day::date AND i.period_end >= @day::date
       AND jsonb_path_exists(i.lines,
             '$[*] ? (@.component_type == "recurring_fee" && @.period_start <= $d && @.period_end >= $d)',

@@ -50,6 +50,7 @@ UPDATE subscriptions SET
     terminated_at     = @terminated_at,
     cancelled_by      = @cancelled_by,
     provisioned_at    = @provisioned_at,
+    usage_since       = @usage_since,
     updated_at        = @updated_at
 WHERE organization_id = @organization_id AND id = @id
 RETURNING *;

@@ -346,6 +346,27 @@ func (e ConnectedBusinessLifecycleStatus) Valid() bool {
 	}
 }
 
+// Defines values for CreditBalanceTransactionReason.
+const (
+	AppliedToInvoice  CreditBalanceTransactionReason = "applied_to_invoice"
+	ProrationCredit   CreditBalanceTransactionReason = "proration_credit"
+	TerminationCredit CreditBalanceTransactionReason = "termination_credit"
+)
+
+// Valid indicates whether the value is a known member of the CreditBalanceTransactionReason enum.
+func (e CreditBalanceTransactionReason) Valid() bool {
+	switch e {
+	case AppliedToInvoice:
+		return true
+	case ProrationCredit:
+		return true
+	case TerminationCredit:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DataResidencyPolicy.
 const (
 	DataResidencyPolicySaOnly              DataResidencyPolicy = "sa_only"
@@ -2160,6 +2181,7 @@ const (
 	WebhookEventTypeBillingInvoiceIssued               WebhookEventType = "billing_invoice.issued"
 	WebhookEventTypeConnectedBusinessCreated           WebhookEventType = "connected_business.created"
 	WebhookEventTypeConnectedBusinessUpdated           WebhookEventType = "connected_business.updated"
+	WebhookEventTypeCreditBalanceUpdated               WebhookEventType = "credit_balance.updated"
 	WebhookEventTypeEgsUnitProductionCertificateIssued WebhookEventType = "egs_unit.production_certificate_issued"
 	WebhookEventTypeEgsUnitRegistered                  WebhookEventType = "egs_unit.registered"
 	WebhookEventTypeEgsUnitRevoked                     WebhookEventType = "egs_unit.revoked"
@@ -2168,6 +2190,7 @@ const (
 	WebhookEventTypeInvoicePaymentFailed               WebhookEventType = "invoice.payment_failed"
 	WebhookEventTypeInvoiceTaxDocumentFailed           WebhookEventType = "invoice.tax_document_failed"
 	WebhookEventTypeInvoiceTaxDocumentIssued           WebhookEventType = "invoice.tax_document_issued"
+	WebhookEventTypeInvoiceTaxDocumentRetried          WebhookEventType = "invoice.tax_document_retried"
 	WebhookEventTypeInvoiceUncollectible               WebhookEventType = "invoice.uncollectible"
 	WebhookEventTypeInvoiceVoided                      WebhookEventType = "invoice.voided"
 	WebhookEventTypeOrganizationUpdated                WebhookEventType = "organization.updated"
@@ -2218,6 +2241,8 @@ func (e WebhookEventType) Valid() bool {
 		return true
 	case WebhookEventTypeConnectedBusinessUpdated:
 		return true
+	case WebhookEventTypeCreditBalanceUpdated:
+		return true
 	case WebhookEventTypeEgsUnitProductionCertificateIssued:
 		return true
 	case WebhookEventTypeEgsUnitRegistered:
@@ -2233,6 +2258,8 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeInvoiceTaxDocumentFailed:
 		return true
 	case WebhookEventTypeInvoiceTaxDocumentIssued:
+		return true
+	case WebhookEventTypeInvoiceTaxDocumentRetried:
 		return true
 	case WebhookEventTypeInvoiceUncollectible:
 		return true
@@ -2579,7 +2606,7 @@ type BillingInvoiceLine struct {
 	// Amount quantity × unit_amount, minor units, tax-exclusive.
 	Amount int64 `json:"amount"`
 
-	// ComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), a `discount` or `credit` price component, a usage price component (`per_unit`, `package_pricing`, `graduated_usage`, `tiered_usage`, `volume_usage`) or the top-up of a `minimum_spend` one, or an `overage` rule of the plan (see `listUpcomingInvoiceLines`).
+	// ComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), a `discount` or `credit` price component, a usage price component (`per_unit`, `package_pricing`, `graduated_usage`, `tiered_usage`, `volume_usage`) or the top-up of a `minimum_spend` one, or an `overage` rule of the plan (see `listUpcomingInvoiceLines`); a `credit` line without `price_id` takes the organization's credit balance off the invoice (`getCreditBalance`).
 	ComponentType BillingInvoiceLineComponentType `json:"component_type"`
 
 	// Description What the line charges or takes off.
@@ -2602,7 +2629,7 @@ type BillingInvoiceLine struct {
 	UnitAmount int64 `json:"unit_amount"`
 }
 
-// BillingInvoiceLineComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), a `discount` or `credit` price component, a usage price component (`per_unit`, `package_pricing`, `graduated_usage`, `tiered_usage`, `volume_usage`) or the top-up of a `minimum_spend` one, or an `overage` rule of the plan (see `listUpcomingInvoiceLines`).
+// BillingInvoiceLineComponentType The part of the plan the line came from: its `setup_fee` or `recurring_fee`, a `trial` (zero amount), a `discount` or `credit` price component, a usage price component (`per_unit`, `package_pricing`, `graduated_usage`, `tiered_usage`, `volume_usage`) or the top-up of a `minimum_spend` one, or an `overage` rule of the plan (see `listUpcomingInvoiceLines`); a `credit` line without `price_id` takes the organization's credit balance off the invoice (`getCreditBalance`).
 type BillingInvoiceLineComponentType string
 
 // BillingInvoiceLineList Every line of a billing invoice; `next_cursor` is always null.
@@ -2790,6 +2817,54 @@ type ConnectedBusinessUpdateRequest struct {
 	LifecycleStatus *ConnectedBusinessLifecycleStatus `json:"lifecycle_status,omitempty"`
 	VatReference    nullable.Nullable[string]         `json:"vat_reference,omitempty"`
 }
+
+// CreditBalance An organization's customer credit balance (`getCreditBalance`), one amount per currency.
+type CreditBalance struct {
+	Balances       []CreditBalanceAmount `json:"balances"`
+	OrganizationId openapi_types.UUID    `json:"organization_id"`
+}
+
+// CreditBalanceAmount The credit balance in one currency, minor units, never below zero.
+type CreditBalanceAmount struct {
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+
+	// UpdatedAt The last change (the organization's billing time).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// CreditBalanceTransaction One entry of the credit balance's ledger (`listCreditBalanceTransactions`), and the `data` of the event `credit_balance.updated`.
+type CreditBalanceTransaction struct {
+	// Amount Minor units credited (> 0) or applied (< 0); never 0.
+	Amount int64 `json:"amount"`
+
+	// BalanceAfter The balance in `currency` once the entry is applied.
+	BalanceAfter int64 `json:"balance_after"`
+
+	// CreatedAt When the invoice that made the entry was issued (the organization's billing time).
+	CreatedAt time.Time          `json:"created_at"`
+	Currency  string             `json:"currency"`
+	Id        openapi_types.UUID `json:"id"`
+
+	// InvoiceId The invoice the credit came from (its credit could not be taken off it) or the balance was applied to.
+	InvoiceId      openapi_types.UUID `json:"invoice_id"`
+	OrganizationId openapi_types.UUID `json:"organization_id"`
+
+	// Reason `proration_credit`: a plan change's unused fee beyond the change's charges; `termination_credit`: a termination's unused fee beyond the usage of the last invoice; `applied_to_invoice`: taken off an invoice.
+	Reason         CreditBalanceTransactionReason `json:"reason"`
+	SubscriptionId openapi_types.UUID             `json:"subscription_id"`
+}
+
+// CreditBalanceTransactionList A page of the credit balance's ledger.
+type CreditBalanceTransactionList struct {
+	Items []CreditBalanceTransaction `json:"items"`
+
+	// NextCursor Cursor for the next page; null on the last page.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
+// CreditBalanceTransactionReason `proration_credit`: a plan change's unused fee beyond the change's charges; `termination_credit`: a termination's unused fee beyond the usage of the last invoice; `applied_to_invoice`: taken off an invoice.
+type CreditBalanceTransactionReason string
 
 // DataResidencyPolicy Where the organization's data may be stored.
 type DataResidencyPolicy string
@@ -3282,7 +3357,7 @@ type InvoiceSupply struct {
 	SupplyDate openapi_types.Date `json:"supply_date"`
 }
 
-// InvoiceTaxDocumentList The tax documents of a billing invoice (`listInvoiceTaxDocuments`), and the `data` of the events `invoice.tax_document_issued` and `invoice.tax_document_failed`.
+// InvoiceTaxDocumentList The tax documents of a billing invoice (`listInvoiceTaxDocuments`, `retryInvoiceTaxDocuments`), and the `data` of the events `invoice.tax_document_issued`, `invoice.tax_document_failed` and `invoice.tax_document_retried`.
 type InvoiceTaxDocumentList struct {
 	// Failure Why the engine refused a tax document of the invoice: the tax invoice (then `tax_document_status` is `failed`) or the credit note of a void (the tax invoice stands). Nullable: null when nothing was refused.
 	Failure nullable.Nullable[TaxDocumentFailure] `json:"failure"`
@@ -5144,6 +5219,8 @@ type WebhookDelivery struct {
 	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
+	// | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
+	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5321,6 +5398,8 @@ type WebhookEvent struct {
 	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
+	// | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
+	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5372,6 +5451,8 @@ type WebhookEventData struct {
 // | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 // | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 // | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
+// | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
+// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
 // | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 // | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5453,6 +5534,8 @@ type WebhookTestResult struct {
 	// | `invoice.uncollectible` | `markInvoiceUncollectible`, and dunning's write-off (`subscription.written_off`) | `BillingInvoice` |
 	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
+	// | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
+	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5651,6 +5734,24 @@ type CreateConnectedBusinessCredentialParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetCreditBalanceParams defines parameters for GetCreditBalance.
+type GetCreditBalanceParams struct {
+	// OrganizationId The organization (an organization principal must pass its own id).
+	OrganizationId OrganizationIdRequired `form:"organization_id" json:"organization_id"`
+}
+
+// ListCreditBalanceTransactionsParams defines parameters for ListCreditBalanceTransactions.
+type ListCreditBalanceTransactionsParams struct {
+	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
+	OrganizationId *OrganizationIdFilter `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+
+	// Cursor Opaque cursor: the `next_cursor` of the previous page.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1..200. Default 50.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
 	// OrganizationId Organization filter. Defaults to the caller's organization; an organization principal may only pass its own id; the operator may pass any.
@@ -5725,6 +5826,12 @@ type MarkInvoiceUncollectibleParams struct {
 
 // CreateInvoicePaymentParams defines parameters for CreateInvoicePayment.
 type CreateInvoicePaymentParams struct {
+	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RetryInvoiceTaxDocumentsParams defines parameters for RetryInvoiceTaxDocuments.
+type RetryInvoiceTaxDocumentsParams struct {
 	// IdempotencyKey Names the logical operation, not the attempt: reuse it when retrying after a timeout or a retryable error. The first completed response is stored with the effect and replayed for 24 hours (with `Idempotent-Replayed: true`); the same key with a different method, path or body is 422 `idempotency_key_reused`; while the first request is still running, 409 `idempotency_request_in_progress`. Keys are scoped per principal (an API key and its tokens are one); a replay goes only to a credential holding every scope of the first request's (403 `insufficient_scope` otherwise). 5xx and 429 outcomes are not stored. Printable ASCII without spaces (a UUID is a good key).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
@@ -6870,6 +6977,32 @@ func (t *WebhookEventData) MergeInvoiceTaxDocumentList(v InvoiceTaxDocumentList)
 	return err
 }
 
+// AsCreditBalanceTransaction returns the union data inside the WebhookEventData as a CreditBalanceTransaction
+func (t WebhookEventData) AsCreditBalanceTransaction() (CreditBalanceTransaction, error) {
+	var body CreditBalanceTransaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCreditBalanceTransaction overwrites any union data inside the WebhookEventData as the provided CreditBalanceTransaction
+func (t *WebhookEventData) FromCreditBalanceTransaction(v CreditBalanceTransaction) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCreditBalanceTransaction performs a merge with any union data inside the WebhookEventData, using the provided CreditBalanceTransaction
+func (t *WebhookEventData) MergeCreditBalanceTransaction(v CreditBalanceTransaction) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEventData) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -7108,6 +7241,36 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/connected-businesses/{id}/credentials (the `CreateConnectedBusinessCredential` operationId).
 	CreateConnectedBusinessCredential(ctx context.Context, id Id, params *CreateConnectedBusinessCredentialParams, body CreateConnectedBusinessCredentialJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCreditBalance Get an organization's credit balance
+	//
+	// The organization's customer credit balance in each currency it ever had one in (a balance used up is listed at 0). The
+	// balance holds what a credit could not take off the invoice that carried it: a plan change's credit for the unused part of
+	// the old plan's fee beyond the new charges (`changeSubscriptionPlan`: that invoice totals 0), or a termination's beyond the
+	// usage of its last invoice (`terminateSubscription`). Every later invoice of the organization in that currency (first
+	// invoices, renewals, prorations, last invoices, of any of its subscriptions) takes what it can of the balance, never below
+	// zero, as its last line (`component_type` `credit`, `price_id` null, "Credit balance applied") before VAT, until the balance
+	// is used. `getUpcomingInvoice` shows that line. Each change is an entry of `listCreditBalanceTransactions` and emits
+	// `credit_balance.updated`. Read-only: nothing else credits or debits the balance, and it is never paid out.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own: another organization's id is 403 `forbidden`) and the operator
+	// (any organization; an unknown one is 404).
+	//
+	// Corresponds with GET /v1/credit-balance (the `GetCreditBalance` operationId).
+	GetCreditBalance(ctx context.Context, params *GetCreditBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCreditBalanceTransactions List the entries of the credit balance's ledger
+	//
+	// The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
+	// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+	// `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
+	// balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
+	// `forbidden`); the operator may name any organization or none (every organization's entries).
+	//
+	// **Who may:** the organization (with `invoices:read`, its own) and the operator (any).
+	//
+	// Corresponds with GET /v1/credit-balance/transactions (the `ListCreditBalanceTransactions` operationId).
+	ListCreditBalanceTransactions(ctx context.Context, params *ListCreditBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEvents List events
 	//
 	// Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
@@ -7299,6 +7462,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/invoices/{id}/tax-documents (the `ListInvoiceTaxDocuments` operationId).
 	ListInvoiceTaxDocuments(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryInvoiceTaxDocuments Retry a failed tax document of a billing invoice
+	//
+	// Issues again the tax invoice the e-invoicing engine refused (`tax_document_status` `failed`), for example after the
+	// organization corrected its `vat_reference` or `national_address_reference` (`updateOrganization`). The refusal is forgotten
+	// (it stays in the audit trail and the `invoice.tax_document_failed` event), `tax_document_status` is `pending` again and the
+	// same background job that issues every tax document is queued in the same transaction: it issues the tax invoice (a standard
+	// or simplified one, from the organization's details as they are then) exactly once, or refuses it again (`failed`, with the
+	// new reasons). Answers the invoice's tax documents as the retry left them (`pending`, `failure` null). Takes no body.
+	//
+	// Only a `failed` tax document is retried: any other `tax_document_status` (`pending`, `issued`, `not_applicable`) is 409
+	// `invalid_state_transition` naming it, and nothing changes. A refused credit note of a void (the tax invoice stays `issued`)
+	// is not retried by this operation. Audited (`billing_invoice.tax_document_retried`, with the refusal as the reason); emits
+	// `invoice.tax_document_retried`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response
+	// with `Idempotent-Replayed: true` (a repeat without a key finds the document `pending`: 409).
+	//
+	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404, exactly like an
+	// unknown id) and the operator (any).
+	//
+	// Corresponds with POST /v1/invoices/{id}/tax-documents/retry (the `RetryInvoiceTaxDocuments` operationId).
+	RetryInvoiceTaxDocuments(ctx context.Context, id Id, params *RetryInvoiceTaxDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// VoidInvoice Void a billing invoice
 	//
@@ -7963,7 +8147,9 @@ type ClientInterface interface {
 	//
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 	// `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
-	// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+	// withdrew), then becomes `terminated` (event `subscription.terminated`), and the last invoice is issued then: the usage of
+	// that period not billed yet (from its start, or the last plan change in it), rated in arrears as a renewal rates it (with any
+	// `minimum_spend` top-up), when it charges something (`invoice.issued`); `reactivate` before then resumes renewal. A
 	// subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
@@ -7977,13 +8163,17 @@ type ClientInterface interface {
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+	// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+	// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+	// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+	// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+	// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+	// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -7998,13 +8188,17 @@ type ClientInterface interface {
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+	// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+	// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+	// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+	// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+	// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+	// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -8155,7 +8349,12 @@ type ClientInterface interface {
 	// TerminateSubscriptionWithBody Terminate a subscription
 	//
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+	// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+	// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+	// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+	// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+	// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -8170,7 +8369,12 @@ type ClientInterface interface {
 	// TerminateSubscription Terminate a subscription
 	//
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+	// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+	// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+	// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+	// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+	// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -9069,6 +9273,56 @@ func (c *Client) CreateConnectedBusinessCredential(ctx context.Context, id Id, p
 	return c.Client.Do(req)
 }
 
+// GetCreditBalance Get an organization's credit balance
+//
+// The organization's customer credit balance in each currency it ever had one in (a balance used up is listed at 0). The
+// balance holds what a credit could not take off the invoice that carried it: a plan change's credit for the unused part of
+// the old plan's fee beyond the new charges (`changeSubscriptionPlan`: that invoice totals 0), or a termination's beyond the
+// usage of its last invoice (`terminateSubscription`). Every later invoice of the organization in that currency (first
+// invoices, renewals, prorations, last invoices, of any of its subscriptions) takes what it can of the balance, never below
+// zero, as its last line (`component_type` `credit`, `price_id` null, "Credit balance applied") before VAT, until the balance
+// is used. `getUpcomingInvoice` shows that line. Each change is an entry of `listCreditBalanceTransactions` and emits
+// `credit_balance.updated`. Read-only: nothing else credits or debits the balance, and it is never paid out.
+//
+// **Who may:** the organization (with `invoices:read`, its own: another organization's id is 403 `forbidden`) and the operator
+// (any organization; an unknown one is 404).
+//
+// Corresponds with GET /v1/credit-balance (the `GetCreditBalance` operationId).
+func (c *Client) GetCreditBalance(ctx context.Context, params *GetCreditBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCreditBalanceRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCreditBalanceTransactions List the entries of the credit balance's ledger
+//
+// The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
+// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+// `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
+// balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
+// `forbidden`); the operator may name any organization or none (every organization's entries).
+//
+// **Who may:** the organization (with `invoices:read`, its own) and the operator (any).
+//
+// Corresponds with GET /v1/credit-balance/transactions (the `ListCreditBalanceTransactions` operationId).
+func (c *Client) ListCreditBalanceTransactions(ctx context.Context, params *ListCreditBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCreditBalanceTransactionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListEvents List events
 //
 // Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
@@ -9381,6 +9635,37 @@ func (c *Client) CreateInvoicePayment(ctx context.Context, id Id, params *Create
 // Corresponds with GET /v1/invoices/{id}/tax-documents (the `ListInvoiceTaxDocuments` operationId).
 func (c *Client) ListInvoiceTaxDocuments(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListInvoiceTaxDocumentsRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryInvoiceTaxDocuments Retry a failed tax document of a billing invoice
+//
+// Issues again the tax invoice the e-invoicing engine refused (`tax_document_status` `failed`), for example after the
+// organization corrected its `vat_reference` or `national_address_reference` (`updateOrganization`). The refusal is forgotten
+// (it stays in the audit trail and the `invoice.tax_document_failed` event), `tax_document_status` is `pending` again and the
+// same background job that issues every tax document is queued in the same transaction: it issues the tax invoice (a standard
+// or simplified one, from the organization's details as they are then) exactly once, or refuses it again (`failed`, with the
+// new reasons). Answers the invoice's tax documents as the retry left them (`pending`, `failure` null). Takes no body.
+//
+// Only a `failed` tax document is retried: any other `tax_document_status` (`pending`, `issued`, `not_applicable`) is 409
+// `invalid_state_transition` naming it, and nothing changes. A refused credit note of a void (the tax invoice stays `issued`)
+// is not retried by this operation. Audited (`billing_invoice.tax_document_retried`, with the refusal as the reason); emits
+// `invoice.tax_document_retried`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response
+// with `Idempotent-Replayed: true` (a repeat without a key finds the document `pending`: 409).
+//
+// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404, exactly like an
+// unknown id) and the operator (any).
+//
+// Corresponds with POST /v1/invoices/{id}/tax-documents/retry (the `RetryInvoiceTaxDocuments` operationId).
+func (c *Client) RetryInvoiceTaxDocuments(ctx context.Context, id Id, params *RetryInvoiceTaxDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryInvoiceTaxDocumentsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10484,7 +10769,9 @@ func (c *Client) GetSubscription(ctx context.Context, id Id, reqEditors ...Reque
 //
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 // `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
-// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+// withdrew), then becomes `terminated` (event `subscription.terminated`), and the last invoice is issued then: the usage of
+// that period not billed yet (from its start, or the last plan change in it), rated in arrears as a renewal rates it (with any
+// `minimum_spend` top-up), when it charges something (`invoice.issued`); `reactivate` before then resumes renewal. A
 // subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
@@ -10508,13 +10795,17 @@ func (c *Client) CancelSubscription(ctx context.Context, id Id, params *CancelSu
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 // recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -10539,13 +10830,17 @@ func (c *Client) ChangeSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 // recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -10776,7 +11071,12 @@ func (c *Client) SuspendSubscription(ctx context.Context, id Id, params *Suspend
 // TerminateSubscriptionWithBody Terminate a subscription
 //
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -10801,7 +11101,12 @@ func (c *Client) TerminateSubscriptionWithBody(ctx context.Context, id Id, param
 // TerminateSubscription Terminate a subscription
 //
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -12600,6 +12905,134 @@ func NewCreateConnectedBusinessCredentialRequestWithBody(server string, id Id, p
 	return req, nil
 }
 
+// NewGetCreditBalanceRequest constructs an http.Request for the GetCreditBalance method
+func NewGetCreditBalanceRequest(server string, params *GetCreditBalanceParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/credit-balance")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCreditBalanceTransactionsRequest constructs an http.Request for the ListCreditBalanceTransactions method
+func NewListCreditBalanceTransactionsRequest(server string, params *ListCreditBalanceTransactionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/credit-balance/transactions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListEventsRequest constructs an http.Request for the ListEvents method
 func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
 	var err error
@@ -13257,6 +13690,55 @@ func NewListInvoiceTaxDocumentsRequest(server string, id Id) (*http.Request, err
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRetryInvoiceTaxDocumentsRequest constructs an http.Request for the RetryInvoiceTaxDocuments method
+func NewRetryInvoiceTaxDocumentsRequest(server string, id Id, params *RetryInvoiceTaxDocumentsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/tax-documents/retry", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -17560,6 +18042,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/connected-businesses/{id}/credentials (the `CreateConnectedBusinessCredential` operationId).
 	CreateConnectedBusinessCredentialWithResponse(ctx context.Context, id Id, params *CreateConnectedBusinessCredentialParams, body CreateConnectedBusinessCredentialJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateConnectedBusinessCredentialResponse, error)
 
+	// GetCreditBalanceWithResponse Get an organization's credit balance
+	//
+	// The organization's customer credit balance in each currency it ever had one in (a balance used up is listed at 0). The
+	// balance holds what a credit could not take off the invoice that carried it: a plan change's credit for the unused part of
+	// the old plan's fee beyond the new charges (`changeSubscriptionPlan`: that invoice totals 0), or a termination's beyond the
+	// usage of its last invoice (`terminateSubscription`). Every later invoice of the organization in that currency (first
+	// invoices, renewals, prorations, last invoices, of any of its subscriptions) takes what it can of the balance, never below
+	// zero, as its last line (`component_type` `credit`, `price_id` null, "Credit balance applied") before VAT, until the balance
+	// is used. `getUpcomingInvoice` shows that line. Each change is an entry of `listCreditBalanceTransactions` and emits
+	// `credit_balance.updated`. Read-only: nothing else credits or debits the balance, and it is never paid out.
+	//
+	// **Who may:** the organization (with `invoices:read`, its own: another organization's id is 403 `forbidden`) and the operator
+	// (any organization; an unknown one is 404).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/credit-balance (the `GetCreditBalance` operationId).
+	GetCreditBalanceWithResponse(ctx context.Context, params *GetCreditBalanceParams, reqEditors ...RequestEditorFn) (*GetCreditBalanceResponse, error)
+
+	// ListCreditBalanceTransactionsWithResponse List the entries of the credit balance's ledger
+	//
+	// The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
+	// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+	// `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
+	// balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
+	// `forbidden`); the operator may name any organization or none (every organization's entries).
+	//
+	// **Who may:** the organization (with `invoices:read`, its own) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/credit-balance/transactions (the `ListCreditBalanceTransactions` operationId).
+	ListCreditBalanceTransactionsWithResponse(ctx context.Context, params *ListCreditBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListCreditBalanceTransactionsResponse, error)
+
 	// ListEventsWithResponse List events
 	//
 	// Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
@@ -17769,6 +18285,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/invoices/{id}/tax-documents (the `ListInvoiceTaxDocuments` operationId).
 	ListInvoiceTaxDocumentsWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*ListInvoiceTaxDocumentsResponse, error)
+
+	// RetryInvoiceTaxDocumentsWithResponse Retry a failed tax document of a billing invoice
+	//
+	// Issues again the tax invoice the e-invoicing engine refused (`tax_document_status` `failed`), for example after the
+	// organization corrected its `vat_reference` or `national_address_reference` (`updateOrganization`). The refusal is forgotten
+	// (it stays in the audit trail and the `invoice.tax_document_failed` event), `tax_document_status` is `pending` again and the
+	// same background job that issues every tax document is queued in the same transaction: it issues the tax invoice (a standard
+	// or simplified one, from the organization's details as they are then) exactly once, or refuses it again (`failed`, with the
+	// new reasons). Answers the invoice's tax documents as the retry left them (`pending`, `failure` null). Takes no body.
+	//
+	// Only a `failed` tax document is retried: any other `tax_document_status` (`pending`, `issued`, `not_applicable`) is 409
+	// `invalid_state_transition` naming it, and nothing changes. A refused credit note of a void (the tax invoice stays `issued`)
+	// is not retried by this operation. Audited (`billing_invoice.tax_document_retried`, with the refusal as the reason); emits
+	// `invoice.tax_document_retried`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response
+	// with `Idempotent-Replayed: true` (a repeat without a key finds the document `pending`: 409).
+	//
+	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404, exactly like an
+	// unknown id) and the operator (any).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/invoices/{id}/tax-documents/retry (the `RetryInvoiceTaxDocuments` operationId).
+	RetryInvoiceTaxDocumentsWithResponse(ctx context.Context, id Id, params *RetryInvoiceTaxDocumentsParams, reqEditors ...RequestEditorFn) (*RetryInvoiceTaxDocumentsResponse, error)
 
 	// VoidInvoiceWithResponse Void a billing invoice
 	//
@@ -18465,7 +19004,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 	// `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
-	// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+	// withdrew), then becomes `terminated` (event `subscription.terminated`), and the last invoice is issued then: the usage of
+	// that period not billed yet (from its start, or the last plan change in it), rated in arrears as a renewal rates it (with any
+	// `minimum_spend` top-up), when it charges something (`invoice.issued`); `reactivate` before then resumes renewal. A
 	// subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
@@ -18481,13 +19022,17 @@ type ClientWithResponsesInterface interface {
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+	// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+	// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+	// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+	// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+	// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+	// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -18502,13 +19047,17 @@ type ClientWithResponsesInterface interface {
 	// Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 	// commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 	// recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-	// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+	// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+	// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+	// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 	// (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 	// the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 	// (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-	// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-	// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-	// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+	// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+	// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+	// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+	// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+	// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 	// invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -18661,7 +19210,12 @@ type ClientWithResponsesInterface interface {
 	// TerminateSubscriptionWithBodyWithResponse Terminate a subscription
 	//
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+	// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+	// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+	// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+	// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+	// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -18676,7 +19230,12 @@ type ClientWithResponsesInterface interface {
 	// TerminateSubscriptionWithResponse Terminate a subscription
 	//
 	// Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-	// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+	// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+	// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+	// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+	// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+	// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+	// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 	// body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -21260,6 +21819,294 @@ func (r CreateConnectedBusinessCredentialResponse) ContentType() string {
 	return ""
 }
 
+// GetCreditBalanceResponse200Headers the declared response headers of an HTTP 200 response for GetCreditBalance
+type GetCreditBalanceResponse200Headers struct {
+	RequestId string
+}
+
+// GetCreditBalanceResponse400Headers the declared response headers of an HTTP 400 response for GetCreditBalance
+type GetCreditBalanceResponse400Headers struct {
+	RequestId string
+}
+
+// GetCreditBalanceResponse401Headers the declared response headers of an HTTP 401 response for GetCreditBalance
+type GetCreditBalanceResponse401Headers struct {
+	RequestId string
+}
+
+// GetCreditBalanceResponse403Headers the declared response headers of an HTTP 403 response for GetCreditBalance
+type GetCreditBalanceResponse403Headers struct {
+	RequestId string
+}
+
+// GetCreditBalanceResponse404Headers the declared response headers of an HTTP 404 response for GetCreditBalance
+type GetCreditBalanceResponse404Headers struct {
+	RequestId string
+}
+
+// GetCreditBalanceResponse429Headers the declared response headers of an HTTP 429 response for GetCreditBalance
+type GetCreditBalanceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// GetCreditBalanceResponse503Headers the declared response headers of an HTTP 503 response for GetCreditBalance
+type GetCreditBalanceResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// GetCreditBalanceResponseDefaultHeaders the declared response headers of an HTTP default response for GetCreditBalance
+type GetCreditBalanceResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type GetCreditBalanceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreditBalance
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCreditBalanceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCreditBalanceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCreditBalanceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetCreditBalanceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCreditBalanceResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCreditBalanceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCreditBalanceResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetCreditBalanceResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCreditBalanceResponse) GetJSON200() *CreditBalance {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCreditBalanceResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCreditBalanceResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCreditBalanceResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCreditBalanceResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCreditBalanceResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCreditBalanceResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r GetCreditBalanceResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCreditBalanceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCreditBalanceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCreditBalanceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCreditBalanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCreditBalanceTransactionsResponse200Headers the declared response headers of an HTTP 200 response for ListCreditBalanceTransactions
+type ListCreditBalanceTransactionsResponse200Headers struct {
+	RequestId string
+}
+
+// ListCreditBalanceTransactionsResponse400Headers the declared response headers of an HTTP 400 response for ListCreditBalanceTransactions
+type ListCreditBalanceTransactionsResponse400Headers struct {
+	RequestId string
+}
+
+// ListCreditBalanceTransactionsResponse401Headers the declared response headers of an HTTP 401 response for ListCreditBalanceTransactions
+type ListCreditBalanceTransactionsResponse401Headers struct {
+	RequestId string
+}
+
+// ListCreditBalanceTransactionsResponse403Headers the declared response headers of an HTTP 403 response for ListCreditBalanceTransactions
+type ListCreditBalanceTransactionsResponse403Headers struct {
+	RequestId string
+}
+
+// ListCreditBalanceTransactionsResponse429Headers the declared response headers of an HTTP 429 response for ListCreditBalanceTransactions
+type ListCreditBalanceTransactionsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// ListCreditBalanceTransactionsResponse503Headers the declared response headers of an HTTP 503 response for ListCreditBalanceTransactions
+type ListCreditBalanceTransactionsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// ListCreditBalanceTransactionsResponseDefaultHeaders the declared response headers of an HTTP default response for ListCreditBalanceTransactions
+type ListCreditBalanceTransactionsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type ListCreditBalanceTransactionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreditBalanceTransactionList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCreditBalanceTransactionsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCreditBalanceTransactionsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCreditBalanceTransactionsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListCreditBalanceTransactionsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCreditBalanceTransactionsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCreditBalanceTransactionsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListCreditBalanceTransactionsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCreditBalanceTransactionsResponse) GetJSON200() *CreditBalanceTransactionList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListCreditBalanceTransactionsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCreditBalanceTransactionsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListCreditBalanceTransactionsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListCreditBalanceTransactionsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListCreditBalanceTransactionsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListCreditBalanceTransactionsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCreditBalanceTransactionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCreditBalanceTransactionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCreditBalanceTransactionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCreditBalanceTransactionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
 type ListEventsResponse200Headers struct {
 	RequestId string
@@ -22939,6 +23786,186 @@ func (r ListInvoiceTaxDocumentsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListInvoiceTaxDocumentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RetryInvoiceTaxDocumentsResponse200Headers the declared response headers of an HTTP 200 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+// RetryInvoiceTaxDocumentsResponse400Headers the declared response headers of an HTTP 400 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse400Headers struct {
+	RequestId string
+}
+
+// RetryInvoiceTaxDocumentsResponse401Headers the declared response headers of an HTTP 401 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse401Headers struct {
+	RequestId string
+}
+
+// RetryInvoiceTaxDocumentsResponse403Headers the declared response headers of an HTTP 403 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse403Headers struct {
+	RequestId string
+}
+
+// RetryInvoiceTaxDocumentsResponse404Headers the declared response headers of an HTTP 404 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse404Headers struct {
+	RequestId string
+}
+
+// RetryInvoiceTaxDocumentsResponse409Headers the declared response headers of an HTTP 409 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse409Headers struct {
+	RequestId string
+}
+
+// RetryInvoiceTaxDocumentsResponse422Headers the declared response headers of an HTTP 422 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse422Headers struct {
+	RequestId string
+}
+
+// RetryInvoiceTaxDocumentsResponse429Headers the declared response headers of an HTTP 429 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RequestId          string
+	RetryAfter         int
+}
+
+// RetryInvoiceTaxDocumentsResponse503Headers the declared response headers of an HTTP 503 response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponse503Headers struct {
+	RequestId  string
+	RetryAfter *int
+}
+
+// RetryInvoiceTaxDocumentsResponseDefaultHeaders the declared response headers of an HTTP default response for RetryInvoiceTaxDocuments
+type RetryInvoiceTaxDocumentsResponseDefaultHeaders struct {
+	RequestId string
+}
+
+type RetryInvoiceTaxDocumentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvoiceTaxDocumentList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RetryInvoiceTaxDocumentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RetryInvoiceTaxDocumentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RetryInvoiceTaxDocumentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RetryInvoiceTaxDocumentsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RetryInvoiceTaxDocumentsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RetryInvoiceTaxDocumentsResponse409Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *RetryInvoiceTaxDocumentsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RetryInvoiceTaxDocumentsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetryInvoiceTaxDocumentsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RetryInvoiceTaxDocumentsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetJSON200() *InvoiceTaxDocumentList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r RetryInvoiceTaxDocumentsResponse) GetApplicationproblemJSONDefault() *Error {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RetryInvoiceTaxDocumentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryInvoiceTaxDocumentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryInvoiceTaxDocumentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryInvoiceTaxDocumentsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -35040,6 +36067,52 @@ func (c *ClientWithResponses) CreateConnectedBusinessCredentialWithResponse(ctx 
 	return ParseCreateConnectedBusinessCredentialResponse(rsp)
 }
 
+// GetCreditBalanceWithResponse Get an organization's credit balance
+//
+// The organization's customer credit balance in each currency it ever had one in (a balance used up is listed at 0). The
+// balance holds what a credit could not take off the invoice that carried it: a plan change's credit for the unused part of
+// the old plan's fee beyond the new charges (`changeSubscriptionPlan`: that invoice totals 0), or a termination's beyond the
+// usage of its last invoice (`terminateSubscription`). Every later invoice of the organization in that currency (first
+// invoices, renewals, prorations, last invoices, of any of its subscriptions) takes what it can of the balance, never below
+// zero, as its last line (`component_type` `credit`, `price_id` null, "Credit balance applied") before VAT, until the balance
+// is used. `getUpcomingInvoice` shows that line. Each change is an entry of `listCreditBalanceTransactions` and emits
+// `credit_balance.updated`. Read-only: nothing else credits or debits the balance, and it is never paid out.
+//
+// **Who may:** the organization (with `invoices:read`, its own: another organization's id is 403 `forbidden`) and the operator
+// (any organization; an unknown one is 404).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/credit-balance (the `GetCreditBalance` operationId).
+func (c *ClientWithResponses) GetCreditBalanceWithResponse(ctx context.Context, params *GetCreditBalanceParams, reqEditors ...RequestEditorFn) (*GetCreditBalanceResponse, error) {
+	rsp, err := c.GetCreditBalance(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCreditBalanceResponse(rsp)
+}
+
+// ListCreditBalanceTransactionsWithResponse List the entries of the credit balance's ledger
+//
+// The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
+// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+// `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
+// balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
+// `forbidden`); the operator may name any organization or none (every organization's entries).
+//
+// **Who may:** the organization (with `invoices:read`, its own) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/credit-balance/transactions (the `ListCreditBalanceTransactions` operationId).
+func (c *ClientWithResponses) ListCreditBalanceTransactionsWithResponse(ctx context.Context, params *ListCreditBalanceTransactionsParams, reqEditors ...RequestEditorFn) (*ListCreditBalanceTransactionsResponse, error) {
+	rsp, err := c.ListCreditBalanceTransactions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCreditBalanceTransactionsResponse(rsp)
+}
+
 // ListEventsWithResponse List events
 //
 // Lists the webhook events the organization's changes produced, newest first, whether or not an endpoint receives them (each is stored in the transaction of its change). `type` filters by event type; `since` and `until` by creation time. Events are kept at least 30 days (the service's `WEBHOOK_EVENT_RETENTION`, default 30 days) and then deleted, with their deliveries and attempts, once none of their deliveries is pending; a swept event is 404. Default page size 50. Scope `webhooks:read` or `webhooks:manage`. An organization principal may only name its own organization (another organization's id is 403 `forbidden`); the operator may name any, or none for every organization's events.
@@ -35326,6 +36399,35 @@ func (c *ClientWithResponses) ListInvoiceTaxDocumentsWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseListInvoiceTaxDocumentsResponse(rsp)
+}
+
+// RetryInvoiceTaxDocumentsWithResponse Retry a failed tax document of a billing invoice
+//
+// Issues again the tax invoice the e-invoicing engine refused (`tax_document_status` `failed`), for example after the
+// organization corrected its `vat_reference` or `national_address_reference` (`updateOrganization`). The refusal is forgotten
+// (it stays in the audit trail and the `invoice.tax_document_failed` event), `tax_document_status` is `pending` again and the
+// same background job that issues every tax document is queued in the same transaction: it issues the tax invoice (a standard
+// or simplified one, from the organization's details as they are then) exactly once, or refuses it again (`failed`, with the
+// new reasons). Answers the invoice's tax documents as the retry left them (`pending`, `failure` null). Takes no body.
+//
+// Only a `failed` tax document is retried: any other `tax_document_status` (`pending`, `issued`, `not_applicable`) is 409
+// `invalid_state_transition` naming it, and nothing changes. A refused credit note of a void (the tax invoice stays `issued`)
+// is not retried by this operation. Audited (`billing_invoice.tax_document_retried`, with the refusal as the reason); emits
+// `invoice.tax_document_retried`. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response
+// with `Idempotent-Replayed: true` (a repeat without a key finds the document `pending`: 409).
+//
+// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404, exactly like an
+// unknown id) and the operator (any).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/invoices/{id}/tax-documents/retry (the `RetryInvoiceTaxDocuments` operationId).
+func (c *ClientWithResponses) RetryInvoiceTaxDocumentsWithResponse(ctx context.Context, id Id, params *RetryInvoiceTaxDocumentsParams, reqEditors ...RequestEditorFn) (*RetryInvoiceTaxDocumentsResponse, error) {
+	rsp, err := c.RetryInvoiceTaxDocuments(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryInvoiceTaxDocumentsResponse(rsp)
 }
 
 // VoidInvoiceWithResponse Void a billing invoice
@@ -36281,7 +37383,9 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, i
 //
 // Allowed from commercial `active`, `past_due` or `paused` (not terminated): commercial status becomes `cancelled` and
 // `renews_at` null; the service keeps running to the end of the period already invoiced (the `renews_at` the cancellation
-// withdrew), then becomes `terminated` (event `subscription.terminated`); `reactivate` before then resumes renewal. A
+// withdrew), then becomes `terminated` (event `subscription.terminated`), and the last invoice is issued then: the usage of
+// that period not billed yet (from its start, or the last plan change in it), rated in arrears as a renewal rates it (with any
+// `minimum_spend` top-up), when it charges something (`invoice.issued`); `reactivate` before then resumes renewal. A
 // subscription that never renews (a one-time plan) keeps its service until terminated. Takes no body. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any). Who cancelled is recorded (in the audit trail, not in the subscription): a cancellation by the operator can only be
@@ -36303,13 +37407,17 @@ func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 // recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -36330,13 +37438,17 @@ func (c *ClientWithResponses) ChangeSubscriptionPlanWithBodyWithResponse(ctx con
 // Moves the subscription to another `active` plan of the same product (422 `unprocessable` otherwise). Allowed when the
 // commercial status is `active` or `past_due` and the subscription is not terminated. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. The billing cycle is kept: `renews_at` is
 // recomputed with the new plan's period from the cycle's anchor, and the new plan's fees apply in full from that renewal. The
-// change is prorated to the second and invoiced at once: the unused part of the current period of the old plan's recurring fee
+// change is prorated to the second and invoiced at once, with the usage of the period so far (from its start, or the previous
+// change in it) rated in arrears at the old plan on its own (no `minimum_spend` top-up), as the invoice's first lines: the
+// new plan rates only the usage after the change, at the next renewal. The unused part of the current period of the old plan's recurring fee
 // (billed in advance) is credited, fee × seconds left / seconds of the period, and the new plan's recurring fee is charged for
 // the rest of its own period the same way, each rounded half-up, as two lines with `proration: true` of one invoice issued now
 // (`invoice.issued`; find it with `listInvoices?subscription_id=`). The credit never takes that invoice below zero: on a change
-// to a cheaper plan, what exceeds the new charge is not carried over. Only a fee that was invoiced is credited (an invoice of the
-// subscription, not void, charged the old plan's recurring fee for the day of the change): nothing is credited during a trial or
-// a period that was not billed. No invoice is issued when nothing is charged (e.g. to a free plan). `getUpcomingInvoice` with `plan_id` previews that
+// to a cheaper plan, what exceeds the charges goes to the organization's credit balance (`getCreditBalance`; the invoice totals
+// 0 and its credit line's description says how much), which its next invoices use. Only a fee that was invoiced is credited (an
+// invoice of the subscription, neither void nor uncollectible, charged the old plan's recurring fee for the day of the change):
+// nothing is credited during a trial or a period that was not billed. No invoice is issued when the change neither charges nor
+// credits anything. `getUpcomingInvoice` with `plan_id` previews that
 // invoice. Changing to the current plan changes nothing and answers 200. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), also while the operator holds the service suspended: a plan change does not lift a suspension.
@@ -36537,7 +37649,12 @@ func (c *ClientWithResponses) SuspendSubscriptionWithResponse(ctx context.Contex
 // TerminateSubscriptionWithBodyWithResponse Terminate a subscription
 //
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -36558,7 +37675,12 @@ func (c *ClientWithResponses) TerminateSubscriptionWithBodyWithResponse(ctx cont
 // TerminateSubscriptionWithResponse Terminate a subscription
 //
 // Allowed unless already terminated: service `terminated`, commercial `cancelled`, `terminated_at` set, `renews_at` and
-// `suspended_at` null. Final: every later action is 409. The organization may then subscribe to the product again. Takes an optional
+// `suspended_at` null. Final: every later action is 409. The last invoice is issued at once (`invoice.issued`), when it has a
+// line: the usage of the current period not billed yet (from its start, or the last plan change in it, up to now), rated in
+// arrears on its own (no `minimum_spend` top-up: the period did not complete), and a credit (`proration: true`) for the unused
+// part of the recurring fee invoiced for the period (fee × seconds left / seconds of the period, rounded half-up; only a fee
+// invoiced on an invoice neither void nor uncollectible). The credit never takes the invoice below zero: the rest goes to the
+// organization's credit balance (`getCreditBalance`). The organization may then subscribe to the product again. Takes an optional
 // body with a `reason` (kept in the audit trail). A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged. Honours `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `subscriptions:write`, on its own subscriptions; another organization's is 404) and the operator (on any), except that only the operator may terminate a subscription whose service the operator suspended: terminating ends
@@ -40020,6 +41142,375 @@ func ParseCreateConnectedBusinessCredentialResponse(rsp *http.Response) (*Create
 	return response, nil
 }
 
+// ParseGetCreditBalanceResponse parses an HTTP response from a GetCreditBalanceWithResponse call
+func ParseGetCreditBalanceResponse(rsp *http.Response) (*GetCreditBalanceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCreditBalanceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreditBalance
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCreditBalanceResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCreditBalanceResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCreditBalanceResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetCreditBalanceResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCreditBalanceResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCreditBalanceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCreditBalanceResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers GetCreditBalanceResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCreditBalanceTransactionsResponse parses an HTTP response from a ListCreditBalanceTransactionsWithResponse call
+func ParseListCreditBalanceTransactionsResponse(rsp *http.Response) (*ListCreditBalanceTransactionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCreditBalanceTransactionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreditBalanceTransactionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCreditBalanceTransactionsResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCreditBalanceTransactionsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCreditBalanceTransactionsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListCreditBalanceTransactionsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCreditBalanceTransactionsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCreditBalanceTransactionsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListCreditBalanceTransactionsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
 func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -42178,6 +43669,240 @@ func ParseListInvoiceTaxDocumentsResponse(rsp *http.Response) (*ListInvoiceTaxDo
 		response.Headers503 = &headers
 	case true:
 		var headers ListInvoiceTaxDocumentsResponseDefaultHeaders
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRetryInvoiceTaxDocumentsResponse parses an HTTP response from a RetryInvoiceTaxDocumentsWithResponse call
+func ParseRetryInvoiceTaxDocumentsResponse(rsp *http.Response) (*RetryInvoiceTaxDocumentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryInvoiceTaxDocumentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvoiceTaxDocumentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RetryInvoiceTaxDocumentsResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RetryInvoiceTaxDocumentsResponse400Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RetryInvoiceTaxDocumentsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RetryInvoiceTaxDocumentsResponse403Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RetryInvoiceTaxDocumentsResponse404Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RetryInvoiceTaxDocumentsResponse409Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 422:
+		var headers RetryInvoiceTaxDocumentsResponse422Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers RetryInvoiceTaxDocumentsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetryInvoiceTaxDocumentsResponse503Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers RetryInvoiceTaxDocumentsResponseDefaultHeaders
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -57625,6 +59350,12 @@ type ServerInterface interface {
 	// CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 	// (POST /v1/connected-businesses/{id}/credentials)
 	CreateConnectedBusinessCredential(w http.ResponseWriter, r *http.Request, id Id, params CreateConnectedBusinessCredentialParams)
+	// GetCreditBalance Get an organization's credit balance
+	// (GET /v1/credit-balance)
+	GetCreditBalance(w http.ResponseWriter, r *http.Request, params GetCreditBalanceParams)
+	// ListCreditBalanceTransactions List the entries of the credit balance's ledger
+	// (GET /v1/credit-balance/transactions)
+	ListCreditBalanceTransactions(w http.ResponseWriter, r *http.Request, params ListCreditBalanceTransactionsParams)
 	// ListEvents List events
 	// (GET /v1/events)
 	ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams)
@@ -57658,6 +59389,9 @@ type ServerInterface interface {
 	// ListInvoiceTaxDocuments List the tax documents of a billing invoice
 	// (GET /v1/invoices/{id}/tax-documents)
 	ListInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id)
+	// RetryInvoiceTaxDocuments Retry a failed tax document of a billing invoice
+	// (POST /v1/invoices/{id}/tax-documents/retry)
+	RetryInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id, params RetryInvoiceTaxDocumentsParams)
 	// VoidInvoice Void a billing invoice
 	// (POST /v1/invoices/{id}/void)
 	VoidInvoice(w http.ResponseWriter, r *http.Request, id Id, params VoidInvoiceParams)
@@ -57952,6 +59686,18 @@ func (_ Unimplemented) CreateConnectedBusinessCredential(w http.ResponseWriter, 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// GetCreditBalance Get an organization's credit balance
+// (GET /v1/credit-balance)
+func (_ Unimplemented) GetCreditBalance(w http.ResponseWriter, r *http.Request, params GetCreditBalanceParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListCreditBalanceTransactions List the entries of the credit balance's ledger
+// (GET /v1/credit-balance/transactions)
+func (_ Unimplemented) ListCreditBalanceTransactions(w http.ResponseWriter, r *http.Request, params ListCreditBalanceTransactionsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListEvents List events
 // (GET /v1/events)
 func (_ Unimplemented) ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams) {
@@ -58015,6 +59761,12 @@ func (_ Unimplemented) CreateInvoicePayment(w http.ResponseWriter, r *http.Reque
 // ListInvoiceTaxDocuments List the tax documents of a billing invoice
 // (GET /v1/invoices/{id}/tax-documents)
 func (_ Unimplemented) ListInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RetryInvoiceTaxDocuments Retry a failed tax document of a billing invoice
+// (POST /v1/invoices/{id}/tax-documents/retry)
+func (_ Unimplemented) RetryInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id, params RetryInvoiceTaxDocumentsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -59039,6 +60791,98 @@ func (siw *ServerInterfaceWrapper) CreateConnectedBusinessCredential(w http.Resp
 	handler.ServeHTTP(w, r)
 }
 
+// GetCreditBalance operation middleware
+func (siw *ServerInterfaceWrapper) GetCreditBalance(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetCreditBalanceParams
+
+	// ------------- Required query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetCreditBalance(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListCreditBalanceTransactions operation middleware
+func (siw *ServerInterfaceWrapper) ListCreditBalanceTransactions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCreditBalanceTransactionsParams
+
+	// ------------- Optional query parameter "organization_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "organization_id", r.URL.Query(), &params.OrganizationId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "organization_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "organization_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", r.URL.Query(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "cursor"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "cursor", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListCreditBalanceTransactions(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListEvents operation middleware
 func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Request) {
 
@@ -59563,6 +61407,56 @@ func (siw *ServerInterfaceWrapper) ListInvoiceTaxDocuments(w http.ResponseWriter
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListInvoiceTaxDocuments(w, r, id)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetryInvoiceTaxDocuments operation middleware
+func (siw *ServerInterfaceWrapper) RetryInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "id" -------------
+	var id Id
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", chi.URLParam(r, "id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "uuid", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RetryInvoiceTaxDocumentsParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetryInvoiceTaxDocuments(w, r, id, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -63045,6 +64939,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/invoices/{id}/tax-documents", wrapper.ListInvoiceTaxDocuments)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/invoices/{id}/tax-documents/retry", wrapper.RetryInvoiceTaxDocuments)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/invoices/{id}/payments", wrapper.CreateInvoicePayment)
 	})
 	r.Group(func(r chi.Router) {
@@ -63058,6 +64955,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/payments/{id}", wrapper.GetPayment)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/credit-balance", wrapper.GetCreditBalance)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/credit-balance/transactions", wrapper.ListCreditBalanceTransactions)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/test-clocks", wrapper.CreateTestClock)
@@ -65645,6 +67548,317 @@ func (response CreateConnectedBusinessCredentialdefaultApplicationProblemPlusJSO
 	return err
 }
 
+type GetCreditBalanceRequestObject struct {
+	Params GetCreditBalanceParams
+}
+
+type GetCreditBalanceResponseObject interface {
+	VisitGetCreditBalanceResponse(w http.ResponseWriter) error
+}
+
+type GetCreditBalance200ResponseHeaders struct {
+	RequestId string
+}
+
+type GetCreditBalance200JSONResponse struct {
+	Body    CreditBalance
+	Headers GetCreditBalance200ResponseHeaders
+}
+
+func (response GetCreditBalance200JSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCreditBalance400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response GetCreditBalance400ApplicationProblemPlusJSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCreditBalance401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response GetCreditBalance401ApplicationProblemPlusJSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCreditBalance403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response GetCreditBalance403ApplicationProblemPlusJSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCreditBalance404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response GetCreditBalance404ApplicationProblemPlusJSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCreditBalance429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response GetCreditBalance429ApplicationProblemPlusJSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCreditBalance503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response GetCreditBalance503ApplicationProblemPlusJSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCreditBalancedefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response GetCreditBalancedefaultApplicationProblemPlusJSONResponse) VisitGetCreditBalanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCreditBalanceTransactionsRequestObject struct {
+	Params ListCreditBalanceTransactionsParams
+}
+
+type ListCreditBalanceTransactionsResponseObject interface {
+	VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error
+}
+
+type ListCreditBalanceTransactions200ResponseHeaders struct {
+	RequestId string
+}
+
+type ListCreditBalanceTransactions200JSONResponse struct {
+	Body    CreditBalanceTransactionList
+	Headers ListCreditBalanceTransactions200ResponseHeaders
+}
+
+func (response ListCreditBalanceTransactions200JSONResponse) VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCreditBalanceTransactions400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ListCreditBalanceTransactions400ApplicationProblemPlusJSONResponse) VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCreditBalanceTransactions401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListCreditBalanceTransactions401ApplicationProblemPlusJSONResponse) VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCreditBalanceTransactions403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ListCreditBalanceTransactions403ApplicationProblemPlusJSONResponse) VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCreditBalanceTransactions429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response ListCreditBalanceTransactions429ApplicationProblemPlusJSONResponse) VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCreditBalanceTransactions503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListCreditBalanceTransactions503ApplicationProblemPlusJSONResponse) VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCreditBalanceTransactionsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response ListCreditBalanceTransactionsdefaultApplicationProblemPlusJSONResponse) VisitListCreditBalanceTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListEventsRequestObject struct {
 	Params ListEventsParams
 }
@@ -67514,6 +69728,209 @@ type ListInvoiceTaxDocumentsdefaultApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ListInvoiceTaxDocumentsdefaultApplicationProblemPlusJSONResponse) VisitListInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocumentsRequestObject struct {
+	Id     Id `json:"id"`
+	Params RetryInvoiceTaxDocumentsParams
+}
+
+type RetryInvoiceTaxDocumentsResponseObject interface {
+	VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error
+}
+
+type RetryInvoiceTaxDocuments200ResponseHeaders struct {
+	IdempotentReplayed *string
+	RequestId          string
+}
+
+type RetryInvoiceTaxDocuments200JSONResponse struct {
+	Body    InvoiceTaxDocumentList
+	Headers RetryInvoiceTaxDocuments200ResponseHeaders
+}
+
+func (response RetryInvoiceTaxDocuments200JSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments400ApplicationProblemPlusJSONResponse struct {
+	BadRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments400ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments401ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments403ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments404ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments409ApplicationProblemPlusJSONResponse struct {
+	ConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments409ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments422ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments429ApplicationProblemPlusJSONResponse struct {
+	TooManyRequestsApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments429ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocuments503ApplicationProblemPlusJSONResponse struct {
+	ServiceUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RetryInvoiceTaxDocuments503ApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Request-Id", fmt.Sprint(response.Headers.RequestId))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryInvoiceTaxDocumentsdefaultApplicationProblemPlusJSONResponse struct {
+	Body       Problem
+	Headers    ErrorResponseHeaders
+	StatusCode int
+}
+
+func (response RetryInvoiceTaxDocumentsdefaultApplicationProblemPlusJSONResponse) VisitRetryInvoiceTaxDocumentsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -80696,6 +83113,12 @@ type StrictServerInterface interface {
 	// CreateConnectedBusinessCredential Create a sandbox credential for a connected business
 	// (POST /v1/connected-businesses/{id}/credentials)
 	CreateConnectedBusinessCredential(ctx context.Context, request CreateConnectedBusinessCredentialRequestObject) (CreateConnectedBusinessCredentialResponseObject, error)
+	// GetCreditBalance Get an organization's credit balance
+	// (GET /v1/credit-balance)
+	GetCreditBalance(ctx context.Context, request GetCreditBalanceRequestObject) (GetCreditBalanceResponseObject, error)
+	// ListCreditBalanceTransactions List the entries of the credit balance's ledger
+	// (GET /v1/credit-balance/transactions)
+	ListCreditBalanceTransactions(ctx context.Context, request ListCreditBalanceTransactionsRequestObject) (ListCreditBalanceTransactionsResponseObject, error)
 	// ListEvents List events
 	// (GET /v1/events)
 	ListEvents(ctx context.Context, request ListEventsRequestObject) (ListEventsResponseObject, error)
@@ -80729,6 +83152,9 @@ type StrictServerInterface interface {
 	// ListInvoiceTaxDocuments List the tax documents of a billing invoice
 	// (GET /v1/invoices/{id}/tax-documents)
 	ListInvoiceTaxDocuments(ctx context.Context, request ListInvoiceTaxDocumentsRequestObject) (ListInvoiceTaxDocumentsResponseObject, error)
+	// RetryInvoiceTaxDocuments Retry a failed tax document of a billing invoice
+	// (POST /v1/invoices/{id}/tax-documents/retry)
+	RetryInvoiceTaxDocuments(ctx context.Context, request RetryInvoiceTaxDocumentsRequestObject) (RetryInvoiceTaxDocumentsResponseObject, error)
 	// VoidInvoice Void a billing invoice
 	// (POST /v1/invoices/{id}/void)
 	VoidInvoice(ctx context.Context, request VoidInvoiceRequestObject) (VoidInvoiceResponseObject, error)
@@ -81346,6 +83772,58 @@ func (sh *strictHandler) CreateConnectedBusinessCredential(w http.ResponseWriter
 	}
 }
 
+// GetCreditBalance operation middleware
+func (sh *strictHandler) GetCreditBalance(w http.ResponseWriter, r *http.Request, params GetCreditBalanceParams) {
+	var request GetCreditBalanceRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCreditBalance(ctx, request.(GetCreditBalanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCreditBalance")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetCreditBalanceResponseObject); ok {
+		if err := validResponse.VisitGetCreditBalanceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListCreditBalanceTransactions operation middleware
+func (sh *strictHandler) ListCreditBalanceTransactions(w http.ResponseWriter, r *http.Request, params ListCreditBalanceTransactionsParams) {
+	var request ListCreditBalanceTransactionsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCreditBalanceTransactions(ctx, request.(ListCreditBalanceTransactionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCreditBalanceTransactions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListCreditBalanceTransactionsResponseObject); ok {
+		if err := validResponse.VisitListCreditBalanceTransactionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListEvents operation middleware
 func (sh *strictHandler) ListEvents(w http.ResponseWriter, r *http.Request, params ListEventsParams) {
 	var request ListEventsRequestObject
@@ -81641,6 +84119,33 @@ func (sh *strictHandler) ListInvoiceTaxDocuments(w http.ResponseWriter, r *http.
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListInvoiceTaxDocumentsResponseObject); ok {
 		if err := validResponse.VisitListInvoiceTaxDocumentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetryInvoiceTaxDocuments operation middleware
+func (sh *strictHandler) RetryInvoiceTaxDocuments(w http.ResponseWriter, r *http.Request, id Id, params RetryInvoiceTaxDocumentsParams) {
+	var request RetryInvoiceTaxDocumentsRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetryInvoiceTaxDocuments(ctx, request.(RetryInvoiceTaxDocumentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetryInvoiceTaxDocuments")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetryInvoiceTaxDocumentsResponseObject); ok {
+		if err := validResponse.VisitRetryInvoiceTaxDocumentsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -131,6 +131,25 @@ type ConnectedBusiness struct {
 	LifecycleDecidedBy              *string
 }
 
+type CustomerCreditBalance struct {
+	OrganizationID uuid.UUID
+	Currency       string
+	Balance        int64
+	UpdatedAt      time.Time
+}
+
+type CustomerCreditTransaction struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	Amount         int64
+	Currency       string
+	BalanceAfter   int64
+	Reason         string
+	InvoiceID      uuid.UUID
+	SubscriptionID uuid.UUID
+}
+
 type EgsUnit struct {
 	OrganizationID        uuid.UUID
 	ID                    uuid.UUID
@@ -491,6 +510,7 @@ type Subscription struct {
 	DunningInvoiceID       *uuid.UUID
 	DunningRetries         int32
 	DunningNextAt          *time.Time
+	UsageSince             *time.Time
 }
 
 type SubscriptionBillingStep struct {

@@ -260,7 +260,7 @@ func (q *Queries) ProductLockForSubscriptionAnyOrganization(ctx context.Context,
 }
 
 const subscriptionLockByProductServiceAnyOrganization = `-- name: SubscriptionLockByProductServiceAnyOrganization :many
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions
 WHERE product_id = $1 AND service_status = $2
 ORDER BY id
 FOR UPDATE
@@ -307,6 +307,7 @@ func (q *Queries) SubscriptionLockByProductServiceAnyOrganization(ctx context.Co
 			&i.DunningInvoiceID,
 			&i.DunningRetries,
 			&i.DunningNextAt,
+			&i.UsageSince,
 		); err != nil {
 			return nil, err
 		}
@@ -321,7 +322,7 @@ func (q *Queries) SubscriptionLockByProductServiceAnyOrganization(ctx context.Co
 const subscriptionSetServiceAnyOrganization = `-- name: SubscriptionSetServiceAnyOrganization :many
 UPDATE subscriptions SET service_status = $1, updated_at = $2
 WHERE id = ANY($3::uuid[])
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since
 `
 
 type SubscriptionSetServiceAnyOrganizationParams struct {
@@ -365,6 +366,7 @@ func (q *Queries) SubscriptionSetServiceAnyOrganization(ctx context.Context, arg
 			&i.DunningInvoiceID,
 			&i.DunningRetries,
 			&i.DunningNextAt,
+			&i.UsageSince,
 		); err != nil {
 			return nil, err
 		}

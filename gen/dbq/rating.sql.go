@@ -16,7 +16,7 @@ import (
 const recurringFeeInvoicedOn = `-- name: RecurringFeeInvoicedOn :one
 SELECT EXISTS (
     SELECT 1 FROM billing_invoices i
-    WHERE i.organization_id = $1 AND i.subscription_id = $2 AND i.status <> 'void'
+    WHERE i.organization_id = $1 AND i.subscription_id = $2 AND i.status NOT IN ('void', 'uncollectible')
       AND i.period_start <= $3::date AND i.period_end >= $3::date
       AND jsonb_path_exists(i.lines,
             '$[*] ? (@.component_type == "recurring_fee" && @.period_start <= $d && @.period_end >= $d)',
@@ -29,8 +29,9 @@ type RecurringFeeInvoicedOnParams struct {
 	Day            pgtype.Date
 }
 
-// Whether an invoice of the subscription that is not void charged a recurring fee for @day (a
-// line of component recurring_fee whose period holds it): what a plan change may credit.
+// Whether an invoice of the subscription that is neither void nor uncollectible (written off)
+// charged a recurring fee for @day (a line of component recurring_fee whose period holds it):
+// what a plan change or a termination may credit.
 func (q *Queries) RecurringFeeInvoicedOn(ctx context.Context, arg RecurringFeeInvoicedOnParams) (bool, error) {
 	row := q.db.QueryRow(ctx, recurringFeeInvoicedOn, arg.OrganizationID, arg.SubscriptionID, arg.Day)
 	var exists bool

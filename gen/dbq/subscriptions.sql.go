@@ -13,7 +13,7 @@ import (
 )
 
 const subscriptionGetByID = `-- name: SubscriptionGetByID :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE organization_id = $1 AND id = $2
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE organization_id = $1 AND id = $2
 `
 
 type SubscriptionGetByIDParams struct {
@@ -49,12 +49,13 @@ func (q *Queries) SubscriptionGetByID(ctx context.Context, arg SubscriptionGetBy
 		&i.DunningInvoiceID,
 		&i.DunningRetries,
 		&i.DunningNextAt,
+		&i.UsageSince,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDAnyOrganization = `-- name: SubscriptionGetByIDAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE id = $1
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE id = $1
 `
 
 // The operator's read: any organization.
@@ -85,12 +86,13 @@ func (q *Queries) SubscriptionGetByIDAnyOrganization(ctx context.Context, id uui
 		&i.DunningInvoiceID,
 		&i.DunningRetries,
 		&i.DunningNextAt,
+		&i.UsageSince,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdate = `-- name: SubscriptionGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
 type SubscriptionGetByIDForUpdateParams struct {
@@ -127,12 +129,13 @@ func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg Subscrip
 		&i.DunningInvoiceID,
 		&i.DunningRetries,
 		&i.DunningNextAt,
+		&i.UsageSince,
 	)
 	return i, err
 }
 
 const subscriptionGetByIDForUpdateAnyOrganization = `-- name: SubscriptionGetByIDForUpdateAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE id = $1 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE id = $1 FOR UPDATE
 `
 
 // The operator's lock: any organization.
@@ -163,12 +166,13 @@ func (q *Queries) SubscriptionGetByIDForUpdateAnyOrganization(ctx context.Contex
 		&i.DunningInvoiceID,
 		&i.DunningRetries,
 		&i.DunningNextAt,
+		&i.UsageSince,
 	)
 	return i, err
 }
 
 const subscriptionGetLiveByProduct = `-- name: SubscriptionGetLiveByProduct :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions
 WHERE organization_id = $1 AND product_id = $2 AND service_status <> 'terminated'
 LIMIT 1
 `
@@ -205,6 +209,7 @@ func (q *Queries) SubscriptionGetLiveByProduct(ctx context.Context, arg Subscrip
 		&i.DunningInvoiceID,
 		&i.DunningRetries,
 		&i.DunningNextAt,
+		&i.UsageSince,
 	)
 	return i, err
 }
@@ -217,7 +222,7 @@ INSERT INTO subscriptions (
     $1, $2, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $2, $11, $12
 )
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since
 `
 
 type SubscriptionInsertParams struct {
@@ -276,12 +281,13 @@ func (q *Queries) SubscriptionInsert(ctx context.Context, arg SubscriptionInsert
 		&i.DunningInvoiceID,
 		&i.DunningRetries,
 		&i.DunningNextAt,
+		&i.UsageSince,
 	)
 	return i, err
 }
 
 const subscriptionListByOrganization = `-- name: SubscriptionListByOrganization :many
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at FROM subscriptions WHERE organization_id = $1 ORDER BY id
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE organization_id = $1 ORDER BY id
 `
 
 func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizationID uuid.UUID) ([]Subscription, error) {
@@ -317,6 +323,7 @@ func (q *Queries) SubscriptionListByOrganization(ctx context.Context, organizati
 			&i.DunningInvoiceID,
 			&i.DunningRetries,
 			&i.DunningNextAt,
+			&i.UsageSince,
 		); err != nil {
 			return nil, err
 		}
@@ -342,9 +349,10 @@ UPDATE subscriptions SET
     terminated_at     = $10,
     cancelled_by      = $11,
     provisioned_at    = $12,
-    updated_at        = $13
-WHERE organization_id = $14 AND id = $15
-RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at
+    usage_since       = $13,
+    updated_at        = $14
+WHERE organization_id = $15 AND id = $16
+RETURNING id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since
 `
 
 type SubscriptionUpdateStateParams struct {
@@ -360,6 +368,7 @@ type SubscriptionUpdateStateParams struct {
 	TerminatedAt     *time.Time
 	CancelledBy      *string
 	ProvisionedAt    *time.Time
+	UsageSince       *time.Time
 	UpdatedAt        time.Time
 	OrganizationID   uuid.UUID
 	ID               uuid.UUID
@@ -381,6 +390,7 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		arg.TerminatedAt,
 		arg.CancelledBy,
 		arg.ProvisionedAt,
+		arg.UsageSince,
 		arg.UpdatedAt,
 		arg.OrganizationID,
 		arg.ID,
@@ -410,6 +420,7 @@ func (q *Queries) SubscriptionUpdateState(ctx context.Context, arg SubscriptionU
 		&i.DunningInvoiceID,
 		&i.DunningRetries,
 		&i.DunningNextAt,
+		&i.UsageSince,
 	)
 	return i, err
 }

@@ -50,6 +50,14 @@ type BillingInvoice struct {
 	// selection, whose payment activates the selection.
 	AmountPaid     int64 `json:"amount_paid"`
 	OpensSelection bool  `json:"opens_selection"`
+	// BalanceCredit is, on a draft, the credit its lines could not take off (a downgrade's or
+	// a termination's unused fee beyond the charges), which goes to the organization's credit
+	// balance for BalanceCreditReason once the invoice is issued; BalanceApplied is what the
+	// balance took off the draft (ApplyCreditBalance). Not stored with the invoice: the credit
+	// balance's ledger keeps both.
+	BalanceCredit       int64  `json:"balance_credit,omitempty"`
+	BalanceCreditReason string `json:"-"`
+	BalanceApplied      int64  `json:"balance_applied,omitempty"`
 }
 
 // InvoiceLine is one amount of an invoice: a charge (positive) or a discount (negative),
@@ -182,6 +190,13 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // RenewalPeriod is the period (first and last day, UTC) a renewal at renewsAt opens when the
 // following one falls at next.
 func RenewalPeriod(renewsAt, next time.Time) (start, end time.Time) {
@@ -243,17 +258,23 @@ func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 			d.line(p.ComponentType, &p.ID, "Discount", -amount)
 		}
 	}
-	percent := VATPercent(d.plan.Currency)
-	if percent == 0 {
+	if VATPercent(d.plan.Currency) == 0 {
 		inv.TaxDocumentStatus = TaxDocumentNotApplicable
 	}
-	AllocateTax(d.lines, percent)
 	inv.Lines = d.lines
-	inv.Tax = PercentHalfUp(inv.Subtotal-inv.Discount, percent)
-	inv.Total = inv.Subtotal - inv.Discount + inv.Tax
+	inv.settleTax()
 	due := now.Add(PaymentTerms)
 	inv.IssuedAt, inv.DueAt = &now, &due
 	return inv
+}
+
+// settleTax charges VAT (VATPercent) on subtotal - discount, rounded half-up, allocates it
+// to the lines (AllocateTax) and totals the invoice.
+func (inv *BillingInvoice) settleTax() {
+	percent := VATPercent(inv.Currency)
+	AllocateTax(inv.Lines, percent)
+	inv.Tax = PercentHalfUp(inv.Subtotal-inv.Discount, percent)
+	inv.Total = inv.Subtotal - inv.Discount + inv.Tax
 }
 
 // asDraft makes inv a draft: an invoice not issued (nor due).

@@ -32,6 +32,7 @@ type Services struct {
 	Incidents     IncidentService
 	TestClocks    TestClockService
 	Invoices      InvoiceService
+	Credits       CreditService
 
 	// WebhookDeliveries shows events and deliveries, and sends deliveries again.
 	WebhookDeliveries WebhookDeliveryService

@@ -62,6 +62,10 @@ const (
 	EventInvoiceTaxDocumentIssued EventType = "invoice.tax_document_issued"
 	EventInvoiceTaxDocumentFailed EventType = "invoice.tax_document_failed"
 	EventTaxInvoiceSubmitted      EventType = "tax_invoice.submitted"
+	// Issue 26 (billgaps): an entry of the credit balance's ledger (data: the entry), and a
+	// retry of a failed tax document (data: the invoice's tax documents, pending again).
+	EventCreditBalanceUpdated      EventType = "credit_balance.updated"
+	EventInvoiceTaxDocumentRetried EventType = "invoice.tax_document_retried"
 )
 
 // EventTypes returns every event type, in the order of the document.
@@ -86,6 +90,7 @@ func EventTypes() []EventType {
 		EventEGSUnitRegistered, EventEGSUnitProductionIssued, EventEGSUnitRevoked,
 		EventInvoiceTaxDocumentIssued, EventInvoiceTaxDocumentFailed,
 		EventTaxInvoiceSubmitted,
+		EventCreditBalanceUpdated, EventInvoiceTaxDocumentRetried,
 	}
 }
 

@@ -164,4 +164,8 @@ type InvoiceService interface {
 	// own, or any for the operator; another's is ENotFound like an unknown id) and why the
 	// engine refused its tax invoice, if it did.
 	ListInvoiceTaxDocuments(ctx context.Context, id uuid.UUID) (*InvoiceTaxDocuments, error)
+	// RetryInvoiceTaxDocuments makes a failed tax document of invoice id pending again and
+	// queues the job that issues it (CheckTaxDocumentRetry: EInvalidTransition when it is
+	// not failed); ENotFound as ListInvoiceTaxDocuments. Returns the tax documents, pending.
+	RetryInvoiceTaxDocuments(ctx context.Context, id uuid.UUID) (*InvoiceTaxDocuments, error)
 }

@@ -181,3 +181,13 @@ func taxDocumentLines(inv *BillingInvoice) ([]einvoice.Line, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// CheckTaxDocumentRetry returns nil when the tax document of inv may be retried: only one
+// the engine refused (tax_document_status failed); EInvalidTransition otherwise.
+func (inv *BillingInvoice) CheckTaxDocumentRetry() error {
+	if inv.TaxDocumentStatus != TaxDocumentFailed {
+		return Errorf(EInvalidTransition, "Cannot retry the tax document of invoice %s: its tax_document_status is %s; only a failed tax document is retried.",
+			inv.ID, inv.TaxDocumentStatus)
+	}
+	return nil
+}

@@ -8,16 +8,22 @@ import (
 
 // ProrationInvoice is the invoice a change of plan issues at once (docs/design.md,
 // "Proration"): before is the subscription on plan old, after the same after the change at
-// now to plan next (ActionChangePlan keeps the billing anchor). When the recurring fee of old
-// for the current period was invoiced (feeInvoiced: in advance, so never during a trial), the
-// unused part, now to the period's end, is credited; the recurring fee of next is charged for the
-// rest of its own period, now to after's renewal. Both are proportional to the second:
-// fee × remaining seconds / the period's seconds, rounded half-up. The charge comes first,
-// then the credit, which never takes the invoice below zero (what exceeds the charge is not
-// carried over). Returns nil when nothing is charged (a change during a trial, to a free
-// plan).
-func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, now time.Time) *BillingInvoice {
-	inv := prorationDraft(before, old, after, next, feeInvoiced, now)
+// now to plan next (ActionChangePlan keeps the billing anchor). Its lines, in order:
+//
+//   - the usage of the period so far on old (usage, from the period's start or the last change
+//     of plan: Subscription.UsageSoFar), rated on its own at old (RateSegment), in arrears: the
+//     new plan rates only what follows;
+//   - the recurring fee of next for the rest of its own period, now to after's renewal;
+//   - when the recurring fee of old for the current period was invoiced (feeInvoiced: in
+//     advance, so never during a trial), its unused part, now to the period's end, credited.
+//
+// Fees are proportional to the second: fee × remaining seconds / the period's seconds, rounded
+// half-up. The credit never takes the invoice below zero: what exceeds the charges goes to the
+// organization's credit balance (BalanceCredit), which later invoices use. Returns nil when
+// the change charges and credits nothing (a change during a trial, to a free plan, without
+// usage).
+func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) *BillingInvoice {
+	inv := prorationDraft(before, old, after, next, feeInvoiced, usage, now)
 	if len(inv.Lines) == 0 {
 		return nil
 	}
@@ -27,31 +33,100 @@ func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next
 // UpcomingChangeInvoice is the invoice a change from before (on old) to after (on next) at
 // now would issue (ProrationInvoice), as a draft, which has no line when it would issue none
 // (also when next is old: no change).
-func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, now time.Time) *BillingInvoice {
-	return asDraft(prorationDraft(before, old, after, next, feeInvoiced, now))
+func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) *BillingInvoice {
+	return asDraft(prorationDraft(before, old, after, next, feeInvoiced, usage, now))
 }
 
 // prorationDraft is ProrationInvoice, also when it has no line.
-func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, now time.Time) *BillingInvoice {
-	charge, chargeFrom, chargeTo := unusedFee(after, next, now)
-	credit, creditFrom, creditTo := unusedFee(before, old, now)
-	if !feeInvoiced {
-		credit = 0
-	}
-	if old.ID == next.ID { // no change
-		charge, credit = 0, 0
-	}
+func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) *BillingInvoice {
 	start := dateOf(now)
-	d := &invoiceDraft{plan: next, start: start, end: lastDay(start, chargeTo)}
-	if charge > 0 {
+	d := &invoiceDraft{plan: next, start: start, end: start}
+	if old.ID == next.ID { // no change
+		return d.issue(false, now)
+	}
+	d.rateSegment(before, old, usage, now)
+	if charge, chargeFrom, chargeTo := unusedFee(after, next, now); charge > 0 {
+		d.end = lastDay(start, chargeTo)
 		d.prorated(fmt.Sprintf("%s, %s to %s (%s)", next.Name, now.Format(time.RFC3339), chargeTo.Format(time.RFC3339), fraction(now, chargeFrom, chargeTo)), charge)
 	}
-	if credit = min(credit, charge); credit > 0 {
-		d.end = lastDay(start, creditTo)
-		d.prorated(fmt.Sprintf("Unused time on %s, %s to %s (%s)", old.Name, now.Format(time.RFC3339), creditTo.Format(time.RFC3339), fraction(now, creditFrom, creditTo)), -credit)
-		d.end = lastDay(start, chargeTo)
+	excess := d.creditUnusedFee(before, old, feeInvoiced, now)
+	return d.issueCrediting(excess, CreditProration, now)
+}
+
+// FinalInvoice is the invoice that closes the billing of s, on plan, its current plan, when
+// its service ends at now (docs/design.md, "The last invoice"): the usage not rated yet
+// (Subscription.UsageSoFar, usage), in arrears. At the end of the period (a cancellation that
+// took effect at the period's end) it is rated as a renewal rates it (RateUsage, with the
+// minimum_spend top-up); earlier (a termination) as a part of a period (RateSegment), and the
+// recurring fee's unused part is credited as a plan change credits it (when feeInvoiced),
+// never below zero, the rest going to the credit balance. Returns nil when nothing is rated
+// or credited.
+func (s *Subscription) FinalInvoice(plan *Plan, usage Usage, feeInvoiced bool, now time.Time) *BillingInvoice {
+	start := dateOf(now)
+	d := &invoiceDraft{plan: plan, start: start, end: start}
+	var excess int64
+	if end := s.periodEnd(); end != nil && !now.Before(*end) {
+		if from, to, ok := s.UsageSoFar(plan, now); ok {
+			d.lines = RateUsage(plan, usage, dateOf(from), lastDay(dateOf(from), to))
+		}
+	} else {
+		d.rateSegment(s, plan, usage, now)
+		excess = d.creditUnusedFee(s, plan, feeInvoiced, now)
 	}
-	return d.issue(false, now)
+	if len(d.lines) == 0 {
+		return nil
+	}
+	return d.issueCrediting(excess, CreditTermination, now)
+}
+
+// rateSegment appends the usage of s on plan not rated yet at now, rated as a part of a
+// period (RateSegment).
+func (d *invoiceDraft) rateSegment(s *Subscription, plan *Plan, usage Usage, now time.Time) {
+	if from, to, ok := s.UsageSoFar(plan, now); ok {
+		d.lines = append(d.lines, RateSegment(plan, usage, dateOf(from), lastDay(dateOf(from), to))...)
+	}
+}
+
+// creditUnusedFee appends the credit of the unused part at now of the recurring fee of s on
+// plan for its current period, when that fee was invoiced (feeInvoiced), as a proration line
+// that takes the draft's net amount to zero at most, and returns what it could not take off:
+// the part of the credit that goes to the credit balance.
+func (d *invoiceDraft) creditUnusedFee(s *Subscription, plan *Plan, feeInvoiced bool, now time.Time) int64 {
+	credit, from, to := unusedFee(s, plan, now)
+	if !feeInvoiced || credit <= 0 {
+		return 0
+	}
+	var net int64
+	for _, l := range d.lines {
+		net += l.Amount
+	}
+	taken := min(credit, net)
+	description := fmt.Sprintf("Unused time on %s, %s to %s (%s)", plan.Name, now.Format(time.RFC3339), to.Format(time.RFC3339), fraction(now, from, to))
+	if taken < credit {
+		description += fmt.Sprintf("; %d to the credit balance", credit-taken)
+	}
+	end := d.end
+	d.start, d.end = dateOf(now), lastDay(dateOf(now), to)
+	d.prorated(description, -taken)
+	d.end = maxTime(end, d.end)
+	return credit - taken
+}
+
+// issueCrediting issues the draft (without the plan's discounts) at now, its period spanning
+// its lines', and records excess, a credit it could not take off, as the credit the invoice
+// gives the credit balance, for reason.
+func (d *invoiceDraft) issueCrediting(excess int64, reason string, now time.Time) *BillingInvoice {
+	for i, l := range d.lines {
+		if i == 0 {
+			d.start, d.end = l.PeriodStart, l.PeriodEnd
+		}
+		d.start, d.end = minTime(d.start, l.PeriodStart), maxTime(d.end, l.PeriodEnd)
+	}
+	inv := d.issue(false, now)
+	if excess > 0 {
+		inv.BalanceCredit, inv.BalanceCreditReason = excess, reason
+	}
+	return inv
 }
 
 // lastDay is the last day of a part of a period from start up to to (excluded): the day
@@ -74,12 +149,14 @@ func (d *invoiceDraft) prorated(description string, amount int64) {
 }
 
 // unusedFee is the part of the recurring fee of s on plan for its current period, from to to,
-// that falls after now: 0 when s is in its trial or does not renew, or the plan has no fee.
+// that falls after now: 0 when s is in its trial or has no period (periodEnd), or the plan has
+// no fee.
 func unusedFee(s *Subscription, plan *Plan, now time.Time) (amount int64, from, to time.Time) {
-	if s.RenewsAt == nil || plan.RecurringFee == nil || *plan.RecurringFee <= 0 {
+	end := s.periodEnd()
+	if end == nil || plan.RecurringFee == nil || *plan.RecurringFee <= 0 {
 		return 0, time.Time{}, time.Time{}
 	}
-	to = *s.RenewsAt
+	to = *end
 	from, ok := plan.PreviousRenewal(s.BillingAnchorAt, to)
 	if !ok || now.Before(from) {
 		return 0, time.Time{}, time.Time{}

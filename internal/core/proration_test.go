@@ -47,12 +47,13 @@ func TestProrationInvoice(t *testing.T) {
 		if err := after.Apply(core.ActionChangePlan, "organization", next, now); err != nil {
 			t.Fatal(err)
 		}
-		return core.ProrationInvoice(before, old, &after, next, feeInvoiced, now)
+		return core.ProrationInvoice(before, old, &after, next, feeInvoiced, nil, now)
 	}
 	type want struct {
 		amounts                        []int64
 		subtotal, discount, tax, total int64
 		end                            string
+		balance                        int64 // to the credit balance
 	}
 	check := func(name string, inv *core.BillingInvoice, w want) {
 		t.Helper()
@@ -75,28 +76,35 @@ func TestProrationInvoice(t *testing.T) {
 		if got := inv.PeriodStart.Format(time.DateOnly) + ".." + inv.PeriodEnd.Format(time.DateOnly); got != "2025-03-11.."+w.end {
 			t.Errorf("%s: period %s", name, got)
 		}
+		if inv.BalanceCredit != w.balance || (w.balance > 0) != (inv.BalanceCreditReason == core.CreditProration) {
+			t.Errorf("%s: to the balance %d (%q), want %d", name, inv.BalanceCredit, inv.BalanceCreditReason, w.balance)
+		}
 		if !inv.IssuedAt.Equal(now) || inv.Status != core.InvoiceIssued {
 			t.Errorf("%s: issued %v %s", name, inv.IssuedAt, inv.Status)
 		}
 	}
 	// 99900 × 21/31 = 67674.19 charged, 29900 × 21/31 = 20254.84 credited; VAT 15 % of 47419.
-	check("Upgrade", change(growth, business, anchor, true), want{[]int64{67674, -20255}, 67674, 20255, 7113, 54532, "2025-03-31"})
-	// The credit exceeds the charge: capped, the invoice totals zero.
-	check("Downgrade", change(business, growth, anchor, true), want{[]int64{20255, -20255}, 20255, 20255, 0, 0, "2025-03-31"})
+	check("Upgrade", change(growth, business, anchor, true), want{[]int64{67674, -20255}, 67674, 20255, 7113, 54532, "2025-03-31", 0})
+	// The credit exceeds the charge: capped, the invoice totals zero, 67674 - 20255 = 47419 to
+	// the credit balance.
+	check("Downgrade", change(business, growth, anchor, true), want{[]int64{20255, -20255}, 20255, 20255, 0, 0, "2025-03-31", 47419})
 	// To an annual plan on the same anchor: 299000 × 355/365 = 290808.22 for the rest of its year.
-	check("ToAnnual", change(growth, annual, anchor, true), want{[]int64{290808, -20255}, 290808, 20255, 40583, 311136, "2026-02-28"})
+	check("ToAnnual", change(growth, annual, anchor, true), want{[]int64{290808, -20255}, 290808, 20255, 40583, 311136, "2026-02-28", 0})
 	// A period whose fee was not invoiced (a suspended one) is not credited.
-	check("NotInvoiced", change(growth, business, anchor, false), want{[]int64{67674}, 67674, 0, 10151, 77825, "2025-03-31"})
+	check("NotInvoiced", change(growth, business, anchor, false), want{[]int64{67674}, 67674, 0, 10151, 77825, "2025-03-31", 0})
 	// During a trial (the anchor is ahead) nothing was billed: no proration.
 	if inv := change(growth, business, now.AddDate(0, 0, 3), true); inv != nil {
 		t.Errorf("trial: %+v", inv)
 	}
 	if inv := core.UpcomingChangeInvoice(&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth,
-		&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth, true, now); len(inv.Lines) != 0 || inv.Status != core.InvoiceDraft || inv.IssuedAt != nil {
+		&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth, true, nil, now); len(inv.Lines) != 0 || inv.Status != core.InvoiceDraft || inv.IssuedAt != nil {
 		t.Errorf("no change: %+v", inv)
 	}
-	// To a free plan: nothing charged, nothing issued.
-	if inv := change(growth, plan("Free", "monthly", 0), anchor, true); inv != nil {
-		t.Errorf("free: %+v", inv)
+	// To a free plan: nothing charged, the whole credit to the balance, on an invoice of zero
+	// that records it.
+	check("ToFree", change(growth, plan("Free", "monthly", 0), anchor, true), want{[]int64{0}, 0, 0, 0, 0, "2025-03-31", 20255})
+	// To a free plan from a period not invoiced: nothing at all.
+	if inv := change(growth, plan("Free", "monthly", 0), anchor, false); inv != nil {
+		t.Errorf("free, not invoiced: %+v", inv)
 	}
 }

@@ -44,6 +44,18 @@ type Usage map[string]int64
 // No billable usage gives no line (and no flat amount); lines list metrics in the plan's
 // price order, then overage rules, then the top-up.
 func RateUsage(plan *Plan, usage Usage, start, end time.Time) []InvoiceLine {
+	return rateUsage(plan, usage, start, end, true)
+}
+
+// RateSegment rates usage as RateUsage does, for a part of a period cut short by a change of
+// plan or a termination: the part is rated on its own (included usage and tiers start from
+// nothing) and has no minimum_spend top-up, a commitment of the plan for a whole period.
+func RateSegment(plan *Plan, usage Usage, start, end time.Time) []InvoiceLine {
+	return rateUsage(plan, usage, start, end, false)
+}
+
+// rateUsage is RateUsage, with the minimum_spend top-up when topUp is set.
+func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) []InvoiceLine {
 	r := rater{start: start, end: end}
 	priced := map[string]bool{}
 	for _, p := range activePrices(plan) {
@@ -63,7 +75,7 @@ func RateUsage(plan *Plan, usage Usage, start, end time.Time) []InvoiceLine {
 		}
 	}
 	for _, p := range activePrices(plan) {
-		if p.ComponentType == PriceMinimumSpend && p.Amount != nil && r.charged < *p.Amount {
+		if topUp && p.ComponentType == PriceMinimumSpend && p.Amount != nil && r.charged < *p.Amount {
 			r.line(PriceMinimumSpend, &p.ID, fmt.Sprintf("Minimum spend of %d, usage charged %d", *p.Amount, r.charged), 1, *p.Amount-r.charged)
 		}
 	}

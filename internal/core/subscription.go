@@ -71,6 +71,11 @@ type Subscription struct {
 	// ProvisionedAt is when provisioning completed; nil while it never has. Internal, as
 	// SuspendedBy: a subscription suspended before it was provisioned resumes to provisioning.
 	ProvisionedAt *time.Time `json:"provisioned_at"`
+	// UsageSince is when the current plan began to rate usage within the period: the last
+	// change of plan (the usage before it was rated at the plan it left, on the change's
+	// invoice). Nil, or before the period, when the period's usage is all on the current plan.
+	// Internal, as ServiceEndsAt.
+	UsageSince *time.Time `json:"usage_since"`
 	// Dunning is the dunning of an unpaid invoice (docs/design.md, "Dunning"); zero while
 	// billing is current. Internal: the API's subscription shows billing_status only.
 	Dunning Dunning `json:"dunning"`
@@ -177,8 +182,11 @@ func (s *Subscription) Apply(action SubscriptionAction, actor string, plan *Plan
 	case ActionChangePlan:
 		// A change keeps the cycle: the new plan's fee applies from the next renewal, which
 		// falls on the new plan's period counted from the same anchor.
+		// The usage so far is rated at the old plan by the change's invoice; the new plan
+		// rates what follows.
 		s.PlanID = plan.ID
 		s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, now)
+		s.UsageSince = &now
 	case ActionCancel:
 		// The period already invoiced runs to its end: the renewal withdrawn.
 		s.CommercialStatus, s.CancelledBy = CommercialCancelled, actor
@@ -235,8 +243,44 @@ func (s *Subscription) UsagePeriod(plan *Plan) (from, to time.Time, ok bool) {
 	if s.RenewsAt == nil {
 		return time.Time{}, time.Time{}, false
 	}
-	from, ok = plan.PreviousRenewal(s.BillingAnchorAt, *s.RenewsAt)
-	return from, *s.RenewsAt, ok
+	return s.usageSegment(plan, *s.RenewsAt, *s.RenewsAt)
+}
+
+// UsageSoFar is the part of the current period whose usage s, on plan, its current plan, has
+// not had rated by now: from the period's start, or the last change of plan in it
+// (UsageSince), up to now or the period's end (the renewal, or the end of service of a
+// cancelled subscription), whichever comes first. ok is false when there is none: during a
+// trial, or when s has no period (a one-time plan, a cancellation before anything renewed).
+func (s *Subscription) UsageSoFar(plan *Plan, now time.Time) (from, to time.Time, ok bool) {
+	end := s.periodEnd()
+	if end == nil {
+		return time.Time{}, time.Time{}, false
+	}
+	return s.usageSegment(plan, *end, now)
+}
+
+// usageSegment is the usage period of s on plan within the period ending at end, up to until
+// (end at the latest): it starts at the period's start (the cycle boundary before end, the
+// billing anchor at the latest), or at UsageSince when that is later.
+func (s *Subscription) usageSegment(plan *Plan, end, until time.Time) (from, to time.Time, ok bool) {
+	from, ok = plan.PreviousRenewal(s.BillingAnchorAt, end)
+	if !ok {
+		return time.Time{}, time.Time{}, false
+	}
+	if s.UsageSince != nil && s.UsageSince.After(from) {
+		from = *s.UsageSince
+	}
+	to = minTime(end, until)
+	return from, to, from.Before(to)
+}
+
+// periodEnd is when the current period of s ends: its renewal, or, cancelled, the end of its
+// service (nil when it has neither).
+func (s *Subscription) periodEnd() *time.Time {
+	if s.RenewsAt != nil {
+		return s.RenewsAt
+	}
+	return s.ServiceEndsAt
 }
 
 // Renew renews s, whose renewal is due (RenewalDue), on plan, its current plan, at now: it

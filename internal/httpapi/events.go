@@ -48,6 +48,8 @@ func eventData(v any) (any, error) {
 		return toAPIEgsUnit(v), nil
 	case *core.InvoiceTaxDocuments:
 		return toAPIInvoiceTaxDocuments(v), nil
+	case *core.CreditTransaction:
+		return toAPICreditTransaction(v), nil
 	case *core.PlatformTaxRequest:
 		return toAPITaxInvoiceRequest(v), nil // not an event's data: the request stored with a platform document
 	case *core.TaxInvoiceSubmission:

@@ -117,3 +117,12 @@ func apiInvoiceAddress(a *einvoice.Address) *api.InvoiceAddress {
 		CountryCode: a.CountryCode,
 	}
 }
+
+// RetryInvoiceTaxDocuments implements POST /v1/invoices/{id}/tax-documents/retry.
+func (s *Server) RetryInvoiceTaxDocuments(ctx context.Context, req api.RetryInvoiceTaxDocumentsRequestObject) (api.RetryInvoiceTaxDocumentsResponseObject, error) {
+	docs, err := s.cfg.Services.Invoices.RetryInvoiceTaxDocuments(ctx, req.Id)
+	if err != nil {
+		return nil, err
+	}
+	return api.RetryInvoiceTaxDocuments200JSONResponse{Body: toAPIInvoiceTaxDocuments(docs)}, nil
+}

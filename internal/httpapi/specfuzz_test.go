@@ -219,6 +219,10 @@ func seedInvoiceFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
 	for _, op := range []string{"createInvoicePayment", "voidInvoice", "markInvoiceUncollectible"} {
 		fx.byOperation[op] = invoice()
 	}
+	// The retry's valid requests need a failed tax document (the job refuses the bad VAT
+	// number by the time waitForJobs returns); the first one retries it, the rest are 409.
+	_, _, failed := billedOrganization(t, env, buyerWithBadVAT)
+	fx.byOperation["retryInvoiceTaxDocuments"] = failed["id"].(string)
 }
 
 // waitForJobs waits until background work started by earlier requests is done, so a row

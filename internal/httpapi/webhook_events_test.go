@@ -75,6 +75,8 @@ var eventDataSchemas = map[string]string{
 	"invoice.tax_document_issued":            "InvoiceTaxDocumentList",
 	"invoice.tax_document_failed":            "InvoiceTaxDocumentList",
 	"tax_invoice.submitted":                  "TaxInvoiceSubmission",
+	"credit_balance.updated":                 "CreditBalanceTransaction",
+	"invoice.tax_document_retried":           "InvoiceTaxDocumentList",
 }
 
 var (
@@ -187,6 +189,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		catalogueDo(t, env, apitest.OperatorToken, http.MethodPatch, path, body, http.StatusOK)
 	}
 	movePlan(t, env, planEinvoiceGrowthAnnual, "retired")
+	// The free plan selected (voiding the proration invoice), so the termination below credits
+	// no fee: a credit balance would pay the dunned invoice below. It is reached at the end.
+	do(http.MethodPost, subPath+"select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceSandbox), http.StatusOK)
 	for _, action := range []string{"suspend", "resume", "cancel", "reactivate", "terminate"} {
 		do(http.MethodPost, subPath+action, "", http.StatusOK)
 	}
@@ -206,6 +211,10 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	clock := do(http.MethodPost, "/v1/test-clocks", fmt.Sprintf(`{"organization_id":%q,"frozen_time":%q}`, org, start.Format(time.RFC3339)), http.StatusCreated)
 	do(http.MethodPost, "/v1/test-clocks/"+clock["id"].(string)+"/advance", fmt.Sprintf(`{"frozen_time":%q}`, start.AddDate(0, 1, 1).Format(time.RFC3339)), http.StatusOK)
 	do(http.MethodPost, "/v1/invoices/"+dunnedSel["invoice"].(map[string]any)["id"].(string)+"/payments", `{"amount":91885,"payment_method":"pm_sandbox_success"}`, http.StatusCreated)
+	// Recovered, the dunned subscription renews (a second advance); a change to the free plan
+	// then credits its unused fee beyond the change's charges (none) to the credit balance.
+	do(http.MethodPost, "/v1/test-clocks/"+clock["id"].(string)+"/advance", fmt.Sprintf(`{"frozen_time":%q}`, start.AddDate(0, 1, 2).Format(time.RFC3339)), http.StatusOK)
+	do(http.MethodPost, "/v1/subscriptions/"+dunnedSub.ID+"/change-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceSandbox), http.StatusOK)
 	// Connected businesses.
 	cb := p.create(t, businessBody("events-1", nil))
 	do(http.MethodPatch, "/v1/connected-businesses/"+cb["id"].(string), `{"display_name":"Renamed merchant"}`, http.StatusOK)
@@ -237,6 +246,9 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 	}
 	do(http.MethodPost, casePath+"/messages", `{"body":"Every event must match the document."}`, http.StatusCreated)
 	do(http.MethodPost, casePath+"/close", "", http.StatusOK)
+	// A failed tax document retried (and refused again: the VAT number is still bad).
+	waitForJobsOf(t, env, "issue_tax_documents")
+	do(http.MethodPost, "/v1/invoices/"+dunnedSel["invoice"].(map[string]any)["id"].(string)+"/tax-documents/retry", "", http.StatusOK)
 	waitForJobsOf(t, env, "issue_tax_documents")
 	unreachable := map[string]bool{}
 
@@ -276,21 +288,26 @@ func TestWebhookEvents_MatchTheDocument(t *testing.T) {
 		counts[typ] = len(evs)
 	}
 	want := map[string]int{
-		"subscription.created": 3, "subscription.activated": 3, "subscription.plan_changed": 5, "subscription.suspended": 1,
+		// plan_changed: three selections, change-plan, the free plan selected, the dunned
+		// subscription's selection and change.
+		"subscription.created": 3, "subscription.activated": 3, "subscription.plan_changed": 7, "subscription.suspended": 1,
 		"subscription.resumed": 1, "subscription.cancelled": 1, "subscription.reactivated": 1, "subscription.terminated": 1,
 		"subscription.degraded": 1, "subscription.restored": 1,
-		// Three selections' invoices, the renewal's, and change-plan's proration invoice.
-		"billing_invoice.issued": 5, "invoice.issued": 5, "invoice.voided": 1, "invoice.uncollectible": 2,
+		// Three selections' invoices, change-plan's proration invoice, the dunned subscription's
+		// selection, renewal and change (to the free plan: credit_balance.updated). Voided: the
+		// first selection's and the proration invoice (by the free plan's selection).
+		"billing_invoice.issued": 7, "invoice.issued": 7, "invoice.voided": 2, "invoice.uncollectible": 2,
 		"invoice.payment_failed": 1, "invoice.paid": 2, "connected_business.created": 1, "connected_business.updated": 1,
 		"api_key.created": 2, "api_key.rotated": 1, "api_key.revoked": 1,
 		"spend_control.warning_reached": 1, "spend_control.hard_limit_reached": 1, "tax_invoice.generated": 4, "tax_invoice.submitted": 1, "webhook_endpoint.test": 1,
 		"support_case.opened": 1, "support_case.closed": 1, "support_case.updated": 1, "support_case.message_created": 1,
-		"organization.updated": 1, "subscription.renewed": 1,
+		"organization.updated": 1, "subscription.renewed": 2, "credit_balance.updated": 1,
 		"subscription.overdue": 1, "subscription.payment_retry_failed": 2, "subscription.written_off": 1, "subscription.recovered": 1,
 		"webhook_endpoint.updated": 1, "webhook_endpoint.secret_rotated": 1, "webhook_endpoint.disabled": 1,
 		"product.updated": 1, "plan.deprecated": 1, "plan.retired": 1,
 		"egs_unit.registered": 1, "egs_unit.production_certificate_issued": 1, "egs_unit.revoked": 1,
-		"invoice.tax_document_issued": 3, "invoice.tax_document_failed": 3, // failed: the invoices issued after the VAT number went bad
+		// failed: the 5 invoices issued after the VAT number went bad, and the retry of one
+		"invoice.tax_document_issued": 3, "invoice.tax_document_failed": 6, "invoice.tax_document_retried": 1,
 	}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("events per type %v, want %v", counts, want)

@@ -325,3 +325,55 @@ func invoiceTaxDocuments(ctx context.Context, q *dbq.Queries, inv *core.BillingI
 	}
 	return out, nil
 }
+
+// RetryInvoiceTaxDocuments implements core.InvoiceService. Under the invoice's row lock (the
+// job's), the refused outcome is forgotten, the status is pending again and the job is
+// queued in the same transaction: the job then issues the tax invoice as it issues any
+// pending one, exactly once. A second retry finds it pending (EInvalidTransition).
+func (s *InvoiceService) RetryInvoiceTaxDocuments(ctx context.Context, id uuid.UUID) (*core.InvoiceTaxDocuments, error) {
+	var docs *core.InvoiceTaxDocuments
+	err := s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
+		inv, err := lockInvoice(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		if err := inv.CheckTaxDocumentRetry(); err != nil {
+			return err
+		}
+		failed, err := invoiceTaxDocuments(ctx, q, inv)
+		if err != nil {
+			return err
+		}
+		if _, err := q.BillingInvoiceTaxDocumentDeleteFailed(ctx, dbq.BillingInvoiceTaxDocumentDeleteFailedParams{OrganizationID: inv.OrganizationID, BillingInvoiceID: inv.ID}); err != nil {
+			return err
+		}
+		row, err := q.BillingInvoiceSetTaxDocumentStatus(ctx, dbq.BillingInvoiceSetTaxDocumentStatusParams{
+			OrganizationID: inv.OrganizationID, ID: inv.ID, TaxDocumentStatus: core.TaxDocumentPending, UpdatedAt: s.db.billingNow(ctx, inv.OrganizationID),
+		})
+		if err != nil {
+			return err
+		}
+		after, err := invoiceFromRow(row)
+		if err != nil {
+			return err
+		}
+		if docs, err = invoiceTaxDocuments(ctx, q, after); err != nil {
+			return err
+		}
+		reason := "retry of a failed tax document"
+		if failed.Failure != nil {
+			reason += ": " + failed.Failure.Message
+		}
+		if err := audit(ctx, q, core.AuditEntry{
+			OrganizationID: &after.OrganizationID, Action: "billing_invoice.tax_document_retried", ResourceType: "billing_invoice",
+			ResourceID: after.ID.String(), Before: inv, After: after, Reason: reason,
+		}); err != nil {
+			return err
+		}
+		if err := s.db.queueTaxDocuments(ctx, after); err != nil {
+			return err
+		}
+		return s.db.publish(ctx, q, after.OrganizationID, core.EventInvoiceTaxDocumentRetried, docs)
+	})
+	return docs, err
+}

@@ -23,6 +23,12 @@ func periodUsage(ctx context.Context, q *dbq.Queries, sub *core.Subscription, pl
 	if !ok {
 		return nil, nil
 	}
+	return usageBetween(ctx, q, sub, from, to)
+}
+
+// usageBetween is the usage of sub from from up to to (excluded), counted as periodUsage
+// counts it.
+func usageBetween(ctx context.Context, q *dbq.Queries, sub *core.Subscription, from, to time.Time) (core.Usage, error) {
 	row, err := q.ProductGetByID(ctx, sub.ProductID)
 	if err != nil || len(row.MeteringMetrics) != 1 {
 		return nil, err
@@ -59,6 +65,9 @@ func (s *SubscriptionService) UpcomingInvoice(ctx context.Context, id uuid.UUID,
 			inv, err = upcomingRenewal(ctx, q, sub, plan)
 		}
 		if err != nil {
+			return err
+		}
+		if err := applyCreditBalance(ctx, q, sub.OrganizationID, inv, false); err != nil {
 			return err
 		}
 		inv.ID, err = uuid.NewV7()
@@ -99,11 +108,11 @@ func (s *SubscriptionService) upcomingChange(ctx context.Context, q *dbq.Queries
 	if err := after.Apply(core.ActionChangePlan, actor, next, at); err != nil {
 		return nil, err
 	}
-	invoiced, err := feeInvoiced(ctx, q, sub, at)
+	invoiced, usage, err := closingUsage(ctx, q, sub, plan, at)
 	if err != nil {
 		return nil, err
 	}
-	return core.UpcomingChangeInvoice(sub, plan, &after, next, invoiced, at), nil
+	return core.UpcomingChangeInvoice(sub, plan, &after, next, invoiced, usage, at), nil
 }
 
 // feeInvoiced reports whether a recurring fee of sub for the day of at was invoiced: what a

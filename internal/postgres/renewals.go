@@ -83,6 +83,9 @@ func (d *DB) billingStep(ctx context.Context, org, id uuid.UUID) (bool, error) {
 		case before.ServiceEndDue(at):
 			after.EndService(at)
 			took, serviceChanged = true, true
+			if err := d.issueFinalInvoice(ctx, q, before, at); err != nil {
+				return err
+			}
 			return d.recordBillingStep(ctx, q, before, &after, at, "subscription.terminated", core.EventSubscriptionTerminated, "")
 		case before.RenewalDue(at):
 			if err := d.renew(ctx, q, &after, at); err != nil {

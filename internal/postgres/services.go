@@ -33,6 +33,7 @@ func NewServices(d *DB, box *secretbox.Box, hooks webhook.Policy) core.Services 
 		Incidents:     NewIncidentService(d),
 		TestClocks:    NewTestClockService(d),
 		Invoices:      NewInvoiceService(d),
+		Credits:       NewCreditService(d),
 	}
 	s.WebhookDeliveries = NewWebhookDeliveryService(d, hooks)
 	s.Onboarding = NewOnboardingService(d, s.Organizations, s.Subscriptions, s.APIKeys, s.Growth)

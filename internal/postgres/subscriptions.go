@@ -256,10 +256,17 @@ func (s *SubscriptionService) invoiceSelection(ctx context.Context, q *dbq.Queri
 }
 
 // issueInvoice stores draft, an invoice of sub, with its audit event, publishes it and
-// queues its tax document.
+// queues its tax document. The organization's credit balance is taken off it first, or what
+// its credits could not take off is given to the balance (credit.go).
 func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscription, draft *core.BillingInvoice) (*core.BillingInvoice, error) {
+	if err := applyCreditBalance(ctx, q, sub.OrganizationID, draft, true); err != nil {
+		return nil, err
+	}
 	inv, err := insertInvoice(ctx, q, sub, draft)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.settleCreditBalance(ctx, q, draft, inv); err != nil {
 		return nil, err
 	}
 	if err := audit(ctx, q, core.AuditEntry{
@@ -278,23 +285,57 @@ func (d *DB) issueInvoice(ctx context.Context, q *dbq.Queries, sub *core.Subscri
 }
 
 // ChangePlan implements core.SubscriptionService. Changing to the current plan changes
-// nothing and answers the subscription as it is. A change is prorated: the invoice of its
-// proration lines (core.ProrationInvoice) is issued in the change's transaction.
+// nothing and answers the subscription as it is. A change is prorated and rates the usage so
+// far at the old plan: the invoice of its lines (core.ProrationInvoice) is issued in the
+// change's transaction.
 func (s *SubscriptionService) ChangePlan(ctx context.Context, id, planID uuid.UUID) (*core.Subscription, error) {
 	return s.act(ctx, id, core.ActionChangePlan, core.EventSubscriptionPlanChanged, "", &planID, func(ctx context.Context, q *dbq.Queries, before, sub *core.Subscription, plan *core.Plan, at time.Time) error {
 		old, err := planWithPrices(ctx, q, before.PlanID)
 		if err != nil {
 			return err
 		}
-		invoiced, err := feeInvoiced(ctx, q, before, at)
+		invoiced, usage, err := closingUsage(ctx, q, before, old, at)
 		if err != nil {
 			return err
 		}
-		if draft := core.ProrationInvoice(before, old, sub, plan, invoiced, at); draft != nil {
+		if draft := core.ProrationInvoice(before, old, sub, plan, invoiced, usage, at); draft != nil {
 			_, err = s.db.issueInvoice(ctx, q, sub, draft)
 		}
 		return err
 	})
+}
+
+// closingUsage is what closing the current period of sub, on plan, at at needs: whether its
+// recurring fee was invoiced (what may be credited) and the usage not rated yet
+// (core.Subscription.UsageSoFar).
+func closingUsage(ctx context.Context, q *dbq.Queries, sub *core.Subscription, plan *core.Plan, at time.Time) (bool, core.Usage, error) {
+	invoiced, err := feeInvoiced(ctx, q, sub, at)
+	if err != nil {
+		return false, nil, err
+	}
+	from, to, ok := sub.UsageSoFar(plan, at)
+	if !ok {
+		return invoiced, nil, nil
+	}
+	usage, err := usageBetween(ctx, q, sub, from, to)
+	return invoiced, usage, err
+}
+
+// issueFinalInvoice issues the last invoice of before, on its plan, whose service ends at at
+// (core.Subscription.FinalInvoice), when it has one.
+func (d *DB) issueFinalInvoice(ctx context.Context, q *dbq.Queries, before *core.Subscription, at time.Time) error {
+	plan, err := planWithPrices(ctx, q, before.PlanID)
+	if err != nil {
+		return err
+	}
+	invoiced, usage, err := closingUsage(ctx, q, before, plan, at)
+	if err != nil {
+		return err
+	}
+	if draft := before.FinalInvoice(plan, usage, invoiced, at); draft != nil {
+		_, err = d.issueInvoice(ctx, q, before, draft)
+	}
+	return err
 }
 
 // Cancel implements core.SubscriptionService.
@@ -330,8 +371,12 @@ func (d *DB) provisionResumed(ctx context.Context, sub *core.Subscription) error
 }
 
 // Terminate implements core.SubscriptionService.
+// The last invoice bills the usage not billed yet and credits the recurring fee's unused
+// part (core.Subscription.FinalInvoice).
 func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionTerminate, core.EventSubscriptionTerminated, reason, nil, nil)
+	return s.act(ctx, id, core.ActionTerminate, core.EventSubscriptionTerminated, reason, nil, func(ctx context.Context, q *dbq.Queries, before, _ *core.Subscription, _ *core.Plan, at time.Time) error {
+		return s.db.issueFinalInvoice(ctx, q, before, at)
+	})
 }
 
 // act runs one lifecycle action in one transaction: lock the row, check and apply the
@@ -443,6 +488,7 @@ func updateSubscription(ctx context.Context, q *dbq.Queries, s *core.Subscriptio
 		TerminatedAt:     s.TerminatedAt,
 		CancelledBy:      nonEmpty(s.CancelledBy),
 		ProvisionedAt:    s.ProvisionedAt,
+		UsageSince:       s.UsageSince,
 		UpdatedAt:        s.UpdatedAt,
 	})
 	if err != nil {
@@ -557,6 +603,7 @@ func subscriptionFromRow(r dbq.Subscription) (*core.Subscription, error) {
 		SuspendedAt:           r.SuspendedAt,
 		TerminatedAt:          r.TerminatedAt,
 		ProvisionedAt:         r.ProvisionedAt,
+		UsageSince:            r.UsageSince,
 		Dunning:               core.Dunning{InvoiceID: r.DunningInvoiceID, Retries: int(r.DunningRetries), NextAt: r.DunningNextAt},
 	}
 	if r.SuspendedBy != nil {

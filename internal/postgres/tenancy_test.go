@@ -51,6 +51,7 @@ var tenancyExempt = map[string]string{
 	"BillingInvoiceListAnyOrganization":                "operator list",
 	"BillingPaymentGetByIDAnyOrganization":             "operator read",
 	"BillingPaymentListAnyOrganization":                "operator list",
+	"CreditTransactionListAnyOrganization":             "operator list",
 	"WebhookEventGetByIDAnyOrganization":               "operator read",
 	"WebhookEventListAnyOrganization":                  "operator list",
 	"WebhookDeliveryInsertRecovered":                   "inserts rows whose organization_id is @organization_id (INSERT … SELECT unnest)",
