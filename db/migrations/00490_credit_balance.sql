@@ -18,19 +18,20 @@ CREATE TABLE customer_credit_balances (
 -- credits exceeded its charges, or applied (amount < 0) as a line of a later invoice.
 -- balance_after is the balance once the entry is applied, so the ledger reads on its own.
 CREATE TABLE customer_credit_transactions (
-    id              uuid        PRIMARY KEY,
+    id              uuid        NOT NULL,
     organization_id uuid        NOT NULL REFERENCES organizations (id),
     created_at      timestamptz NOT NULL,
     amount          bigint      NOT NULL CHECK (amount <> 0),
     currency        text        NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
     balance_after   bigint      NOT NULL CHECK (balance_after >= 0),
     reason          text        NOT NULL CHECK (reason IN ('proration_credit', 'termination_credit', 'applied_to_invoice')),
-    invoice_id      uuid        NOT NULL REFERENCES billing_invoices (id),
-    subscription_id uuid        NOT NULL REFERENCES subscriptions (id)
+    invoice_id      uuid        NOT NULL,
+    subscription_id uuid        NOT NULL,
+    -- The key serves the ledger's keyset pages: an organization's entries in id (time) order.
+    PRIMARY KEY (organization_id, id),
+    FOREIGN KEY (organization_id, invoice_id) REFERENCES billing_invoices (organization_id, id),
+    FOREIGN KEY (organization_id, subscription_id) REFERENCES subscriptions (organization_id, id)
 );
-
--- The ledger's keyset pages: an organization's entries in id (time) order.
-CREATE INDEX customer_credit_transactions_organization ON customer_credit_transactions (organization_id, id);
 
 -- When the current plan of a subscription began to rate its usage: its last change of plan
 -- (the usage before it was rated at the plan it left, on the change's invoice). A renewal or
