@@ -51,6 +51,46 @@ func appendOnlyRows(t *testing.T, d *postgres.DB, at time.Time, org *uuid.UUID) 
 	return requestLog, audit, growth
 }
 
+// tenantRows are an organization and a webhook endpoint of it, which the webhook and usage
+// rows refer to.
+func tenantRows(t *testing.T, d *postgres.DB) (org, endpoint uuid.UUID) {
+	t.Helper()
+	org, endpoint = uuid.New(), uuid.New()
+	if _, err := d.Pool.Exec(t.Context(), `INSERT INTO organizations (id, legal_name_ar, legal_name_en, display_name, organization_type,
+		country, verification_status, risk_status, data_residency_policy, lifecycle_status)
+		VALUES ($1, 'شركة', 'Company', 'Co', 'standard_customer', 'SA', 'verified', 'normal', 'sa_only', 'active')`, org); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool.Exec(t.Context(), `INSERT INTO webhook_endpoints (id, organization_id, url, enabled_events, secret, status)
+		VALUES ($1, $2, 'https://example.com/hooks', '{api_key.created}', '\x00', 'enabled')`, endpoint, org); err != nil {
+		t.Fatal(err)
+	}
+	return org, endpoint
+}
+
+// webhookRows writes a webhook event of instant at with a delivery to endpoint (of status
+// status) and its first attempt, and a usage event of instant at; it returns their ids.
+func webhookRows(t *testing.T, d *postgres.DB, at time.Time, org, endpoint uuid.UUID, status string) (event, delivery, attempt, usage uuid.UUID) {
+	t.Helper()
+	event, delivery, attempt, usage = idAt(at), idAt(at), idAt(at), idAt(at)
+	for _, stmt := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO webhook_events (id, organization_id, type, data) VALUES ($1, $2, 'api_key.created', '{}')`, []any{event, org}},
+		{`INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status, completed_at)
+		  VALUES ($1, $2, $3, $4, $5, CASE WHEN $5 = 'pending' THEN NULL ELSE now() END)`, []any{delivery, org, event, endpoint, status}},
+		{`INSERT INTO webhook_delivery_attempts (id, organization_id, event_id, delivery_id, attempt, attempted_at, succeeded, latency_ms)
+		  VALUES ($1, $2, $3, $4, 1, $5, false, 1)`, []any{attempt, org, event, delivery, at}},
+		{`INSERT INTO usage_events (id, organization_id, product, occurred_at) VALUES ($1, $2, 'address', $3)`, []any{usage, org, at}},
+	} {
+		if _, err := d.Pool.Exec(t.Context(), stmt.sql, stmt.args...); err != nil {
+			t.Fatalf("%s: %v", stmt.sql, err)
+		}
+	}
+	return event, delivery, attempt, usage
+}
+
 // present says which of ids table holds.
 func present(t *testing.T, d *postgres.DB, table string, ids ...uuid.UUID) []bool {
 	t.Helper()
@@ -74,7 +114,9 @@ func partitionNames(ps []postgres.Partition) []string {
 // TestPartitionsFollowTime moves time forward over a migrated database: maintenance creates
 // the partitions of the days and months ahead of the new time and drops exactly the
 // partitions whose period is past their table's retention. The rows of the partitions kept,
-// and every other table, are untouched, and rows are written at the new time.
+// and every other table, are untouched, and rows are written at the new time. A webhook
+// event goes with its deliveries and attempts, but not while one of its day's deliveries is
+// pending.
 func TestPartitionsFollowTime(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -98,6 +140,10 @@ func TestPartitionsFollowTime(t *testing.T) {
 	logNow, auditNow, growthNow := appendOnlyRows(t, d, now, nil)
 	logSoon, _, _ := appendOnlyRows(t, d, now.Add(3*day), &org)
 	logLater, auditLater, growthLater := appendOnlyRows(t, d, now.Add(6*day), &org)
+	tenant, endpoint := tenantRows(t, d)
+	eventNow, deliveryNow, attemptNow, usageNow := webhookRows(t, d, now, tenant, endpoint, "succeeded")
+	eventPending, deliveryPending, attemptPending, _ := webhookRows(t, d, now.Add(3*day), tenant, endpoint, "pending")
+	eventLater, _, _, usageLater := webhookRows(t, d, now.Add(6*day), tenant, endpoint, "failed")
 	var organizations, rollups int
 	if err := d.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM organizations), (SELECT count(*) FROM growth_hourly_counts)").Scan(&organizations, &rollups); err != nil {
 		t.Fatal(err)
@@ -114,10 +160,35 @@ func TestPartitionsFollowTime(t *testing.T) {
 		!slices.Contains(partitionNames(created), "request_logs"+at.Add(6*day).Format("_p20060102")) {
 		t.Errorf("created %v, want the days from %s on", partitionNames(created), at.Format(time.DateOnly))
 	}
+	daily := []string{"request_logs", "request_log_bodies", "webhook_events", "webhook_deliveries", "webhook_delivery_attempts"}
 	for _, p := range dropped {
-		if (p.Table != "request_logs" && p.Table != "request_log_bodies") || p.To.After(at.Add(-30*day)) {
+		if !slices.Contains(daily, p.Table) || p.To.After(at.Add(-30*day)) {
 			t.Errorf("dropped %+v, within retention", p)
 		}
+	}
+	for _, table := range daily[2:] {
+		if !slices.Contains(partitionNames(created), table+at.Format("_p20060102")) {
+			t.Errorf("created %v, no %s partition for the new day", partitionNames(created), table)
+		}
+	}
+	if got := present(t, d, "webhook_events", eventNow, eventPending, eventLater); !slices.Equal(got, []bool{false, true, true}) {
+		t.Errorf("webhook events of now, +3 (a delivery pending) and +6 days present: %v, want the first gone", got)
+	}
+	if got := append(present(t, d, "webhook_deliveries", deliveryNow, deliveryPending), present(t, d, "webhook_delivery_attempts", attemptNow, attemptPending)...); !slices.Equal(got, []bool{false, true, false, true}) {
+		t.Errorf("deliveries and attempts of now and +3 days present: %v, want those of now gone with their event", got)
+	}
+	if got := present(t, d, "usage_events", usageNow, usageLater); !slices.Equal(got, []bool{true, true}) {
+		t.Errorf("usage events present %v", got)
+	}
+	// Once the delivery is no longer pending, the next run drops its day.
+	if _, err := d.Pool.Exec(ctx, "UPDATE webhook_deliveries SET status = 'succeeded', completed_at = now() WHERE organization_id = $1 AND event_id = $2", tenant, eventPending); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.MaintainPartitions(ctx, at, postgres.DefaultRetention); err != nil {
+		t.Fatal(err)
+	}
+	if got := append(present(t, d, "webhook_events", eventPending, eventLater), present(t, d, "webhook_delivery_attempts", attemptPending)...); !slices.Equal(got, []bool{false, true, false}) {
+		t.Errorf("webhook event and attempt of +3 days and event of +6 present: %v, want the day of +3 gone once its delivery finished", got)
 	}
 	if got := present(t, d, "request_logs", logNow, logSoon, logLater); !slices.Equal(got, []bool{false, false, true}) {
 		t.Errorf("request logs of now, +3 and +6 days present: %v, want only +6 (the day ending after the horizon)", got)
@@ -152,12 +223,16 @@ func TestPartitionsFollowTime(t *testing.T) {
 	if got := present(t, d, "growth_events", growthNow); got[0] {
 		t.Errorf("growth event of 450 days ago present")
 	}
+	if got := present(t, d, "usage_events", usageNow); got[0] {
+		t.Errorf("usage event of 450 days ago present")
+	}
 	parts, err = d.Partitions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range parts {
-		if horizon := at.Add(-map[string]time.Duration{"request_logs": 30 * day, "request_log_bodies": 30 * day, "audit_events": 400 * day, "growth_events": 396 * day}[p.Table]); !p.To.After(horizon) {
+		if horizon := at.Add(-map[string]time.Duration{"request_logs": 30 * day, "request_log_bodies": 30 * day, "audit_events": 400 * day, "growth_events": 396 * day,
+			"webhook_events": 30 * day, "webhook_deliveries": 30 * day, "webhook_delivery_attempts": 30 * day, "usage_events": 400 * day}[p.Table]); !p.To.After(horizon) {
 			t.Errorf("partition %s (to %s) kept past its retention", p.Name, p.To)
 		}
 	}

@@ -25,7 +25,7 @@ import (
 type noJobs struct{}
 
 func (noJobs) InsertProvisioning(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error    { return nil }
-func (noJobs) InsertWebhookDelivery(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
+func (noJobs) InsertWebhookDelivery(context.Context, pgx.Tx, uuid.UUID, uuid.UUID, uuid.UUID) error { return nil }
 func (noJobs) RequeueWebhookDeliveries(context.Context, pgx.Tx, uuid.UUID, []postgres.RequeuedDelivery) error {
 	return nil
 }
