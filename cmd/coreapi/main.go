@@ -346,7 +346,7 @@ type config struct {
 	logLevel    slog.Level
 	// credentialCacheTTL bounds how long a credential is trusted without a lookup.
 	credentialCacheTTL time.Duration
-	quotas           core.Quotas
+	quotas             core.Quotas
 	// retention is how long the time-partitioned tables keep their rows.
 	retention postgres.Retention
 	// renewalInterval is how often the renewal run starts.
