@@ -91,6 +91,24 @@ func webhookRows(t *testing.T, d *postgres.DB, at time.Time, org, endpoint uuid.
 	return event, delivery, attempt, usage
 }
 
+// previousReleaseAttempt records a second attempt of delivery as the previous release does,
+// without its event_id: it is stored in the event's partition all the same, and the DEFAULT
+// partition it was routed to keeps nothing.
+func previousReleaseAttempt(t *testing.T, d *postgres.DB, org, event, delivery uuid.UUID) {
+	t.Helper()
+	id := uuid.Must(uuid.NewV7())
+	if _, err := d.Pool.Exec(t.Context(), `INSERT INTO webhook_delivery_attempts (id, organization_id, delivery_id, attempt, attempted_at, succeeded, latency_ms)
+		VALUES ($1, $2, $3, 2, now(), true, 1)`, id, org, delivery); err != nil {
+		t.Fatalf("the previous release's attempt: %v", err)
+	}
+	var stored uuid.UUID
+	var partition string
+	if err := d.Pool.QueryRow(t.Context(), "SELECT event_id, tableoid::regclass::text FROM webhook_delivery_attempts WHERE id = $1", id).Scan(&stored, &partition); err != nil ||
+		stored != event || partition == "webhook_delivery_attempts_unrouted" {
+		t.Errorf("the previous release's attempt stored under event %v in %s (%v), want %v in its day's partition", stored, partition, err, event)
+	}
+}
+
 // present says which of ids table holds.
 func present(t *testing.T, d *postgres.DB, table string, ids ...uuid.UUID) []bool {
 	t.Helper()
@@ -143,7 +161,8 @@ func TestPartitionsFollowTime(t *testing.T) {
 	tenant, endpoint := tenantRows(t, d)
 	eventNow, deliveryNow, attemptNow, usageNow := webhookRows(t, d, now, tenant, endpoint, "succeeded")
 	eventPending, deliveryPending, attemptPending, _ := webhookRows(t, d, now.Add(3*day), tenant, endpoint, "pending")
-	eventLater, _, _, usageLater := webhookRows(t, d, now.Add(6*day), tenant, endpoint, "failed")
+	eventLater, deliveryLater, _, usageLater := webhookRows(t, d, now.Add(6*day), tenant, endpoint, "failed")
+	previousReleaseAttempt(t, d, tenant, eventLater, deliveryLater)
 	var organizations, rollups int
 	if err := d.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM organizations), (SELECT count(*) FROM growth_hourly_counts)").Scan(&organizations, &rollups); err != nil {
 		t.Fatal(err)
@@ -238,10 +257,10 @@ func TestPartitionsFollowTime(t *testing.T) {
 	}
 }
 
-// TestTimePartitionMigrationKeepsRows: rows stored before migration 00390 are in the
-// partitioned tables after it (the old table is their first partition), provider-wide audit
-// events included, and the growth rollups still follow inserts; the migration rolls back with
-// every row.
+// TestTimePartitionMigrationKeepsRows: rows stored before migrations 00390 and 00460 are in
+// the partitioned tables after them (the old table is their first partition), provider-wide
+// audit events and webhook events with their deliveries and attempts included, and the
+// growth rollups still follow inserts; the migrations roll back with every row.
 func TestTimePartitionMigrationKeepsRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -251,6 +270,8 @@ func TestTimePartitionMigrationKeepsRows(t *testing.T) {
 	partitioned := [][3]uuid.UUID{}
 	log, audit, growth := appendOnlyRows(t, d, now, &org)
 	partitioned = append(partitioned, [3]uuid.UUID{log, audit, growth})
+	tenant, endpoint := tenantRows(t, d)
+	event, delivery, attempt, usage := webhookRows(t, d, now, tenant, endpoint, "pending")
 
 	if err := postgres.MigrateDownTo(ctx, dsn, 311); err != nil {
 		t.Fatal(err)
@@ -285,6 +306,12 @@ func TestTimePartitionMigrationKeepsRows(t *testing.T) {
 			if partition != table+"_legacy" {
 				t.Errorf("%s %s is in %s, want %s_legacy", table, ids[i], partition, table)
 			}
+		}
+	}
+	for table, id := range map[string]uuid.UUID{"webhook_events": event, "webhook_deliveries": delivery, "webhook_delivery_attempts": attempt, "usage_events": usage} {
+		var partition string
+		if err := d.Pool.QueryRow(ctx, "SELECT tableoid::regclass::text FROM "+table+" WHERE id = $1", id).Scan(&partition); err != nil || partition != table+"_legacy" {
+			t.Errorf("%s %s after the migrations: in %q (%v), want %s_legacy", table, id, partition, err, table)
 		}
 	}
 	// The previous release, serving beside this one in a rolling deploy, still writes NULL.
