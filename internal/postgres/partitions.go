@@ -348,14 +348,14 @@ func DropExpiredPartitions(ctx context.Context, conn partitionConn, now time.Tim
 				if p.To.After(horizon) {
 					break // oldest first
 				}
-				if kept, err := t.kept(ctx, tx, p); err != nil || kept {
-					return err
-				}
-				if !locked {
+				if !locked { // before kept: a resend committing meanwhile is seen, not dropped
 					if err := lockFamily(ctx, tx, t); err != nil {
 						return err
 					}
 					locked = true
+				}
+				if kept, err := t.kept(ctx, tx, p); err != nil || kept {
+					return err
 				}
 				gone, err := dropPeriod(ctx, tx, t, p)
 				dropped = append(dropped, gone...)
