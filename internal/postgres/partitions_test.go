@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/provider/coreapi/internal/postgres"
+	"github.com/provider/coreapi/internal/webhook"
 )
 
 const day = 24 * time.Hour
@@ -163,6 +164,10 @@ func TestPartitionsFollowTime(t *testing.T) {
 	eventPending, deliveryPending, attemptPending, _ := webhookRows(t, d, now.Add(3*day), tenant, endpoint, "pending")
 	eventLater, deliveryLater, _, usageLater := webhookRows(t, d, now.Add(6*day), tenant, endpoint, "failed")
 	previousReleaseAttempt(t, d, tenant, eventLater, deliveryLater)
+	// A job queued by the previous release names no event: its delivery is found by its id.
+	if a, err := d.StartWebhookAttempt(ctx, tenant, uuid.Nil, deliveryPending, 0); err != nil || a == nil || a.EventID != eventPending {
+		t.Errorf("attempt of a job without its event: %+v, %v; want one of event %s", a, err, eventPending)
+	}
 	var organizations, rollups int
 	if err := d.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM organizations), (SELECT count(*) FROM growth_hourly_counts)").Scan(&organizations, &rollups); err != nil {
 		t.Fatal(err)
@@ -254,6 +259,23 @@ func TestPartitionsFollowTime(t *testing.T) {
 			"webhook_events": 30 * day, "webhook_deliveries": 30 * day, "webhook_delivery_attempts": 30 * day, "usage_events": 400 * day}[p.Table]); !p.To.After(horizon) {
 			t.Errorf("partition %s (to %s) kept past its retention", p.Name, p.To)
 		}
+	}
+}
+
+// TestWebhookRetentionOutlastsRetries: the least webhook event retention is longer than the
+// longest a delivery can keep retrying on the production policy's own schedule (each delay
+// at most the cap with its jitter, or the longest Retry-After honoured, plus the attempts'
+// timeouts), so only a delivery sent again by hand can still be pending when its day is
+// past retention (and that day is then kept).
+func TestWebhookRetentionOutlastsRetries(t *testing.T) {
+	t.Parallel()
+	p := webhook.DefaultPolicy(false)
+	longest := time.Duration(p.MaxAttempts) * p.Timeout
+	for range p.MaxAttempts - 1 {
+		longest += max(p.RetryCap*5/4, p.MaxRetryAfter)
+	}
+	if longest >= postgres.MinWebhookEventRetention {
+		t.Errorf("a delivery may retry for %v, not less than the least retention %v", longest, postgres.MinWebhookEventRetention)
 	}
 }
 
