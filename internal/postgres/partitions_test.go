@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/postgres"
 	"github.com/provider/coreapi/internal/webhook"
 )
@@ -358,5 +359,50 @@ func TestTimePartitionMigrationKeepsRows(t *testing.T) {
 	}
 	if after != before+1 {
 		t.Errorf("growth rollup went from %d to %d events on one insert, want +1", before, after)
+	}
+}
+
+// TestEventListPrunesPartitions: a list of webhook events filtered by created_after and
+// created_before reads only the daily partitions of that window (widened by the hour of
+// clock skew), with a custom plan and with the generic plan pgx may cache.
+func TestEventListPrunesPartitions(t *testing.T) {
+	t.Parallel()
+	_, d := openUpgradable(t)
+	org, endpoint := tenantRows(t, d)
+	now := time.Now().UTC()
+	event, _, _, _ := webhookRows(t, d, now, org, endpoint, "succeeded")
+	parts, err := d.Partitions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, e := explaining(t, d, &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: org})
+	after, before := now.Add(-10*time.Minute), now.Add(10*time.Minute)
+	events, _, err := postgres.NewWebhookDeliveryService(d, webhook.DefaultPolicy(true)).ListEvents(ctx,
+		core.WebhookEventFilter{CreatedAfter: &after, CreatedBefore: &before, Limit: 10})
+	if err != nil || len(events) != 1 || events[0].ID != event {
+		t.Fatalf("listed %v, %v; want event %s", events, err, event)
+	}
+	window := postgres.Partition{From: after.Add(-time.Hour), To: before.Add(time.Hour)}
+	for _, x := range e.plans {
+		read := 0
+		var walk func(n planNode)
+		walk = func(n planNode) {
+			if i := slices.IndexFunc(parts, func(p postgres.Partition) bool { return p.Name == n.RelationName }); i >= 0 && parts[i].Table == "webhook_events" {
+				read++
+				if p := parts[i]; !p.From.Before(window.To) || !window.From.Before(p.To) {
+					t.Errorf("%s reads %s [%s, %s), outside the window [%s, %s)", x.query, p.Name, p.From, p.To, window.From, window.To)
+				}
+			}
+			for _, c := range n.Plans {
+				walk(c)
+			}
+		}
+		walk(x.plan)
+		if read == 0 {
+			t.Errorf("%s reads no partition of webhook_events", x.query)
+		}
+	}
+	if len(e.plans) == 0 {
+		t.Error("no query was explained")
 	}
 }
