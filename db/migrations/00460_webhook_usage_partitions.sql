@@ -136,6 +136,10 @@ CREATE TABLE webhook_delivery_attempts_unrouted PARTITION OF webhook_delivery_at
 -- +goose StatementBegin
 CREATE FUNCTION webhook_delivery_attempts_route() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF NEW.event_id IS NOT NULL THEN -- an event whose day has no partition: refused, as without a DEFAULT
+        RAISE EXCEPTION 'no partition of webhook_delivery_attempts for event %', NEW.event_id
+            USING ERRCODE = 'check_violation';
+    END IF;
     NEW.event_id := (SELECT d.event_id FROM webhook_deliveries d
                      WHERE d.organization_id = NEW.organization_id AND d.id = NEW.delivery_id);
     IF NEW.event_id IS NOT NULL THEN

@@ -3,12 +3,14 @@ package postgres_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/postgres"
@@ -108,6 +110,13 @@ func previousReleaseAttempt(t *testing.T, d *postgres.DB, org, event, delivery u
 	if err := d.Pool.QueryRow(t.Context(), "SELECT event_id, tableoid::regclass::text FROM webhook_delivery_attempts WHERE id = $1", id).Scan(&stored, &partition); err != nil ||
 		stored != event || partition == "webhook_delivery_attempts_unrouted" {
 		t.Errorf("the previous release's attempt stored under event %v in %s (%v), want %v in its day's partition", stored, partition, err, event)
+	}
+	// An attempt of an event whose day has no partition is refused, as in a table without a
+	// DEFAULT partition.
+	_, err := d.Pool.Exec(t.Context(), `INSERT INTO webhook_delivery_attempts (id, organization_id, event_id, delivery_id, attempt, attempted_at, succeeded, latency_ms)
+		VALUES ($1, $2, $3, $4, 3, now(), true, 1)`, uuid.Must(uuid.NewV7()), org, idAt(time.Now().AddDate(1, 0, 0)), delivery)
+	if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.Code != "23514" {
+		t.Errorf("an attempt of a day without a partition: %v, want a check_violation", err)
 	}
 }
 
