@@ -181,7 +181,7 @@ ALTER TABLE webhook_delivery_attempts_plain RENAME TO webhook_delivery_attempts;
 ALTER TABLE webhook_delivery_attempts DROP COLUMN event_id;
 
 ALTER TABLE webhook_endpoints DROP CONSTRAINT webhook_endpoints_organization_id_id_key;
-CREATE INDEX webhook_endpoints_organization_id_id ON webhook_endpoints (organization_id, id);
+CREATE INDEX IF NOT EXISTS webhook_endpoints_organization_id_id ON webhook_endpoints (organization_id, id);
 
 ALTER TABLE webhook_events
     ADD CONSTRAINT webhook_events_pkey PRIMARY KEY (id),
