@@ -25,8 +25,8 @@ type partitionedTable struct {
 	monthly bool
 	// dependents are the tables partitioned by this one's id (a foreign key to it, in this
 	// order: each references the one before), whose partitions have the same bounds and are
-	// created and dropped with this one's; keptWhile is a condition on the rows of the last of
-	// them that keeps the period's partitions past retention while a row meets it.
+	// created and dropped with this one's; keptWhile is a condition on the period's ids ($1,
+	// $2: its bounds) that keeps its partitions past retention while it holds.
 	dependents []string
 	keptWhile  string
 }
@@ -87,7 +87,7 @@ const MinWebhookEventRetention = 30 * 24 * time.Hour
 // MinUsageEventRetention is the least retention of usage events: 400 days. Usage is read to
 // rate a billing period once it has ended (the longest is a year), to retry that invoice
 // through dunning, and by spend controls and their history (the current month, and the
-// months a client asks for): a year and a month of margin covers a yearly period rated late.
+// months a client asks for): a year and a month keeps a yearly period rated a month late.
 const MinUsageEventRetention = 400 * 24 * time.Hour
 
 // OrDefault is r with DefaultRetention's value for each zero field.
