@@ -75,14 +75,22 @@ func eventIDWindow(cursor *uuid.UUID, after, until *time.Time) keyRange {
 		r.before = *cursor
 	}
 	if until != nil {
-		if b := partitionBound(until.Add(clockSkewMargin)); bytes.Compare(b[:], r.before[:]) < 0 {
+		if b := idBound(until.Add(clockSkewMargin)); bytes.Compare(b[:], r.before[:]) < 0 {
 			r.before = b
 		}
 	}
 	if after != nil {
-		r.floor = partitionBound(after.Add(-clockSkewMargin))
+		r.floor = idBound(after.Add(-clockSkewMargin))
 	}
 	return r
+}
+
+// idBound is partitionBound of a time a client gave, which may precede 1970 (no UUIDv7 does).
+func idBound(t time.Time) uuid.UUID {
+	if t.UnixMilli() <= 0 {
+		return uuid.Nil
+	}
+	return partitionBound(t)
 }
 
 // FindEventByID implements core.WebhookDeliveryService.
