@@ -69,14 +69,18 @@ const environmentHelp = `Environment:
   CREDENTIAL_CACHE_TTL        how long an authenticated credential is trusted without a database
                               lookup when no change was announced (default 5s; 0: no cache)
   WEBHOOK_EVENT_RETENTION     how long webhook events (GET /v1/events), their deliveries and
-                              attempts are kept before the sweep deletes them (default 720h,
-                              30 days, also the least accepted)
+                              attempts are kept (default 720h, 30 days, also the least
+                              accepted: beyond any delivery's retries); whole days are dropped
+                              once past it, never while one of the day's deliveries is pending
   REQUEST_LOG_RETENTION       how long request logs are kept (default 720h, 30 days; at least
                               24h); whole days are dropped once past it
   AUDIT_RETENTION             how long audit events are kept (default 9600h, 400 days; at
                               least 24h); whole months are dropped once past it
   GROWTH_EVENT_RETENTION      how long growth events are kept (default 9504h, 396 days, 13
                               months; at least 24h); whole months are dropped once past it
+  USAGE_EVENT_RETENTION       how long usage events (rating, spend controls) are kept (default
+                              9600h, 400 days, also the least accepted: a yearly billing
+                              period rated late); whole months are dropped once past it
   QUOTA_API_KEYS              active API keys per organization (default 100)
   QUOTA_WEBHOOK_ENDPOINTS     webhook endpoints per organization (default 16)
   QUOTA_CONNECTED_BUSINESSES  connected businesses not closed per platform organization
@@ -342,9 +346,7 @@ type config struct {
 	logLevel    slog.Level
 	// credentialCacheTTL bounds how long a credential is trusted without a lookup.
 	credentialCacheTTL time.Duration
-	// webhookRetention is how long webhook events are kept.
-	webhookRetention time.Duration
-	quotas           core.Quotas
+	quotas             core.Quotas
 	// retention is how long the time-partitioned tables keep their rows.
 	retention postgres.Retention
 	// renewalInterval is how often the renewal run starts.
@@ -398,10 +400,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if cfg.credentialCacheTTL, err = time.ParseDuration(valueOr(getenv("CREDENTIAL_CACHE_TTL"), postgres.DefaultCredentialCacheTTL.String())); err != nil || cfg.credentialCacheTTL < 0 {
 		return cfg, fmt.Errorf("CREDENTIAL_CACHE_TTL must be a duration such as 5s, or 0")
 	}
-	retention := valueOr(getenv("WEBHOOK_EVENT_RETENTION"), jobs.DefaultWebhookRetention.String())
-	if cfg.webhookRetention, err = time.ParseDuration(retention); err != nil || cfg.webhookRetention < jobs.DefaultWebhookRetention {
-		return cfg, fmt.Errorf("WEBHOOK_EVENT_RETENTION must be a duration of at least 720h (30 days), such as 2160h")
-	}
 	if cfg.quotas, err = core.QuotasFromEnv(getenv); err != nil {
 		return cfg, err
 	}
@@ -415,23 +413,29 @@ func loadConfig(getenv func(string) string) (config, error) {
 }
 
 // retentionFromEnv reads the retention of each time-partitioned table: a duration of at
-// least a day (the shortest partition).
+// least a day (the shortest partition), or of at least postgres.MinWebhookEventRetention and
+// MinUsageEventRetention for the tables whose rows are still needed that long.
 func retentionFromEnv(getenv func(string) string) (postgres.Retention, error) {
 	r := postgres.DefaultRetention
-	for name, field := range map[string]*time.Duration{
-		"REQUEST_LOG_RETENTION":  &r.RequestLogs,
-		"AUDIT_RETENTION":        &r.AuditEvents,
-		"GROWTH_EVENT_RETENTION": &r.GrowthEvents,
+	for name, setting := range map[string]struct {
+		field *time.Duration
+		least time.Duration
+	}{
+		"REQUEST_LOG_RETENTION":   {&r.RequestLogs, 24 * time.Hour},
+		"AUDIT_RETENTION":         {&r.AuditEvents, 24 * time.Hour},
+		"GROWTH_EVENT_RETENTION":  {&r.GrowthEvents, 24 * time.Hour},
+		"WEBHOOK_EVENT_RETENTION": {&r.WebhookEvents, postgres.MinWebhookEventRetention},
+		"USAGE_EVENT_RETENTION":   {&r.UsageEvents, postgres.MinUsageEventRetention},
 	} {
 		v := getenv(name)
 		if v == "" {
 			continue
 		}
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 24*time.Hour {
-			return r, fmt.Errorf("%s must be a duration of at least 24h, such as 720h", name)
+		if err != nil || d < setting.least {
+			return r, fmt.Errorf("%s must be a duration of at least %dh, such as %dh", name, int(setting.least.Hours()), 2*int(setting.least.Hours()))
 		}
-		*field = d
+		*setting.field = d
 	}
 	return r, nil
 }
@@ -602,7 +606,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	// the services queue jobs in their transactions, and this process works its share.
 	hooks := webhook.DefaultPolicy(cfg.development)
 	hooks.Tracing = tracing
-	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, WebhookRetention: cfg.webhookRetention, Retention: cfg.retention, RenewalInterval: cfg.renewalInterval})
+	queue, err := jobs.New(db, jobs.Config{Logger: logger, Box: cfg.box, Webhooks: hooks, Retention: cfg.retention, RenewalInterval: cfg.renewalInterval})
 	if err != nil {
 		return err
 	}

@@ -2,13 +2,20 @@
 INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status)
 VALUES (@id, @organization_id, @event_id, @endpoint_id, 'pending');
 
+-- name: WebhookDeliveryEventID :one
+-- The event of delivery @id, for a job queued by the previous release, which does not carry
+-- it: the only read of a delivery by its id alone on the job's path (one probe of
+-- webhook_deliveries_id per partition).
+SELECT event_id FROM webhook_deliveries WHERE organization_id = @organization_id AND id = @id;
+
 -- name: WebhookDeliveryStartAttempt :one
 -- Counts the attempt of a pending delivery that its job is about to make. Nothing happens when
 -- the delivery is finished or gone (deleted with its endpoint), or was queued again (resend,
 -- recover) since the job was: the job has nothing to do.
 UPDATE webhook_deliveries
 SET attempts = attempts + 1, updated_at = now()
-WHERE organization_id = @organization_id AND id = @id AND status = 'pending' AND requeues = @requeues
+WHERE organization_id = @organization_id AND event_id = @event_id AND id = @id
+  AND status = 'pending' AND requeues = @requeues
 RETURNING *;
 
 -- name: WebhookDeliveryGetForSend :one
@@ -17,9 +24,9 @@ RETURNING *;
 SELECT sqlc.embed(webhook_events), webhook_endpoints.url, webhook_endpoints.secret, webhook_endpoints.status AS endpoint_status,
        (CASE WHEN webhook_endpoints.previous_secret_expires_at > now() THEN webhook_endpoints.previous_secret END)::bytea AS previous_secret
 FROM webhook_deliveries
-JOIN webhook_events ON webhook_events.id = webhook_deliveries.event_id
-JOIN webhook_endpoints ON webhook_endpoints.id = webhook_deliveries.endpoint_id
-WHERE webhook_deliveries.id = @id;
+JOIN webhook_events ON webhook_events.organization_id = webhook_deliveries.organization_id AND webhook_events.id = webhook_deliveries.event_id
+JOIN webhook_endpoints ON webhook_endpoints.organization_id = webhook_deliveries.organization_id AND webhook_endpoints.id = webhook_deliveries.endpoint_id
+WHERE webhook_deliveries.organization_id = @organization_id AND webhook_deliveries.event_id = @event_id AND webhook_deliveries.id = @id;
 
 -- name: WebhookDeliveryFinishAttempt :one
 -- Records the outcome of attempt @attempts: the delivery is done (@status succeeded, failed or
@@ -32,16 +39,16 @@ SET status          = @status,
     last_error      = @last_error,
     completed_at    = CASE WHEN @status = 'pending' THEN NULL ELSE now() END,
     updated_at      = now()
-WHERE id = @id AND attempts = @attempts AND status = 'pending'
+WHERE organization_id = @organization_id AND event_id = @event_id AND id = @id AND attempts = @attempts AND status = 'pending'
 RETURNING *;
 
 -- name: WebhookDeliveryAbandonByEndpoint :exec
--- A disabled endpoint receives nothing more. The deliveries stay, abandoned, until their events
--- are swept: recover queues them again.
+-- A disabled endpoint receives nothing more. The deliveries stay, abandoned, until their
+-- events' partitions are dropped: recover queues them again.
 UPDATE webhook_deliveries
 SET status = 'abandoned', last_error = 'The endpoint was disabled.', completed_at = now(), updated_at = now()
 WHERE organization_id = @organization_id AND endpoint_id = @endpoint_id AND status = 'pending';
 
 -- name: WebhookDeliveryAttemptInsert :exec
-INSERT INTO webhook_delivery_attempts (id, organization_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error, response_body)
-VALUES (@id, @organization_id, @delivery_id, @attempt, @attempted_at, @succeeded, @status_code, @latency_ms, @error, @response_body);
+INSERT INTO webhook_delivery_attempts (id, organization_id, event_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error, response_body)
+VALUES (@id, @organization_id, @event_id, @delivery_id, @attempt, @attempted_at, @succeeded, @status_code, @latency_ms, @error, @response_body);

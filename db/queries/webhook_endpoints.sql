@@ -46,5 +46,6 @@ WHERE organization_id = @organization_id AND id = @id;
 UPDATE webhook_endpoints e SET status = 'disabled', disabled_reason = @disabled_reason, updated_at = now()
 WHERE e.organization_id = @organization_id AND e.id = @id AND e.status = 'enabled'
   AND (greatest(e.last_success_at, e.enabled_at) IS NULL
-       OR greatest(e.last_success_at, e.enabled_at) < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = @delivery_id::uuid))
+       OR greatest(e.last_success_at, e.enabled_at) < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a
+                                                      WHERE a.organization_id = @organization_id AND a.event_id = @event_id::uuid AND a.delivery_id = @delivery_id::uuid))
 RETURNING *;

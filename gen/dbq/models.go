@@ -619,6 +619,29 @@ type UsageEvent struct {
 	OccurredAt     time.Time
 }
 
+type UsageEventsLegacy struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	Product        string
+	OccurredAt     time.Time
+}
+
+type WebhookDeliveriesLegacy struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	EventID        uuid.UUID
+	EndpointID     uuid.UUID
+	Status         string
+	Attempts       int32
+	NextAttemptAt  time.Time
+	LastError      *string
+	CompletedAt    *time.Time
+	Requeues       int32
+	AttemptLimit   *int32
+}
+
 type WebhookDelivery struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
@@ -646,6 +669,35 @@ type WebhookDeliveryAttempt struct {
 	LatencyMs      int32
 	Error          *string
 	ResponseBody   *string
+	EventID        uuid.UUID
+}
+
+type WebhookDeliveryAttemptsLegacy struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	DeliveryID     uuid.UUID
+	Attempt        int32
+	AttemptedAt    time.Time
+	Succeeded      bool
+	StatusCode     *int32
+	LatencyMs      int32
+	Error          *string
+	ResponseBody   *string
+	EventID        uuid.UUID
+}
+
+type WebhookDeliveryAttemptsUnrouted struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	DeliveryID     uuid.UUID
+	Attempt        int32
+	AttemptedAt    time.Time
+	Succeeded      bool
+	StatusCode     *int32
+	LatencyMs      int32
+	Error          *string
+	ResponseBody   *string
+	EventID        uuid.UUID
 }
 
 type WebhookEndpoint struct {
@@ -666,6 +718,14 @@ type WebhookEndpoint struct {
 }
 
 type WebhookEvent struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	CreatedAt      time.Time
+	Type           string
+	Data           []byte
+}
+
+type WebhookEventsLegacy struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
 	CreatedAt      time.Time

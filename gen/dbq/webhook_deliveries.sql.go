@@ -23,21 +23,22 @@ type WebhookDeliveryAbandonByEndpointParams struct {
 	EndpointID     uuid.UUID
 }
 
-// A disabled endpoint receives nothing more. The deliveries stay, abandoned, until their events
-// are swept: recover queues them again.
+// A disabled endpoint receives nothing more. The deliveries stay, abandoned, until their
+// events' partitions are dropped: recover queues them again.
 func (q *Queries) WebhookDeliveryAbandonByEndpoint(ctx context.Context, arg WebhookDeliveryAbandonByEndpointParams) error {
 	_, err := q.db.Exec(ctx, webhookDeliveryAbandonByEndpoint, arg.OrganizationID, arg.EndpointID)
 	return err
 }
 
 const webhookDeliveryAttemptInsert = `-- name: WebhookDeliveryAttemptInsert :exec
-INSERT INTO webhook_delivery_attempts (id, organization_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error, response_body)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+INSERT INTO webhook_delivery_attempts (id, organization_id, event_id, delivery_id, attempt, attempted_at, succeeded, status_code, latency_ms, error, response_body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 `
 
 type WebhookDeliveryAttemptInsertParams struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
+	EventID        uuid.UUID
 	DeliveryID     uuid.UUID
 	Attempt        int32
 	AttemptedAt    time.Time
@@ -52,6 +53,7 @@ func (q *Queries) WebhookDeliveryAttemptInsert(ctx context.Context, arg WebhookD
 	_, err := q.db.Exec(ctx, webhookDeliveryAttemptInsert,
 		arg.ID,
 		arg.OrganizationID,
+		arg.EventID,
 		arg.DeliveryID,
 		arg.Attempt,
 		arg.AttemptedAt,
@@ -64,6 +66,25 @@ func (q *Queries) WebhookDeliveryAttemptInsert(ctx context.Context, arg WebhookD
 	return err
 }
 
+const webhookDeliveryEventID = `-- name: WebhookDeliveryEventID :one
+SELECT event_id FROM webhook_deliveries WHERE organization_id = $1 AND id = $2
+`
+
+type WebhookDeliveryEventIDParams struct {
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+// The event of delivery @id, for a job queued by the previous release, which does not carry
+// it: the only read of a delivery by its id alone on the job's path (one probe of
+// webhook_deliveries_id per partition).
+func (q *Queries) WebhookDeliveryEventID(ctx context.Context, arg WebhookDeliveryEventIDParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryEventID, arg.OrganizationID, arg.ID)
+	var event_id uuid.UUID
+	err := row.Scan(&event_id)
+	return event_id, err
+}
+
 const webhookDeliveryFinishAttempt = `-- name: WebhookDeliveryFinishAttempt :one
 UPDATE webhook_deliveries
 SET status          = $1,
@@ -71,16 +92,18 @@ SET status          = $1,
     last_error      = $3,
     completed_at    = CASE WHEN $1 = 'pending' THEN NULL ELSE now() END,
     updated_at      = now()
-WHERE id = $4 AND attempts = $5 AND status = 'pending'
+WHERE organization_id = $4 AND event_id = $5 AND id = $6 AND attempts = $7 AND status = 'pending'
 RETURNING id, organization_id, created_at, updated_at, event_id, endpoint_id, status, attempts, next_attempt_at, last_error, completed_at, requeues, attempt_limit
 `
 
 type WebhookDeliveryFinishAttemptParams struct {
-	Status        string
-	NextAttemptAt time.Time
-	LastError     *string
-	ID            uuid.UUID
-	Attempts      int32
+	Status         string
+	NextAttemptAt  time.Time
+	LastError      *string
+	OrganizationID uuid.UUID
+	EventID        uuid.UUID
+	ID             uuid.UUID
+	Attempts       int32
 }
 
 // Records the outcome of attempt @attempts: the delivery is done (@status succeeded, failed or
@@ -92,6 +115,8 @@ func (q *Queries) WebhookDeliveryFinishAttempt(ctx context.Context, arg WebhookD
 		arg.Status,
 		arg.NextAttemptAt,
 		arg.LastError,
+		arg.OrganizationID,
+		arg.EventID,
 		arg.ID,
 		arg.Attempts,
 	)
@@ -118,10 +143,16 @@ const webhookDeliveryGetForSend = `-- name: WebhookDeliveryGetForSend :one
 SELECT webhook_events.id, webhook_events.organization_id, webhook_events.created_at, webhook_events.type, webhook_events.data, webhook_endpoints.url, webhook_endpoints.secret, webhook_endpoints.status AS endpoint_status,
        (CASE WHEN webhook_endpoints.previous_secret_expires_at > now() THEN webhook_endpoints.previous_secret END)::bytea AS previous_secret
 FROM webhook_deliveries
-JOIN webhook_events ON webhook_events.id = webhook_deliveries.event_id
-JOIN webhook_endpoints ON webhook_endpoints.id = webhook_deliveries.endpoint_id
-WHERE webhook_deliveries.id = $1
+JOIN webhook_events ON webhook_events.organization_id = webhook_deliveries.organization_id AND webhook_events.id = webhook_deliveries.event_id
+JOIN webhook_endpoints ON webhook_endpoints.organization_id = webhook_deliveries.organization_id AND webhook_endpoints.id = webhook_deliveries.endpoint_id
+WHERE webhook_deliveries.organization_id = $1 AND webhook_deliveries.event_id = $2 AND webhook_deliveries.id = $3
 `
+
+type WebhookDeliveryGetForSendParams struct {
+	OrganizationID uuid.UUID
+	EventID        uuid.UUID
+	ID             uuid.UUID
+}
 
 type WebhookDeliveryGetForSendRow struct {
 	WebhookEvent   WebhookEvent
@@ -133,8 +164,8 @@ type WebhookDeliveryGetForSendRow struct {
 
 // What one attempt sends: the event and the endpoint's address, secret and status, and the
 // secret it replaced while that one's grace period lasts (NULL otherwise).
-func (q *Queries) WebhookDeliveryGetForSend(ctx context.Context, id uuid.UUID) (WebhookDeliveryGetForSendRow, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryGetForSend, id)
+func (q *Queries) WebhookDeliveryGetForSend(ctx context.Context, arg WebhookDeliveryGetForSendParams) (WebhookDeliveryGetForSendRow, error) {
+	row := q.db.QueryRow(ctx, webhookDeliveryGetForSend, arg.OrganizationID, arg.EventID, arg.ID)
 	var i WebhookDeliveryGetForSendRow
 	err := row.Scan(
 		&i.WebhookEvent.ID,
@@ -175,12 +206,14 @@ func (q *Queries) WebhookDeliveryInsert(ctx context.Context, arg WebhookDelivery
 const webhookDeliveryStartAttempt = `-- name: WebhookDeliveryStartAttempt :one
 UPDATE webhook_deliveries
 SET attempts = attempts + 1, updated_at = now()
-WHERE organization_id = $1 AND id = $2 AND status = 'pending' AND requeues = $3
+WHERE organization_id = $1 AND event_id = $2 AND id = $3
+  AND status = 'pending' AND requeues = $4
 RETURNING id, organization_id, created_at, updated_at, event_id, endpoint_id, status, attempts, next_attempt_at, last_error, completed_at, requeues, attempt_limit
 `
 
 type WebhookDeliveryStartAttemptParams struct {
 	OrganizationID uuid.UUID
+	EventID        uuid.UUID
 	ID             uuid.UUID
 	Requeues       int32
 }
@@ -189,7 +222,12 @@ type WebhookDeliveryStartAttemptParams struct {
 // the delivery is finished or gone (deleted with its endpoint), or was queued again (resend,
 // recover) since the job was: the job has nothing to do.
 func (q *Queries) WebhookDeliveryStartAttempt(ctx context.Context, arg WebhookDeliveryStartAttemptParams) (WebhookDelivery, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryStartAttempt, arg.OrganizationID, arg.ID, arg.Requeues)
+	row := q.db.QueryRow(ctx, webhookDeliveryStartAttempt,
+		arg.OrganizationID,
+		arg.EventID,
+		arg.ID,
+		arg.Requeues,
+	)
 	var i WebhookDelivery
 	err := row.Scan(
 		&i.ID,

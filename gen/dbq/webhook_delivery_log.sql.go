@@ -14,19 +14,20 @@ import (
 
 const webhookDeliveryAttemptList = `-- name: WebhookDeliveryAttemptList :many
 SELECT a.delivery_id, a.attempt, a.attempted_at, a.succeeded, a.status_code, a.latency_ms, a.error, a.response_body
-FROM unnest($1::uuid[]) AS ids (id)
+FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS event_id) AS ids
 CROSS JOIN LATERAL (
     SELECT x.delivery_id, x.attempt, x.attempted_at, x.succeeded, x.status_code, x.latency_ms, x.error, x.response_body
     FROM webhook_delivery_attempts x
-    WHERE x.organization_id = $2 AND x.delivery_id = ids.id
+    WHERE x.organization_id = $3 AND x.event_id = ids.event_id AND x.delivery_id = ids.id
     ORDER BY x.attempt DESC
-    LIMIT $3
+    LIMIT $4
 ) a
 ORDER BY a.delivery_id, a.attempt DESC
 `
 
 type WebhookDeliveryAttemptListParams struct {
 	DeliveryIds    []uuid.UUID
+	EventIds       []uuid.UUID
 	OrganizationID uuid.UUID
 	PerDelivery    int32
 }
@@ -42,9 +43,15 @@ type WebhookDeliveryAttemptListRow struct {
 	ResponseBody *string
 }
 
-// The latest @per_delivery attempts of each of the deliveries @delivery_ids, newest first.
+// The latest @per_delivery attempts of each of the deliveries @delivery_ids of events
+// @event_ids (pairwise), newest first: each found in its event's partition by the unique key.
 func (q *Queries) WebhookDeliveryAttemptList(ctx context.Context, arg WebhookDeliveryAttemptListParams) ([]WebhookDeliveryAttemptListRow, error) {
-	rows, err := q.db.Query(ctx, webhookDeliveryAttemptList, arg.DeliveryIds, arg.OrganizationID, arg.PerDelivery)
+	rows, err := q.db.Query(ctx, webhookDeliveryAttemptList,
+		arg.DeliveryIds,
+		arg.EventIds,
+		arg.OrganizationID,
+		arg.PerDelivery,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +191,7 @@ SET status          = 'pending',
     updated_at      = now()
 WHERE organization_id = $2 AND endpoint_id = $3
   AND status IN ('failed', 'abandoned') AND created_at >= $4
-RETURNING id, requeues
+RETURNING id, event_id, requeues
 `
 
 type WebhookDeliveryRecoverParams struct {
@@ -196,6 +203,7 @@ type WebhookDeliveryRecoverParams struct {
 
 type WebhookDeliveryRecoverRow struct {
 	ID       uuid.UUID
+	EventID  uuid.UUID
 	Requeues int32
 }
 
@@ -216,7 +224,7 @@ func (q *Queries) WebhookDeliveryRecover(ctx context.Context, arg WebhookDeliver
 	var items []WebhookDeliveryRecoverRow
 	for rows.Next() {
 		var i WebhookDeliveryRecoverRow
-		if err := rows.Scan(&i.ID, &i.Requeues); err != nil {
+		if err := rows.Scan(&i.ID, &i.EventID, &i.Requeues); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -246,7 +254,8 @@ type WebhookDeliveryResendParams struct {
 }
 
 // Queues delivery @id for an attempt now. A finished delivery gets that one attempt; a pending
-// one keeps its schedule. requeues changes, so the job queued before does nothing.
+// one keeps its schedule. requeues changes, so the job queued before does nothing. The client
+// names the delivery alone: one probe of webhook_deliveries_id per partition.
 func (q *Queries) WebhookDeliveryResend(ctx context.Context, arg WebhookDeliveryResendParams) (WebhookDelivery, error) {
 	row := q.db.QueryRow(ctx, webhookDeliveryResend, arg.OrganizationID, arg.EndpointID, arg.ID)
 	var i WebhookDelivery
@@ -288,32 +297,36 @@ func (q *Queries) WebhookEventGetByIDAnyOrganization(ctx context.Context, id uui
 
 const webhookEventList = `-- name: WebhookEventList :many
 SELECT id, organization_id, created_at, type, data FROM webhook_events
-WHERE organization_id = $1
-  AND ($2::text IS NULL OR type = $2)
-  AND ($3::timestamptz IS NULL OR created_at >= $3)
-  AND ($4::timestamptz IS NULL OR created_at < $4)
-  AND ($5::uuid IS NULL OR id < $5)
+WHERE organization_id = $1 AND id < $2 AND id >= $3
+  AND ($4::text IS NULL OR type = $4)
+  AND ($5::timestamptz IS NULL OR created_at >= $5)
+  AND ($6::timestamptz IS NULL OR created_at < $6)
 ORDER BY id DESC
-LIMIT $6
+LIMIT $7
 `
 
 type WebhookEventListParams struct {
 	OrganizationID uuid.UUID
+	Before         uuid.UUID
+	Floor          uuid.UUID
 	Type           *string
 	CreatedAfter   *time.Time
 	CreatedBefore  *time.Time
-	Before         *uuid.UUID
 	RowLimit       int32
 }
 
-// An organization's events, newest first (keyset pages on id, a UUIDv7).
+// An organization's events, newest first (keyset pages on id, a UUIDv7). The page walks the
+// ids [floor, before): never NULL, so that the plan prunes the daily partitions outside them
+// (a cached generic plan at run time). Go narrows them to the created_after/created_before
+// window (eventIDWindow), and the created_at conditions keep their exact meaning.
 func (q *Queries) WebhookEventList(ctx context.Context, arg WebhookEventListParams) ([]WebhookEvent, error) {
 	rows, err := q.db.Query(ctx, webhookEventList,
 		arg.OrganizationID,
+		arg.Before,
+		arg.Floor,
 		arg.Type,
 		arg.CreatedAfter,
 		arg.CreatedBefore,
-		arg.Before,
 		arg.RowLimit,
 	)
 	if err != nil {
@@ -342,29 +355,32 @@ func (q *Queries) WebhookEventList(ctx context.Context, arg WebhookEventListPara
 
 const webhookEventListAnyOrganization = `-- name: WebhookEventListAnyOrganization :many
 SELECT id, organization_id, created_at, type, data FROM webhook_events
-WHERE ($1::text IS NULL OR type = $1)
-  AND ($2::timestamptz IS NULL OR created_at >= $2)
-  AND ($3::timestamptz IS NULL OR created_at < $3)
-  AND ($4::uuid IS NULL OR id < $4)
+WHERE id < $1 AND id >= $2
+  AND ($3::text IS NULL OR type = $3)
+  AND ($4::timestamptz IS NULL OR created_at >= $4)
+  AND ($5::timestamptz IS NULL OR created_at < $5)
 ORDER BY id DESC
-LIMIT $5
+LIMIT $6
 `
 
 type WebhookEventListAnyOrganizationParams struct {
+	Before        uuid.UUID
+	Floor         uuid.UUID
 	Type          *string
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
-	Before        *uuid.UUID
 	RowLimit      int32
 }
 
-// The operator's list: every organization's events, newest first.
+// The operator's list: every organization's events, newest first, within [floor, before)
+// like WebhookEventList (served by webhook_events_id).
 func (q *Queries) WebhookEventListAnyOrganization(ctx context.Context, arg WebhookEventListAnyOrganizationParams) ([]WebhookEvent, error) {
 	rows, err := q.db.Query(ctx, webhookEventListAnyOrganization,
+		arg.Before,
+		arg.Floor,
 		arg.Type,
 		arg.CreatedAfter,
 		arg.CreatedBefore,
-		arg.Before,
 		arg.RowLimit,
 	)
 	if err != nil {
@@ -393,15 +409,17 @@ func (q *Queries) WebhookEventListAnyOrganization(ctx context.Context, arg Webho
 
 const webhookEventListMissedByEndpoint = `-- name: WebhookEventListMissedByEndpoint :many
 SELECT e.id FROM webhook_events e
-WHERE e.organization_id = $1 AND e.created_at >= $2 AND e.created_at >= $3
-  AND e.type = ANY ($4::text[]) AND e.type <> 'webhook_endpoint.test'
+WHERE e.organization_id = $1 AND e.id >= $2
+  AND e.created_at >= $3 AND e.created_at >= $4
+  AND e.type = ANY ($5::text[]) AND e.type <> 'webhook_endpoint.test'
   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                  WHERE d.organization_id = $1 AND d.event_id = e.id AND d.endpoint_id = $5)
+                  WHERE d.organization_id = $1 AND d.event_id = e.id AND d.endpoint_id = $6)
 ORDER BY e.id
 `
 
 type WebhookEventListMissedByEndpointParams struct {
 	OrganizationID    uuid.UUID
+	Floor             uuid.UUID
 	Since             time.Time
 	EndpointCreatedAt time.Time
 	EventTypes        []string
@@ -409,11 +427,13 @@ type WebhookEventListMissedByEndpointParams struct {
 }
 
 // The events an endpoint has no delivery of, created at or after @since and after the endpoint,
-// of the types @event_types it subscribes to: those published while it was disabled.
+// of the types @event_types it subscribes to: those published while it was disabled. @floor
+// is the least id of that window (eventIDWindow): the partitions before it are pruned.
 // webhook_endpoint.test events belong to the endpoint they were sent to.
 func (q *Queries) WebhookEventListMissedByEndpoint(ctx context.Context, arg WebhookEventListMissedByEndpointParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, webhookEventListMissedByEndpoint,
 		arg.OrganizationID,
+		arg.Floor,
 		arg.Since,
 		arg.EndpointCreatedAt,
 		arg.EventTypes,

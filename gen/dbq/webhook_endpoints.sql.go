@@ -47,7 +47,8 @@ const webhookEndpointDisable = `-- name: WebhookEndpointDisable :one
 UPDATE webhook_endpoints e SET status = 'disabled', disabled_reason = $1, updated_at = now()
 WHERE e.organization_id = $2 AND e.id = $3 AND e.status = 'enabled'
   AND (greatest(e.last_success_at, e.enabled_at) IS NULL
-       OR greatest(e.last_success_at, e.enabled_at) < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a WHERE a.delivery_id = $4::uuid))
+       OR greatest(e.last_success_at, e.enabled_at) < (SELECT min(a.attempted_at) FROM webhook_delivery_attempts a
+                                                      WHERE a.organization_id = $2 AND a.event_id = $4::uuid AND a.delivery_id = $5::uuid))
 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at
 `
 
@@ -55,6 +56,7 @@ type WebhookEndpointDisableParams struct {
 	DisabledReason *string
 	OrganizationID uuid.UUID
 	ID             uuid.UUID
+	EventID        uuid.UUID
 	DeliveryID     uuid.UUID
 }
 
@@ -66,6 +68,7 @@ func (q *Queries) WebhookEndpointDisable(ctx context.Context, arg WebhookEndpoin
 		arg.DisabledReason,
 		arg.OrganizationID,
 		arg.ID,
+		arg.EventID,
 		arg.DeliveryID,
 	)
 	var i WebhookEndpoint

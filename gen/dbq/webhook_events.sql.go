@@ -7,7 +7,6 @@ package dbq
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -63,30 +62,4 @@ func (q *Queries) WebhookEventInsert(ctx context.Context, arg WebhookEventInsert
 		&i.Data,
 	)
 	return i, err
-}
-
-const webhookEventSweep = `-- name: WebhookEventSweep :execrows
-DELETE FROM webhook_events
-WHERE id IN (
-    SELECT e.id FROM webhook_events e
-    WHERE e.created_at < $1
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
-    ORDER BY e.created_at
-    LIMIT $2
-)
-`
-
-type WebhookEventSweepParams struct {
-	Before time.Time
-	Batch  int32
-}
-
-// Deletes at most @batch events older than @before whose deliveries are all finished (with
-// their deliveries and attempts), oldest first.
-func (q *Queries) WebhookEventSweep(ctx context.Context, arg WebhookEventSweepParams) (int64, error) {
-	result, err := q.db.Exec(ctx, webhookEventSweep, arg.Before, arg.Batch)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }

@@ -45,9 +45,6 @@ const (
 // holds one slot for at most the policy's timeout while the others go on.
 const webhookConcurrency = 32
 
-// DefaultWebhookRetention is how long finished webhook events are kept by default.
-const DefaultWebhookRetention = 30 * 24 * time.Hour
-
 // Config configures a Queue.
 type Config struct {
 	Logger *slog.Logger
@@ -55,9 +52,6 @@ type Config struct {
 	Box *secretbox.Box
 	// Webhooks is the delivery policy: timeout, attempts and backoff.
 	Webhooks webhook.Policy
-	// WebhookRetention is how long finished webhook events are kept; zero is
-	// DefaultWebhookRetention.
-	WebhookRetention time.Duration
 	// Retention is how long the time-partitioned tables keep their rows; zero fields are
 	// postgres.DefaultRetention's.
 	Retention postgres.Retention
@@ -80,9 +74,6 @@ type Queue struct {
 // db: set db.Jobs to it for the services to queue their work through it.
 func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	q := &Queue{}
-	if cfg.WebhookRetention == 0 {
-		cfg.WebhookRetention = DefaultWebhookRetention
-	}
 	if cfg.RenewalInterval == 0 {
 		cfg.RenewalInterval = DefaultRenewalInterval
 	}
@@ -91,7 +82,6 @@ func New(db *postgres.DB, cfg Config) (*Queue, error) {
 	river.AddWorker(workers, &provisionWorker{db: db, queue: q, logger: cfg.Logger})
 	river.AddWorker(workers, &webhookWorker{db: db, box: cfg.Box, sender: webhook.NewSender(cfg.Webhooks), logger: cfg.Logger})
 	river.AddWorker(workers, &sweepIdempotencyKeysWorker{db: db, logger: cfg.Logger})
-	river.AddWorker(workers, &sweepWebhookEventsWorker{db: db, retention: cfg.WebhookRetention, logger: cfg.Logger})
 	river.AddWorker(workers, &billDueWorker{db: db, logger: cfg.Logger})
 	river.AddWorker(workers, &taxDocumentsWorker{db: db, box: cfg.Box, queue: q, logger: cfg.Logger})
 	river.AddWorker(workers, &maintainPartitionsWorker{db: db, retention: cfg.Retention, logger: cfg.Logger})
@@ -146,8 +136,8 @@ func (q *Queue) InsertProvisioning(ctx context.Context, tx pgx.Tx, organizationI
 }
 
 // InsertWebhookDelivery implements postgres.Jobs.
-func (q *Queue) InsertWebhookDelivery(ctx context.Context, tx pgx.Tx, organizationID, deliveryID uuid.UUID) error {
-	_, err := q.client.InsertTx(ctx, tx, DeliverWebhookArgs{OrganizationID: organizationID, DeliveryID: deliveryID}, nil)
+func (q *Queue) InsertWebhookDelivery(ctx context.Context, tx pgx.Tx, organizationID, eventID, deliveryID uuid.UUID) error {
+	_, err := q.client.InsertTx(ctx, tx, DeliverWebhookArgs{OrganizationID: organizationID, EventID: eventID, DeliveryID: deliveryID}, nil)
 	return err
 }
 
@@ -158,7 +148,7 @@ func (q *Queue) RequeueWebhookDeliveries(ctx context.Context, tx pgx.Tx, organiz
 	}
 	params := make([]river.InsertManyParams, len(deliveries))
 	for i, d := range deliveries {
-		params[i] = river.InsertManyParams{Args: DeliverWebhookArgs{OrganizationID: organizationID, DeliveryID: d.ID, Requeues: d.Requeues}}
+		params[i] = river.InsertManyParams{Args: DeliverWebhookArgs{OrganizationID: organizationID, EventID: d.EventID, DeliveryID: d.ID, Requeues: d.Requeues}}
 	}
 	_, err := q.client.InsertManyTx(ctx, tx, params)
 	return err

@@ -267,5 +267,5 @@ func TestSweepsArePeriodicJobs(t *testing.T) {
 	f.start(t)
 	// Each runs once when a process starts leading, then on its schedule.
 	f.waitFor(t, 1, "SELECT count(*) FROM river_job WHERE kind = 'sweep_idempotency_keys' AND state = 'completed'")
-	f.waitFor(t, 1, "SELECT count(*) FROM river_job WHERE kind = 'sweep_webhook_events' AND state = 'completed'")
+	f.waitFor(t, 1, "SELECT count(*) FROM river_job WHERE kind = 'maintain_partitions' AND state = 'completed'")
 }

@@ -33,7 +33,6 @@ type periodic struct {
 func periodicSchedule(renewalInterval time.Duration) []periodic {
 	return []periodic{
 		{10 * time.Minute, SweepIdempotencyKeysArgs{}},
-		{time.Hour, SweepWebhookEventsArgs{}},
 		{time.Hour, MaintainPartitionsArgs{}},
 		{renewalInterval, BillDueArgs{}},
 	}
@@ -71,54 +70,10 @@ func (w *sweepIdempotencyKeysWorker) Work(ctx context.Context, _ *river.Job[Swee
 	return nil
 }
 
-// SweepWebhookEventsArgs is the job that deletes finished webhook events past their retention.
-type SweepWebhookEventsArgs struct{}
-
-// Kind implements river.JobArgs.
-func (SweepWebhookEventsArgs) Kind() string { return "sweep_webhook_events" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts: a failed sweep waits for the next one.
-func (SweepWebhookEventsArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: queueMaintenance, MaxAttempts: 1}
-}
-
-type sweepWebhookEventsWorker struct {
-	river.WorkerDefaults[SweepWebhookEventsArgs]
-	db        *postgres.DB
-	retention time.Duration
-	logger    *slog.Logger
-}
-
-// A sweep deletes webhook events in batches of webhookSweepBatch, each its own short
-// statement, and at most webhookSweepBatches of them per run: a backlog (a lowered retention,
-// a sweep that could not run) goes over several hourly runs instead of one long one.
-const (
-	webhookSweepBatch   = 5000
-	webhookSweepBatches = 20
-)
-
-func (w *sweepWebhookEventsWorker) Work(ctx context.Context, _ *river.Job[SweepWebhookEventsArgs]) error {
-	var swept int64
-	for range webhookSweepBatches {
-		n, err := w.db.SweepWebhookEvents(ctx, w.retention, webhookSweepBatch)
-		swept += n
-		if err != nil {
-			w.logger.Error("webhooks: sweeping old events", "error", err, "events", swept)
-			return err
-		}
-		if n < webhookSweepBatch {
-			break
-		}
-	}
-	if swept > 0 {
-		w.logger.Info("webhooks: swept old events", "events", swept)
-	}
-	return nil
-}
-
 // MaintainPartitionsArgs is the job that keeps the time partitions of the append-only tables
-// (request logs, audit events, growth events): it creates those ahead and drops those past
-// retention (postgres.MaintainPartitions). Hourly, so a day's partition is made a week
+// (request logs, audit events, growth events, webhook events with their deliveries and
+// attempts, usage events): it creates those ahead and drops those past retention
+// (postgres.MaintainPartitions). Hourly, so a day's partition is made a week
 // ahead many times over and dropped within an hour of its retention ending.
 type MaintainPartitionsArgs struct{}
 

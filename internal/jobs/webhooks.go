@@ -19,7 +19,10 @@ import (
 // delivery's status and every attempt's outcome.
 type DeliverWebhookArgs struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
-	DeliveryID     uuid.UUID `json:"delivery_id"`
+	// EventID is the delivery's event, its partition key; absent (nil) from the jobs the
+	// previous release queued, whose delivery is then found by its id alone.
+	EventID    uuid.UUID `json:"event_id,omitzero"`
+	DeliveryID uuid.UUID `json:"delivery_id"`
 	// Requeues is the delivery's count of re-queues (resend, recover) when the job was queued:
 	// a job queued before the latest re-queue does nothing.
 	Requeues int32 `json:"requeues,omitempty"`
@@ -53,7 +56,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[DeliverWebhookA
 	// An attempt begun is made and recorded even when the process stops meanwhile; the
 	// policy's timeout bounds it.
 	ctx = context.WithoutCancel(ctx)
-	a, err := w.db.StartWebhookAttempt(ctx, job.Args.OrganizationID, job.Args.DeliveryID, job.Args.Requeues)
+	a, err := w.db.StartWebhookAttempt(ctx, job.Args.OrganizationID, job.Args.EventID, job.Args.DeliveryID, job.Args.Requeues)
 	if err != nil || a == nil {
 		return err
 	}

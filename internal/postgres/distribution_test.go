@@ -60,15 +60,6 @@ var globalLookupKeys = map[string]string{
 	"onboardings_identity_issuer_identity_subject_key": "onboarding finds an identity before it has an organization",
 }
 
-// repartitionedElsewhere: repartitioned by the webhookpart branch; the lead removes this after
-// merging.
-var repartitionedElsewhere = map[string]bool{
-	"webhook_events":            true,
-	"webhook_deliveries":        true,
-	"webhook_delivery_attempts": true,
-	"usage_events":              true,
-}
-
 type (
 	catalogTable struct {
 		name            string
@@ -221,7 +212,7 @@ func checkSchemaDistributes(t *testing.T, db *postgres.DB) {
 	}
 	for _, p := range distributionProblems(tables, globalTables, distributionColumns) {
 		_, lookup := globalLookupKeys[p.constraint]
-		if !lookup && !repartitionedElsewhere[p.table] {
+		if !lookup {
 			t.Errorf("%s", p)
 		}
 	}
@@ -350,9 +341,6 @@ func joinProblem(q query, tenant map[string]bool) string {
 	}
 	var unequated []string
 	for _, j := range joins {
-		if repartitionedElsewhere[aliases[j[0]]] || repartitionedElsewhere[aliases[j[1]]] {
-			continue
-		}
 		if same.find(j[0]) != same.find(j[1]) {
 			unequated = append(unequated, aliases[j[0]]+" "+j[0]+" with "+aliases[j[1]]+" "+j[1])
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,6 +23,12 @@ import (
 type partitionedTable struct {
 	name    string
 	monthly bool
+	// dependents are the tables partitioned by this one's id (a foreign key to it, in this
+	// order: each references the one before), whose partitions have the same bounds and are
+	// created and dropped with this one's; keptWhile is a condition on the period's ids ($1,
+	// $2: its bounds) that keeps its partitions past retention while it holds.
+	dependents []string
+	keptWhile  string
 }
 
 var partitionedTables = []partitionedTable{
@@ -29,6 +36,11 @@ var partitionedTables = []partitionedTable{
 	{name: "request_log_bodies"}, // kept with request_logs: the same id key and retention
 	{name: "audit_events", monthly: true},
 	{name: "growth_events", monthly: true},
+	// Deliveries and their attempts are partitioned by their event's id (migration 00460): a
+	// day's events go with their deliveries and attempts, never while a delivery is pending.
+	{name: "webhook_events", dependents: []string{"webhook_deliveries", "webhook_delivery_attempts"},
+		keptWhile: "EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND event_id >= $1 AND event_id < $2)"},
+	{name: "usage_events", monthly: true},
 }
 
 // Partitions are created this far ahead of now: a week of daily partitions, two months of
@@ -48,18 +60,35 @@ const partitionLockTimeout = "5s"
 // once its whole period is past retention, so rows live up to one period (a day, a month)
 // longer.
 type Retention struct {
-	RequestLogs  time.Duration
-	AuditEvents  time.Duration
-	GrowthEvents time.Duration
+	RequestLogs   time.Duration
+	AuditEvents   time.Duration
+	GrowthEvents  time.Duration
+	WebhookEvents time.Duration // with their deliveries and attempts
+	UsageEvents   time.Duration
 }
 
-// DefaultRetention keeps request logs 30 days, audit events 400 days and growth events 13
-// months (396 days).
+// DefaultRetention keeps request logs and webhook events 30 days, audit events 400 days,
+// growth events 13 months (396 days) and usage events 400 days: MinUsageEventRetention.
 var DefaultRetention = Retention{
-	RequestLogs:  30 * 24 * time.Hour,
-	AuditEvents:  400 * 24 * time.Hour,
-	GrowthEvents: 396 * 24 * time.Hour,
+	RequestLogs:   30 * 24 * time.Hour,
+	AuditEvents:   400 * 24 * time.Hour,
+	GrowthEvents:  396 * 24 * time.Hour,
+	WebhookEvents: MinWebhookEventRetention,
+	UsageEvents:   MinUsageEventRetention,
 }
+
+// MinWebhookEventRetention is the least retention of webhook events: 30 days, far beyond a
+// delivery's longest schedule (webhook.Policy: 12 attempts over about a day, at most 11 × 8 h
+// when every answer asks for the longest Retry-After), so a period is past retention long
+// after its deliveries' first schedules ended. A delivery queued again by hand (resend,
+// recover) may still be pending then: its period's partitions wait for it (keptWhile).
+const MinWebhookEventRetention = 30 * 24 * time.Hour
+
+// MinUsageEventRetention is the least retention of usage events: 400 days. Usage is read to
+// rate a billing period once it has ended (the longest is a year), to retry that invoice
+// through dunning, and by spend controls and their history (the current month, and the
+// months a client asks for): a year and a month keeps a yearly period rated a month late.
+const MinUsageEventRetention = 400 * 24 * time.Hour
 
 // OrDefault is r with DefaultRetention's value for each zero field.
 func (r Retention) OrDefault() Retention {
@@ -70,9 +99,11 @@ func (r Retention) OrDefault() Retention {
 		return v
 	}
 	return Retention{
-		RequestLogs:  orDefault(r.RequestLogs, DefaultRetention.RequestLogs),
-		AuditEvents:  orDefault(r.AuditEvents, DefaultRetention.AuditEvents),
-		GrowthEvents: orDefault(r.GrowthEvents, DefaultRetention.GrowthEvents),
+		RequestLogs:   orDefault(r.RequestLogs, DefaultRetention.RequestLogs),
+		AuditEvents:   orDefault(r.AuditEvents, DefaultRetention.AuditEvents),
+		GrowthEvents:  orDefault(r.GrowthEvents, DefaultRetention.GrowthEvents),
+		WebhookEvents: orDefault(r.WebhookEvents, DefaultRetention.WebhookEvents),
+		UsageEvents:   orDefault(r.UsageEvents, DefaultRetention.UsageEvents),
 	}
 }
 
@@ -82,6 +113,10 @@ func (r Retention) of(table string) time.Duration {
 		return r.RequestLogs
 	case "audit_events":
 		return r.AuditEvents
+	case "webhook_events":
+		return r.WebhookEvents
+	case "usage_events":
+		return r.UsageEvents
 	default:
 		return r.GrowthEvents
 	}
@@ -153,12 +188,14 @@ type partitionConn interface {
 // rangeBound reads the bounds PostgreSQL prints for a range partition of a uuid key.
 var rangeBound = regexp.MustCompile(`^FOR VALUES FROM \((MINVALUE|'([0-9a-f-]{36})')\) TO \('([0-9a-f-]{36})'\)$`)
 
-// listPartitions reads the partitions of table t from the catalog, oldest first.
+// listPartitions reads the partitions of table t from the catalog, oldest first. A DEFAULT
+// partition is not one of them: it holds no period (webhook_delivery_attempts_unrouted,
+// migration 00460, stays empty).
 func listPartitions(ctx context.Context, tx pgx.Tx, t partitionedTable) ([]Partition, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT c.relname::text, pg_get_expr(c.relpartbound, c.oid)
 		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent = $1::regclass`, t.name)
+		WHERE i.inhparent = $1::regclass AND pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'`, t.name)
 	if err != nil {
 		return nil, err
 	}
@@ -183,14 +220,28 @@ func listPartitions(ctx context.Context, tx pgx.Tx, t partitionedTable) ([]Parti
 	return parts, rows.Err()
 }
 
+// family is t and its dependents, in the order of their foreign keys.
+func (t partitionedTable) family() []partitionedTable {
+	f := []partitionedTable{t}
+	for _, name := range t.dependents {
+		f = append(f, partitionedTable{name: name, monthly: t.monthly})
+	}
+	return f
+}
+
 // Partitions lists the partitions of every partitioned table, each table's oldest first.
 func (d *DB) Partitions(ctx context.Context) ([]Partition, error) {
 	var all []Partition
 	for _, t := range partitionedTables {
 		err := maintainTable(ctx, d.Pool, t, func(tx pgx.Tx) error {
-			parts, err := listPartitions(ctx, tx, t)
-			all = append(all, parts...)
-			return err
+			for _, member := range t.family() {
+				parts, err := listPartitions(ctx, tx, member)
+				if err != nil {
+					return err
+				}
+				all = append(all, parts...)
+			}
+			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -218,24 +269,51 @@ func maintainTable(ctx context.Context, conn partitionConn, t partitionedTable, 
 	return tx.Commit(ctx)
 }
 
-// CreatePartitions creates, for every partitioned table, the partitions of the periods from
-// the one holding now to those beginning within the table's margin ahead of it, and returns
-// those it created. A period some partition already covers in part is skipped.
+// lockFamily takes the locks that creating or dropping partitions of t's family needs, in
+// the order of their foreign keys: the order writers take them in (an event, then its
+// deliveries; a delivery, then its attempts), so maintenance never deadlocks with them.
+func lockFamily(ctx context.Context, tx pgx.Tx, t partitionedTable) error {
+	if len(t.dependents) == 0 {
+		return nil
+	}
+	names := make([]string, 0, 1+len(t.dependents))
+	for _, member := range t.family() {
+		names = append(names, pgx.Identifier{member.name}.Sanitize())
+	}
+	_, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(names, ", ")+" IN ACCESS EXCLUSIVE MODE")
+	return err
+}
+
+// CreatePartitions creates, for every partitioned table and its dependents, the partitions
+// of the periods from the one holding now to those beginning within the table's margin ahead
+// of it, and returns those it created. A period some partition already covers in part is
+// skipped.
 func CreatePartitions(ctx context.Context, conn partitionConn, now time.Time) ([]Partition, error) {
 	var created []Partition
 	for _, t := range partitionedTables {
 		err := maintainTable(ctx, conn, t, func(tx pgx.Tx) error {
-			existing, err := listPartitions(ctx, tx, t)
-			if err != nil {
+			var missing []Partition
+			for _, member := range t.family() {
+				existing, err := listPartitions(ctx, tx, member)
+				if err != nil {
+					return err
+				}
+				for start := t.periodStart(now); start.Before(now.Add(t.ahead())); start = t.nextPeriod(start) {
+					p := Partition{Table: member.name, Name: member.partitionName(start), From: start, To: t.nextPeriod(start)}
+					if !slices.ContainsFunc(existing, p.overlaps) {
+						missing = append(missing, p)
+					}
+				}
+			}
+			if len(missing) == 0 {
+				return nil
+			}
+			if err := lockFamily(ctx, tx, t); err != nil {
 				return err
 			}
-			for start := t.periodStart(now); start.Before(now.Add(t.ahead())); start = t.nextPeriod(start) {
-				p := Partition{Table: t.name, Name: t.partitionName(start), From: start, To: t.nextPeriod(start)}
-				if slices.ContainsFunc(existing, p.overlaps) {
-					continue
-				}
+			for _, p := range missing {
 				if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')",
-					pgx.Identifier{p.Name}.Sanitize(), pgx.Identifier{t.name}.Sanitize(), partitionBound(p.From), partitionBound(p.To))); err != nil {
+					pgx.Identifier{p.Name}.Sanitize(), pgx.Identifier{p.Table}.Sanitize(), partitionBound(p.From), partitionBound(p.To))); err != nil {
 					return fmt.Errorf("creating partition %s: %w", p.Name, err)
 				}
 				created = append(created, p)
@@ -252,8 +330,10 @@ func CreatePartitions(ctx context.Context, conn partitionConn, now time.Time) ([
 func (p Partition) overlaps(q Partition) bool { return p.From.Before(q.To) && q.From.Before(p.To) }
 
 // DropExpiredPartitions drops, for every partitioned table, the partitions whose period ended
-// retention or longer before now, and returns them. Dropping a partition is a catalog change:
-// its rows go at once, without a DELETE, dead tuples or a vacuum.
+// retention or longer before now, with the same period's partitions of its dependents, and
+// returns them. Dropping a partition is a catalog change: its rows go at once, without a
+// DELETE, dead tuples or a vacuum. A period whose rows meet the table's keptWhile is kept
+// (and the periods after it), for a later run to drop.
 func DropExpiredPartitions(ctx context.Context, conn partitionConn, now time.Time, retention Retention) ([]Partition, error) {
 	var dropped []Partition
 	for _, t := range partitionedTables {
@@ -263,19 +343,76 @@ func DropExpiredPartitions(ctx context.Context, conn partitionConn, now time.Tim
 			if err != nil {
 				return err
 			}
+			locked := false
 			for _, p := range existing {
 				if p.To.After(horizon) {
 					break // oldest first
 				}
-				if _, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{p.Name}.Sanitize()); err != nil {
-					return fmt.Errorf("dropping partition %s: %w", p.Name, err)
+				if !locked { // before kept: a resend committing meanwhile is seen, not dropped
+					if err := lockFamily(ctx, tx, t); err != nil {
+						return err
+					}
+					locked = true
 				}
-				dropped = append(dropped, p)
+				if kept, err := t.kept(ctx, tx, p); err != nil || kept {
+					return err
+				}
+				gone, err := dropPeriod(ctx, tx, t, p)
+				dropped = append(dropped, gone...)
+				if err != nil {
+					return err
+				}
 			}
 			return nil
 		})
 		if err != nil {
 			return dropped, err
+		}
+	}
+	return dropped, nil
+}
+
+// kept is whether partition p of t holds a row meeting t's keptWhile.
+func (t partitionedTable) kept(ctx context.Context, tx pgx.Tx, p Partition) (bool, error) {
+	if t.keptWhile == "" {
+		return false, nil
+	}
+	from := uuid.Nil // the first partition holds every id below its bound
+	if !p.From.IsZero() {
+		from = partitionBound(p.From)
+	}
+	var kept bool
+	err := tx.QueryRow(ctx, "SELECT "+t.keptWhile, from, partitionBound(p.To)).Scan(&kept)
+	return kept, err
+}
+
+// dropPeriod drops partition p of t and the partitions of its dependents ending where it
+// does, the last dependent first. A partition that another table's foreign key references is
+// detached before it is dropped: detaching checks that no row refers to it, which holds once
+// the referencing partition of the same period is gone.
+func dropPeriod(ctx context.Context, tx pgx.Tx, t partitionedTable, p Partition) ([]Partition, error) {
+	family := t.family()
+	var dropped []Partition
+	for i := len(family) - 1; i >= 0; i-- {
+		member := family[i]
+		parts, err := listPartitions(ctx, tx, member)
+		if err != nil {
+			return dropped, err
+		}
+		for _, q := range parts {
+			if !q.To.Equal(p.To) {
+				continue
+			}
+			if len(t.dependents) > 0 {
+				if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s DETACH PARTITION %s",
+					pgx.Identifier{member.name}.Sanitize(), pgx.Identifier{q.Name}.Sanitize())); err != nil {
+					return dropped, fmt.Errorf("detaching partition %s: %w", q.Name, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, "DROP TABLE "+pgx.Identifier{q.Name}.Sanitize()); err != nil {
+				return dropped, fmt.Errorf("dropping partition %s: %w", q.Name, err)
+			}
+			dropped = append(dropped, q)
 		}
 	}
 	return dropped, nil

@@ -107,7 +107,7 @@ func seedRenewals(b *testing.B, dsn string, n int) {
 			SELECT gen_random_uuid(), id, $1, $2, 'active', 'active', 'current', $3, $3, $4, $3
 			FROM organizations WHERE display_name = 'renewal-bench'`, []any{addressProduct, plan.ID, anchor, renewsAt}},
 		{`INSERT INTO usage_events (id, organization_id, product, occurred_at)
-			SELECT gen_random_uuid(), o.id, 'address', $1::timestamptz + k * interval '1 hour'
+			SELECT overlay(gen_random_uuid()::text PLACING left(time_partition_bound(now())::text, 13) FROM 1)::uuid, o.id, 'address', $1::timestamptz + k * interval '1 hour'
 			FROM organizations o, generate_series(1, 9) k WHERE display_name = 'renewal-bench'`, []any{anchor}},
 		{`ANALYZE`, nil},
 	} {

@@ -21,7 +21,7 @@ type Jobs interface {
 	// InsertProvisioning queues the provisioning of a new subscription.
 	InsertProvisioning(ctx context.Context, tx pgx.Tx, organizationID, subscriptionID uuid.UUID) error
 	// InsertWebhookDelivery queues the first attempt of a webhook delivery.
-	InsertWebhookDelivery(ctx context.Context, tx pgx.Tx, organizationID, deliveryID uuid.UUID) error
+	InsertWebhookDelivery(ctx context.Context, tx pgx.Tx, organizationID, eventID, deliveryID uuid.UUID) error
 	// RequeueWebhookDeliveries queues an attempt now of each delivery sent again by hand
 	// (resend, recover), with the delivery's new count of re-queues.
 	RequeueWebhookDeliveries(ctx context.Context, tx pgx.Tx, organizationID uuid.UUID, deliveries []RequeuedDelivery) error
@@ -30,10 +30,11 @@ type Jobs interface {
 	InsertTaxDocuments(ctx context.Context, tx pgx.Tx, organizationID, invoiceID uuid.UUID) error
 }
 
-// RequeuedDelivery is a delivery queued again, and its count of re-queues since.
+// RequeuedDelivery is a delivery queued again, its event (the partition key of both), and
+// its count of re-queues since.
 type RequeuedDelivery struct {
-	ID       uuid.UUID
-	Requeues int32
+	ID, EventID uuid.UUID
+	Requeues    int32
 }
 
 // enqueue runs insert with the job queue and the transaction of ctx, which must be the

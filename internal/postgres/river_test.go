@@ -24,8 +24,10 @@ import (
 // noJobs queues nothing: the work stays in the tables of the hand-made queues.
 type noJobs struct{}
 
-func (noJobs) InsertProvisioning(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error    { return nil }
-func (noJobs) InsertWebhookDelivery(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
+func (noJobs) InsertProvisioning(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
+func (noJobs) InsertWebhookDelivery(context.Context, pgx.Tx, uuid.UUID, uuid.UUID, uuid.UUID) error {
+	return nil
+}
 func (noJobs) RequeueWebhookDeliveries(context.Context, pgx.Tx, uuid.UUID, []postgres.RequeuedDelivery) error {
 	return nil
 }

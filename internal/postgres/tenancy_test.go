@@ -70,9 +70,6 @@ var tenancyExempt = map[string]string{
 	// Workers and sweeps (internal/jobs): they run for no principal over every organization's
 	// rows; what they then change of a tenant's rows they reach by the row's own
 	// organization_id.
-	"WebhookDeliveryGetForSend":      "worker: the delivery it claimed, by id",
-	"WebhookDeliveryFinishAttempt":   "worker: the delivery it claimed, by id",
-	"WebhookEventSweep":              "sweep: removes delivered events of every organization",
 	"IdempotencyKeyDeleteExpired":    "sweep: removes expired records of every organization",
 	"GrowthRollupUniques":            "operator-only provider-wide rollup of every organization",
 	"GrowthRollupFunnel":             "operator-only provider-wide rollup of every organization",

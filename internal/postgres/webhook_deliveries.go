@@ -54,17 +54,30 @@ type WebhookAttempt struct {
 // requeues is the delivery's count of re-queues when the job was queued. It returns nil when
 // there is nothing to attempt: the delivery is finished or gone, or was queued again since
 // (another job makes its attempts), or its endpoint is disabled (the delivery is then
-// abandoned).
-func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID uuid.UUID, requeues int32) (*WebhookAttempt, error) {
+// abandoned). eventID is the delivery's event, nil when the job does not know it (queued by
+// the previous release).
+func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, eventID, deliveryID uuid.UUID, requeues int32) (*WebhookAttempt, error) {
 	q := d.queries(ctx)
-	del, err := q.WebhookDeliveryStartAttempt(ctx, dbq.WebhookDeliveryStartAttemptParams{OrganizationID: organizationID, ID: deliveryID, Requeues: requeues})
+	if eventID == uuid.Nil {
+		var err error
+		eventID, err = q.WebhookDeliveryEventID(ctx, dbq.WebhookDeliveryEventIDParams{OrganizationID: organizationID, ID: deliveryID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, translate(err)
+		}
+	}
+	del, err := q.WebhookDeliveryStartAttempt(ctx, dbq.WebhookDeliveryStartAttemptParams{
+		OrganizationID: organizationID, EventID: eventID, ID: deliveryID, Requeues: requeues,
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, translate(err)
 	}
-	row, err := q.WebhookDeliveryGetForSend(ctx, del.ID)
+	row, err := q.WebhookDeliveryGetForSend(ctx, dbq.WebhookDeliveryGetForSendParams{OrganizationID: organizationID, EventID: eventID, ID: del.ID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil // the endpoint was deleted meanwhile
 	}
@@ -73,7 +86,7 @@ func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, deliveryID
 	}
 	if row.EndpointStatus != core.WebhookEndpointEnabled {
 		_, err := q.WebhookDeliveryFinishAttempt(ctx, dbq.WebhookDeliveryFinishAttemptParams{
-			ID: del.ID, Attempts: del.Attempts, Status: deliveryAbandoned, NextAttemptAt: del.NextAttemptAt,
+			OrganizationID: organizationID, EventID: eventID, ID: del.ID, Attempts: del.Attempts, Status: deliveryAbandoned, NextAttemptAt: del.NextAttemptAt,
 			LastError: nonEmpty("The endpoint was disabled."),
 		})
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -112,7 +125,7 @@ type WebhookAttemptOutcome struct {
 func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webhook.Attempt, policy webhook.Policy) (WebhookAttemptOutcome, error) {
 	var out WebhookAttemptOutcome
 	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		params := dbq.WebhookDeliveryFinishAttemptParams{ID: a.DeliveryID, Attempts: int32(a.Attempt), Status: deliverySucceeded, NextAttemptAt: r.At}
+		params := dbq.WebhookDeliveryFinishAttemptParams{OrganizationID: a.OrganizationID, EventID: a.EventID, ID: a.DeliveryID, Attempts: int32(a.Attempt), Status: deliverySucceeded, NextAttemptAt: r.At}
 		switch {
 		case r.Succeeded:
 		case r.Gone() || a.Attempt >= a.lastAttempt(policy):
@@ -139,7 +152,7 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 			statusCode = &c
 		}
 		if err := q.WebhookDeliveryAttemptInsert(ctx, dbq.WebhookDeliveryAttemptInsertParams{
-			ID: id, OrganizationID: a.OrganizationID, DeliveryID: a.DeliveryID, Attempt: int32(a.Attempt), AttemptedAt: r.At,
+			ID: id, OrganizationID: a.OrganizationID, EventID: a.EventID, DeliveryID: a.DeliveryID, Attempt: int32(a.Attempt), AttemptedAt: r.At,
 			Succeeded: r.Succeeded, StatusCode: statusCode, LatencyMs: int32(r.Latency.Milliseconds()), Error: nonEmpty(r.Error),
 			ResponseBody: nonEmpty(r.ResponseBody),
 		}); err != nil {
@@ -165,12 +178,4 @@ func (a *WebhookAttempt) lastAttempt(policy webhook.Policy) int {
 		return int(*a.attemptLimit)
 	}
 	return policy.MaxAttempts
-}
-
-// SweepWebhookEvents deletes at most batch webhook events older than retention whose
-// deliveries are all finished, oldest first, with their deliveries and attempts, and returns
-// how many it deleted. Each run is bounded; a backlog goes over several runs.
-func (d *DB) SweepWebhookEvents(ctx context.Context, retention time.Duration, batch int) (int64, error) {
-	n, err := d.queries(ctx).WebhookEventSweep(ctx, dbq.WebhookEventSweepParams{Before: time.Now().Add(-retention), Batch: int32(batch)})
-	return n, translate(err)
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -33,14 +34,16 @@ func (s *WebhookDeliveryService) ListEvents(ctx context.Context, f core.WebhookE
 	if err != nil {
 		return nil, nil, err
 	}
+	window := eventIDWindow(before, f.CreatedAfter, f.CreatedBefore)
 	params := dbq.WebhookEventListAnyOrganizationParams{
-		Type: f.Type, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, Before: before, RowLimit: int32(f.Limit) + 1,
+		Type: f.Type, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, Before: window.before, Floor: window.floor,
+		RowLimit: int32(f.Limit) + 1,
 	}
 	var rows []dbq.WebhookEvent
 	if org != nil {
 		rows, err = s.db.queries(ctx).WebhookEventList(ctx, dbq.WebhookEventListParams{
 			OrganizationID: *org, Type: params.Type, CreatedAfter: params.CreatedAfter, CreatedBefore: params.CreatedBefore,
-			Before: params.Before, RowLimit: params.RowLimit,
+			Before: params.Before, Floor: params.Floor, RowLimit: params.RowLimit,
 		})
 	} else {
 		rows, err = s.db.queries(ctx).WebhookEventListAnyOrganization(ctx, params)
@@ -54,6 +57,40 @@ func (s *WebhookDeliveryService) ListEvents(ctx context.Context, f core.WebhookE
 	}
 	events, next := page(events, f.Limit, func(e *core.WebhookEventRecord) uuid.UUID { return e.ID })
 	return events, next, nil
+}
+
+// clockSkewMargin widens the id window of a created_at filter. An event's created_at is the
+// database's clock when its transaction began, its id (a UUIDv7) the service's clock when it
+// was published; they differ by the transaction's length and the two clocks' skew, which this
+// bounds. A wider window costs nothing: it prunes the same daily partitions.
+const clockSkewMargin = time.Hour
+
+// eventIDWindow is the range of ids a list of the events created in [after, until) (nil: no
+// bound) below cursor (nil: the first page) walks: the ids written from after−margin to
+// until+margin. The created_at conditions still decide which rows are listed; the window lets
+// the plan prune the partitions outside it.
+func eventIDWindow(cursor *uuid.UUID, after, until *time.Time) keyRange {
+	r := keyRange{before: uuid.Max, floor: uuid.Nil}
+	if cursor != nil {
+		r.before = *cursor
+	}
+	if until != nil {
+		if b := idBound(until.Add(clockSkewMargin)); bytes.Compare(b[:], r.before[:]) < 0 {
+			r.before = b
+		}
+	}
+	if after != nil {
+		r.floor = idBound(after.Add(-clockSkewMargin))
+	}
+	return r
+}
+
+// idBound is partitionBound of a time a client gave, which may precede 1970 (no UUIDv7 does).
+func idBound(t time.Time) uuid.UUID {
+	if t.UnixMilli() <= 0 {
+		return uuid.Nil
+	}
+	return partitionBound(t)
 }
 
 // FindEventByID implements core.WebhookDeliveryService.
@@ -122,12 +159,13 @@ func (s *WebhookDeliveryService) attachAttempts(ctx context.Context, q *dbq.Quer
 	}
 	byID := make(map[uuid.UUID]*core.WebhookDelivery, len(deliveries))
 	ids := make([]uuid.UUID, len(deliveries))
+	eventIDs := make([]uuid.UUID, len(deliveries))
 	for i, d := range deliveries {
-		ids[i], byID[d.ID] = d.ID, d
+		ids[i], eventIDs[i], byID[d.ID] = d.ID, d.EventID, d
 		d.Attempts = []core.WebhookDeliveryAttempt{}
 	}
 	rows, err := q.WebhookDeliveryAttemptList(ctx, dbq.WebhookDeliveryAttemptListParams{
-		DeliveryIds: ids, OrganizationID: org, PerDelivery: core.MaxAttemptsListed,
+		DeliveryIds: ids, EventIds: eventIDs, OrganizationID: org, PerDelivery: core.MaxAttemptsListed,
 	})
 	if err != nil {
 		return translate(err)
@@ -151,7 +189,7 @@ func (s *WebhookDeliveryService) ResendDelivery(ctx context.Context, endpointID,
 		if err != nil {
 			return nil, core.AuditEntry{}, notFoundAs(err, "Delivery %s of webhook endpoint %s does not exist.", deliveryID, endpointID)
 		}
-		return []RequeuedDelivery{{ID: row.ID, Requeues: row.Requeues}},
+		return []RequeuedDelivery{{ID: row.ID, EventID: row.EventID, Requeues: row.Requeues}},
 			core.AuditEntry{Action: "webhook_endpoint.delivery_resent", After: map[string]any{"delivery_id": row.ID, "event_id": row.EventID}},
 			nil
 	})
@@ -176,7 +214,7 @@ func (s *WebhookDeliveryService) RecoverDeliveries(ctx context.Context, endpoint
 		}
 		requeued := make([]RequeuedDelivery, len(rows))
 		for i, r := range rows {
-			requeued[i] = RequeuedDelivery{ID: r.ID, Requeues: r.Requeues}
+			requeued[i] = RequeuedDelivery{ID: r.ID, EventID: r.EventID, Requeues: r.Requeues}
 		}
 		missed, err := insertMissedDeliveries(ctx, q, endpoint, since, schedule)
 		if err != nil {
@@ -197,7 +235,7 @@ func (s *WebhookDeliveryService) RecoverDeliveries(ctx context.Context, endpoint
 func insertMissedDeliveries(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint, since time.Time, schedule int32) ([]RequeuedDelivery, error) {
 	events, err := q.WebhookEventListMissedByEndpoint(ctx, dbq.WebhookEventListMissedByEndpointParams{
 		OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since,
-		EndpointCreatedAt: endpoint.CreatedAt, EventTypes: endpoint.EnabledEvents,
+		Floor: eventIDWindow(nil, &since, nil).floor, EndpointCreatedAt: endpoint.CreatedAt, EventTypes: endpoint.EnabledEvents,
 	})
 	if err != nil || len(events) == 0 {
 		return nil, err
@@ -208,7 +246,7 @@ func insertMissedDeliveries(ctx context.Context, q *dbq.Queries, endpoint dbq.We
 		if ids[i], err = uuid.NewV7(); err != nil {
 			return nil, err
 		}
-		missed[i] = RequeuedDelivery{ID: ids[i]}
+		missed[i] = RequeuedDelivery{ID: ids[i], EventID: events[i]}
 	}
 	return missed, q.WebhookDeliveryInsertRecovered(ctx, dbq.WebhookDeliveryInsertRecoveredParams{
 		Ids: ids, EventIds: events, OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Schedule: schedule,

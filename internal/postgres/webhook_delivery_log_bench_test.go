@@ -97,13 +97,13 @@ func seedWebhookAttempts(b *testing.B, db *postgres.DB, deliveries, attempts int
 			if ok {
 				code, errText = 200, nil
 			}
-			tries = append(tries, []any{uuid.Must(uuid.NewV7()), org, delivery, int32(n), at.Add(time.Duration(n) * time.Millisecond), ok, code, int32(40), errText, &body})
+			tries = append(tries, []any{uuid.Must(uuid.NewV7()), org, event, delivery, int32(n), at.Add(time.Duration(n) * time.Millisecond), ok, code, int32(40), errText, &body})
 		}
 	}
 	copyRows(b, db, "webhook_events", []string{"id", "organization_id", "created_at", "type", "data"}, events)
 	copyRows(b, db, "webhook_deliveries", []string{"id", "organization_id", "created_at", "updated_at", "event_id", "endpoint_id",
 		"status", "attempts", "next_attempt_at", "last_error", "completed_at"}, rows)
-	copyRows(b, db, "webhook_delivery_attempts", []string{"id", "organization_id", "delivery_id", "attempt", "attempted_at",
+	copyRows(b, db, "webhook_delivery_attempts", []string{"id", "organization_id", "event_id", "delivery_id", "attempt", "attempted_at",
 		"succeeded", "status_code", "latency_ms", "error", "response_body"}, tries)
 	// Visibility map and statistics, as autovacuum would leave them.
 	if _, err := db.Pool.Exec(ctx, "VACUUM ANALYZE webhook_events, webhook_deliveries, webhook_delivery_attempts"); err != nil {

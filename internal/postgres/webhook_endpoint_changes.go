@@ -152,7 +152,7 @@ func (d *DB) disableFailingEndpoint(ctx context.Context, q *dbq.Queries, a *Webh
 			a.EventID, a.Attempt, r.Error)
 		why = "sustained delivery failure"
 		row, err = q.WebhookEndpointDisable(ctx, dbq.WebhookEndpointDisableParams{
-			OrganizationID: a.OrganizationID, ID: a.EndpointID, DeliveryID: a.DeliveryID, DisabledReason: &reason,
+			OrganizationID: a.OrganizationID, ID: a.EndpointID, EventID: a.EventID, DeliveryID: a.DeliveryID, DisabledReason: &reason,
 		})
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

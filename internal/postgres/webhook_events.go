@@ -65,5 +65,5 @@ func (d *DB) insertWebhookDelivery(ctx context.Context, q *dbq.Queries, orgID, e
 	if err := q.WebhookDeliveryInsert(ctx, dbq.WebhookDeliveryInsertParams{ID: id, OrganizationID: orgID, EventID: eventID, EndpointID: endpointID}); err != nil {
 		return err
 	}
-	return d.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertWebhookDelivery(ctx, tx, orgID, id) })
+	return d.enqueue(ctx, func(jobs Jobs, tx pgx.Tx) error { return jobs.InsertWebhookDelivery(ctx, tx, orgID, eventID, id) })
 }
