@@ -144,3 +144,65 @@ func TestBillDue(t *testing.T) {
 		t.Errorf("after the payment the run took %d steps (%v), want %d", n, err, periods)
 	}
 }
+
+// TestBillDue_WorkersAndRunsAtOnce: two runs at once, each taking four steps at a time on
+// four connections, renew every period of every subscription exactly once; a subscription
+// whose row someone else holds (as a request does) is skipped without waiting, and the next
+// run renews it.
+func TestBillDue_WorkersAndRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, operator := openOperatorDB(t)
+	db.RenewalConcurrency = 4
+	anchor := time.Now().UTC().AddDate(0, -2, -1).Truncate(time.Second)
+	periods := periodsSince(anchor, time.Now())
+	subs := make([]uuid.UUID, 24)
+	for i := range subs {
+		subs[i] = overdueSubscription(t, db, newRenewalOrganization(t, db, operator), anchor.Add(time.Duration(i)*time.Second))
+	}
+	held, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback(ctx) //nolint:errcheck // committed or rolled back below
+	if _, err := held.Exec(ctx, `SELECT 1 FROM subscriptions WHERE id = $1 FOR UPDATE`, subs[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	var wg sync.WaitGroup
+	taken := make([]int, 2)
+	for i := range taken {
+		wg.Go(func() {
+			n, err := db.BillDue(ctx)
+			if err != nil {
+				t.Errorf("run %d: %v", i, err)
+			}
+			taken[i] = n
+		})
+	}
+	wg.Wait()
+	if got, want := taken[0]+taken[1], (len(subs)-1)*periods; got != want {
+		t.Errorf("the runs took %v steps, want %d in all (%d subscriptions not held x %d periods)", taken, want, len(subs)-1, periods)
+	}
+	wantRenewals := func(sub uuid.UUID, want int) {
+		t.Helper()
+		if n := countRows(t, db, `SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, sub); n != want {
+			t.Errorf("subscription %s: %d renewals, want %d", sub, n, want)
+		}
+		if n := countRows(t, db, `SELECT count(*) FROM billing_invoices WHERE subscription_id = $1`, sub); n != want {
+			t.Errorf("subscription %s: %d invoices, want %d", sub, n, want)
+		}
+	}
+	for _, sub := range subs[1:] {
+		wantRenewals(sub, periods)
+	}
+	wantRenewals(subs[0], 0) // skipped while held
+
+	if err := held.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.BillDue(ctx); err != nil || n != periods {
+		t.Errorf("once released, the run took %d steps (%v), want %d", n, err, periods)
+	}
+	wantRenewals(subs[0], periods)
+}
