@@ -23,7 +23,7 @@ func periodUsage(ctx context.Context, q *dbq.Queries, sub *core.Subscription, pl
 	if !ok {
 		return nil, nil
 	}
-	row, err := q.ProductGetByID(ctx, sub.ProductID)
+	row, err := billingProduct(ctx, q, sub.ProductID)
 	if err != nil || len(row.MeteringMetrics) != 1 {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (d *DB) BillDue(ctx context.Context) (int, error) {
 		if err != nil {
 			return taken, errors.Join(append(errs, err)...)
 		}
-		took, failed := d.takeSteps(ctx, rows, workers)
+		took, failed := d.takeSteps(withBatchCatalogue(ctx), rows, workers)
 		taken += took
 		errs = append(errs, failed...)
 		// A subscription several periods behind comes back once per period, and a full batch
@@ -194,7 +194,7 @@ func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, afte
 // issues the period's invoice, with the usage of the period it closes, when something is due, and records the renewal, whose primary
 // key refuses a second renewal of the period.
 func (d *DB) renew(ctx context.Context, q *dbq.Queries, sub *core.Subscription, at time.Time) error {
-	plan, err := planWithPrices(ctx, q, sub.PlanID)
+	plan, err := billingPlan(ctx, q, sub.PlanID)
 	if err != nil {
 		return err
 	}
