@@ -156,39 +156,18 @@ func seedRenewals(b *testing.B, dsn string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	renewsAt := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
-	anchor := renewsAt.AddDate(0, -1, 0)
-	for _, s := range []struct {
-		sql  string
-		args []any
-	}{
-		{`UPDATE plans SET status = 'active' WHERE id = $1`, []any{plan.ID}},
-		{`INSERT INTO organizations SELECT (jsonb_populate_record(NULL::organizations,
-			to_jsonb(o) || jsonb_build_object('id', gen_random_uuid(), 'display_name', 'renewal-bench'))).*
-			FROM organizations o, generate_series(1, $2) WHERE o.id = $1`, []any{template.ID, n}},
-		{`INSERT INTO subscriptions (id, organization_id, product_id, plan_id, commercial_status, service_status, billing_status,
-			started_at, billing_anchor_at, renews_at, provisioned_at)
-			SELECT gen_random_uuid(), id, $1, $2, 'active', 'active', 'current', $3, $3, $4, $3
-			FROM organizations WHERE display_name = 'renewal-bench'`, []any{addressProduct, plan.ID, anchor, renewsAt}},
-		{`INSERT INTO usage_events (id, organization_id, product, occurred_at)
-			SELECT gen_random_uuid(), o.id, 'address', $1::timestamptz + k * interval '1 hour'
-			FROM organizations o, generate_series(1, 9) k WHERE display_name = 'renewal-bench'`, []any{anchor}},
-		{`ANALYZE`, nil},
-	} {
-		if _, err := db.Pool.Exec(ctx, s.sql, s.args...); err != nil {
-			b.Fatalf("%s: %v", s.sql, err)
-		}
+	if _, err := db.Pool.Exec(ctx, `UPDATE plans SET status = 'active' WHERE id = $1`, plan.ID); err != nil {
+		b.Fatal(err)
 	}
+	pgtest.SeedDueRenewals(b, db.Pool, template.ID, plan.ID, n)
 }
-
-const addressProduct = "0193a000-0000-7000-8000-000000000002"
 
 func ratedPlan() core.PlanCreate {
 	fee, flat := int64(10000), int64(300)
 	four, six := 4.0, 6.0
 	metric := "short_addresses_resolved"
 	return core.PlanCreate{
-		ProductID: uuid.MustParse(addressProduct), Code: "renewal-bench", Name: "Renewal bench", BillingPeriod: "monthly",
+		ProductID: uuid.MustParse(pgtest.AddressProduct), Code: "renewal-bench", Name: "Renewal bench", BillingPeriod: "monthly",
 		Currency: "SAR", RecurringFee: &fee, IncludedUsage: []core.IncludedUsage{{Metric: metric, Quantity: 2}}, OverageRules: []core.OverageRule{},
 		Prices: []*core.Price{
 			{ComponentType: "recurring_fee", Amount: &fee, Currency: "SAR", TaxTreatment: "tax_exclusive", Status: core.PriceActive},
