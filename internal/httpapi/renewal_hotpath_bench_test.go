@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -85,21 +84,7 @@ type hotPathSet struct {
 // hotPaths makes the API keys (enough that none is refused for its rate) and the requests of
 // organization org.
 func hotPaths(b *testing.B, env *apitest.Env, org string) *hotPathSet {
-	keys := make([]string, 32)
-	for i := range keys {
-		body := fmt.Sprintf(`{"organization_id":%q,"name":"hot-%d","environment":"sandbox","scopes":["organizations:read","growth-events:write"]}`, org, i)
-		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken, Body: body})
-		if resp.Status != http.StatusCreated {
-			b.Fatalf("create key: status %d: %s", resp.Status, resp.Body)
-		}
-		var key struct {
-			FullKey string `json:"full_key"`
-		}
-		if err := json.Unmarshal(resp.Body, &key); err != nil {
-			b.Fatal(err)
-		}
-		keys[i] = "Bearer " + key.FullKey
-	}
+	keys := benchKeys(b, env, org, 32, `"organizations:read","growth-events:write"`)
 	withKey := func(r *http.Request, i int) *http.Request {
 		r.Header.Set("Authorization", keys[i%len(keys)])
 		return r

@@ -52,6 +52,25 @@ func countRows(t *testing.T, db *postgres.DB, sql string, args ...any) int {
 	return n
 }
 
+// runsAtOnce starts n renewal runs (DB.BillDue) at once, as n processes would, and returns
+// how many steps each took; a run that fails fails t.
+func runsAtOnce(t *testing.T, db *postgres.DB, n int) []int {
+	t.Helper()
+	var wg sync.WaitGroup
+	taken := make([]int, n)
+	for i := range taken {
+		wg.Go(func() {
+			took, err := db.BillDue(context.Background())
+			if err != nil {
+				t.Errorf("run %d: %v", i, err)
+			}
+			taken[i] = took
+		})
+	}
+	wg.Wait()
+	return taken
+}
+
 // periodsSince counts the renewals a monthly cycle anchored at anchor has had by now.
 func periodsSince(anchor, now time.Time) int {
 	n := 0
@@ -91,18 +110,7 @@ func TestBillDue(t *testing.T) {
 	}
 
 	// Three runs at once.
-	var wg sync.WaitGroup
-	taken := make([]int, 3)
-	for i := range taken {
-		wg.Go(func() {
-			n, err := db.BillDue(ctx)
-			if err != nil {
-				t.Errorf("run %d: %v", i, err)
-			}
-			taken[i] = n
-		})
-	}
-	wg.Wait()
+	taken := runsAtOnce(t, db, 3)
 	periods := periodsSince(anchor, time.Now())
 	if got := taken[0] + taken[1] + taken[2]; got != 2*periods {
 		t.Errorf("the runs took %v steps, want %d in all (2 subscriptions x %d periods)", taken, 2*periods, periods)
@@ -169,18 +177,7 @@ func TestBillDue_WorkersAndRunsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var wg sync.WaitGroup
-	taken := make([]int, 2)
-	for i := range taken {
-		wg.Go(func() {
-			n, err := db.BillDue(ctx)
-			if err != nil {
-				t.Errorf("run %d: %v", i, err)
-			}
-			taken[i] = n
-		})
-	}
-	wg.Wait()
+	taken := runsAtOnce(t, db, 2)
 	if got, want := taken[0]+taken[1], (len(subs)-1)*periods; got != want {
 		t.Errorf("the runs took %v steps, want %d in all (%d subscriptions not held x %d periods)", taken, want, len(subs)-1, periods)
 	}
