@@ -46,6 +46,7 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 
 	idle := paths.sample(b, 200, nil)
 	done := make(chan error, 1)
+	pool := env.DB.Pool.Stat()
 	start := time.Now()
 	go func() {
 		taken, err := env.DB.BillDue(context.Background())
@@ -56,6 +57,7 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 	}()
 	during := paths.sample(b, 0, done)
 	run := time.Since(start)
+	poolAfter := env.DB.Pool.Stat()
 	idle.add(paths.sample(b, 200, nil))
 	b.StopTimer()
 
@@ -68,8 +70,11 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 			name, without[0], without[1], len(idle.latencies[i]), with[0], with[1], len(during.latencies[i]),
 			float64(with[0])/float64(without[0]), float64(with[1])/float64(without[1]))
 	}
-	b.Logf("renewal run: %d invoices in %v (%.0f/s), %d connections of a pool of %d", n, run.Round(time.Millisecond),
-		float64(n)/run.Seconds(), max(1, env.DB.Pool.Config().MaxConns/2), env.DB.Pool.Config().MaxConns)
+	// Whether anyone (the run's workers or the requests) found the pool empty during the run.
+	b.Logf("renewal run: %d invoices in %v (%.0f/s), %d connections of a pool of %d; during it %d acquires, %d waited for a connection (%v in all)",
+		n, run.Round(time.Millisecond), float64(n)/run.Seconds(), max(1, env.DB.Pool.Config().MaxConns/2), env.DB.Pool.Config().MaxConns,
+		poolAfter.AcquireCount()-pool.AcquireCount(), poolAfter.EmptyAcquireCount()-pool.EmptyAcquireCount(),
+		(poolAfter.EmptyAcquireWaitTime() - pool.EmptyAcquireWaitTime()).Round(time.Millisecond))
 }
 
 // hotPathSet is the requests BenchmarkHotPathsDuringRenewal times, by name.
