@@ -19,7 +19,8 @@ import (
 // when its renewal arrives (the view subscription_billing_steps says which) or, cancelled, when
 // the period already invoiced ends. The wall-clock worker (internal/jobs, BillDue) takes the
 // steps of organizations on no test clock; a test clock's advance takes its organization's.
-// Both take each step through billingStep, at the time billingNow answers.
+// Both take each step through billingStep, at the organization's billing time (billingNow's, read
+// with the row lock).
 
 // billStepsBatch is how many due steps BillDue reads at a time, per worker.
 const billStepsBatch = 50
