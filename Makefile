@@ -146,10 +146,12 @@ bench-lists: bench-build ## Every list and filter at LIST_BENCH_ROWS (10 million
 
 # The renewal scenario (docs/performance.md, "Renewals"): not HTTP traffic, so a Go benchmark.
 RENEWAL_BENCH_N ?= 100000
+RENEWAL_CONCURRENCY ?= 8
 .PHONY: bench-renewal
-bench-renewal: ## RENEWAL_BENCH_N subscriptions with usage renewed and rated by one process, against a replay of the same SQL.
-	RENEWAL_BENCH_N=$(RENEWAL_BENCH_N) $(GO) test -run x -bench BenchmarkRenewal -benchtime 1x -timeout 60m ./internal/postgres/
+bench-renewal: ## RENEWAL_BENCH_N subscriptions with usage renewed and rated by one process, RENEWAL_CONCURRENCY at once, against a replay of the same SQL; then the API's hot paths during a run.
+	RENEWAL_BENCH_N=$(RENEWAL_BENCH_N) RENEWAL_CONCURRENCY=$(RENEWAL_CONCURRENCY) $(GO) test -run '^$$' -bench BenchmarkRenewal -benchtime 1x -timeout 60m ./internal/postgres/
+	$(GO) test -run '^$$' -bench BenchmarkHotPathsDuringRenewal -benchtime 1x -timeout 20m ./internal/httpapi/
 
 .PHONY: bench-go
 bench-go: ## Go benchmarks of the hot pieces (BenchmarkGrowthSummary seeds a million events first: a minute or two).
-	$(GO) test -run x -bench . -benchmem ./internal/httpapi/ ./internal/einvoice/ ./internal/postgres/
+	$(GO) test -run x -bench . -skip 'Renewal' -benchmem ./internal/httpapi/ ./internal/einvoice/ ./internal/postgres/

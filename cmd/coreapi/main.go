@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,6 +91,8 @@ const environmentHelp = `Environment:
                               (default 50); over a quota a create is 409 quota_exceeded
   RENEWAL_INTERVAL            how often the renewal run looks for renewals and ended services
                               that are due (default 1m)
+  RENEWAL_CONCURRENCY         how many of them a run takes at once, each on a connection of
+                              the pool (default half the pool's connections, at least 1)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the other standard
                               OTEL_* variables: traces (OTLP over HTTP) of each request, its
                               database statements and the webhook deliveries; off unless an
@@ -351,6 +354,9 @@ type config struct {
 	retention postgres.Retention
 	// renewalInterval is how often the renewal run starts.
 	renewalInterval time.Duration
+	// renewalConcurrency is how many billing steps a renewal run takes at once (0: the
+	// default, half the pool).
+	renewalConcurrency int
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -408,6 +414,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if cfg.renewalInterval, err = time.ParseDuration(valueOr(getenv("RENEWAL_INTERVAL"), jobs.DefaultRenewalInterval.String())); err != nil || cfg.renewalInterval <= 0 {
 		return cfg, fmt.Errorf("RENEWAL_INTERVAL must be a positive duration such as 1m")
+	}
+	if v := getenv("RENEWAL_CONCURRENCY"); v != "" {
+		if cfg.renewalConcurrency, err = strconv.Atoi(v); err != nil || cfg.renewalConcurrency < 1 {
+			return cfg, fmt.Errorf("RENEWAL_CONCURRENCY must be a positive number of connections such as 4")
+		}
 	}
 	return cfg, nil
 }
@@ -594,6 +605,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 	db.Events = httpapi.EventEncoder{}
 	db.Quotas = cfg.quotas
+	db.RenewalConcurrency = cfg.renewalConcurrency
 	m := metrics.New()
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		return err

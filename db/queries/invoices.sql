@@ -66,10 +66,3 @@ WHERE (sqlc.narg(invoice_id)::uuid IS NULL OR invoice_id = sqlc.narg(invoice_id)
 ORDER BY id
 LIMIT @row_limit;
 
--- name: WebhookEndpointListSubscribedUnless :many
--- The enabled endpoints of an organization that receive events of @event_type and not those
--- of @successor_type: the endpoints a deprecated alias still reaches without a duplicate.
-SELECT id FROM webhook_endpoints
-WHERE organization_id = @organization_id AND status = 'enabled' AND @event_type::text = ANY (enabled_events)
-  AND NOT (@successor_type::text = ANY (enabled_events))
-ORDER BY id;

@@ -16,6 +16,24 @@ WHERE b.organization_id = @organization_id AND b.due_at <= @until::timestamptz
 ORDER BY b.due_at, b.id
 LIMIT 1;
 
+-- name: BillingStepLock :one
+-- Locks the subscription for a billing step (a test clock's advance waits for the lock) and
+-- answers the organization's billing time with it: its test clock's time, or @wall_clock
+-- when it is on none (DB.billingNow, in the same statement).
+SELECT sqlc.embed(s), coalesce(c.frozen_time, @wall_clock::timestamptz)::timestamptz AS billing_time
+FROM subscriptions s LEFT JOIN test_clocks c ON c.organization_id = s.organization_id
+WHERE s.organization_id = @organization_id AND s.id = @id
+FOR UPDATE OF s;
+
+-- name: BillingStepClaim :one
+-- As BillingStepLock, for the wall-clock run: a subscription locked by anyone else (another
+-- run's worker, a request) is skipped, no row, rather than waited for; it stays due and a
+-- later read of the run, or the next run, takes it.
+SELECT sqlc.embed(s), coalesce(c.frozen_time, @wall_clock::timestamptz)::timestamptz AS billing_time
+FROM subscriptions s LEFT JOIN test_clocks c ON c.organization_id = s.organization_id
+WHERE s.organization_id = @organization_id AND s.id = @id
+FOR UPDATE OF s SKIP LOCKED;
+
 -- name: BillingStepDue :one
 -- Whether the subscription has a billing step due at @now: checked again once its row is
 -- locked, so a step another process has just taken is not taken twice.

@@ -28,12 +28,6 @@ LIMIT @row_limit;
 -- name: WebhookEndpointDelete :one
 DELETE FROM webhook_endpoints WHERE organization_id = @organization_id AND id = @id RETURNING *;
 
--- name: WebhookEndpointListSubscribed :many
--- The enabled endpoints of an organization that receive events of @event_type.
-SELECT id FROM webhook_endpoints
-WHERE organization_id = @organization_id AND status = 'enabled' AND @event_type::text = ANY (enabled_events)
-ORDER BY id;
-
 -- name: WebhookEndpointMarkSucceeded :exec
 -- Records a successful attempt that ended at @succeeded_at (attempts end in any order).
 UPDATE webhook_endpoints SET last_success_at = greatest(last_success_at, @succeeded_at::timestamptz)

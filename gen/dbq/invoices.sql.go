@@ -535,38 +535,3 @@ func (q *Queries) BillingPaymentListAnyOrganization(ctx context.Context, arg Bil
 	}
 	return items, nil
 }
-
-const webhookEndpointListSubscribedUnless = `-- name: WebhookEndpointListSubscribedUnless :many
-SELECT id FROM webhook_endpoints
-WHERE organization_id = $1 AND status = 'enabled' AND $2::text = ANY (enabled_events)
-  AND NOT ($3::text = ANY (enabled_events))
-ORDER BY id
-`
-
-type WebhookEndpointListSubscribedUnlessParams struct {
-	OrganizationID uuid.UUID
-	EventType      string
-	SuccessorType  string
-}
-
-// The enabled endpoints of an organization that receive events of @event_type and not those
-// of @successor_type: the endpoints a deprecated alias still reaches without a duplicate.
-func (q *Queries) WebhookEndpointListSubscribedUnless(ctx context.Context, arg WebhookEndpointListSubscribedUnlessParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, webhookEndpointListSubscribedUnless, arg.OrganizationID, arg.EventType, arg.SuccessorType)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []uuid.UUID
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}

@@ -13,6 +13,60 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const billingStepClaim = `-- name: BillingStepClaim :one
+SELECT s.id, s.created_at, s.updated_at, s.organization_id, s.product_id, s.plan_id, s.commercial_status, s.service_status, s.billing_status, s.provisioning_request_id, s.requested_configuration, s.started_at, s.billing_anchor_at, s.renews_at, s.suspended_at, s.terminated_at, s.suspended_by, s.cancelled_by, s.provisioned_at, s.service_ends_at, s.dunning_invoice_id, s.dunning_retries, s.dunning_next_at, s.usage_since, coalesce(c.frozen_time, $1::timestamptz)::timestamptz AS billing_time
+FROM subscriptions s LEFT JOIN test_clocks c ON c.organization_id = s.organization_id
+WHERE s.organization_id = $2 AND s.id = $3
+FOR UPDATE OF s SKIP LOCKED
+`
+
+type BillingStepClaimParams struct {
+	WallClock      time.Time
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+type BillingStepClaimRow struct {
+	Subscription Subscription
+	BillingTime  time.Time
+}
+
+// As BillingStepLock, for the wall-clock run: a subscription locked by anyone else (another
+// run's worker, a request) is skipped, no row, rather than waited for; it stays due and a
+// later read of the run, or the next run, takes it.
+func (q *Queries) BillingStepClaim(ctx context.Context, arg BillingStepClaimParams) (BillingStepClaimRow, error) {
+	row := q.db.QueryRow(ctx, billingStepClaim, arg.WallClock, arg.OrganizationID, arg.ID)
+	var i BillingStepClaimRow
+	err := row.Scan(
+		&i.Subscription.ID,
+		&i.Subscription.CreatedAt,
+		&i.Subscription.UpdatedAt,
+		&i.Subscription.OrganizationID,
+		&i.Subscription.ProductID,
+		&i.Subscription.PlanID,
+		&i.Subscription.CommercialStatus,
+		&i.Subscription.ServiceStatus,
+		&i.Subscription.BillingStatus,
+		&i.Subscription.ProvisioningRequestID,
+		&i.Subscription.RequestedConfiguration,
+		&i.Subscription.StartedAt,
+		&i.Subscription.BillingAnchorAt,
+		&i.Subscription.RenewsAt,
+		&i.Subscription.SuspendedAt,
+		&i.Subscription.TerminatedAt,
+		&i.Subscription.SuspendedBy,
+		&i.Subscription.CancelledBy,
+		&i.Subscription.ProvisionedAt,
+		&i.Subscription.ServiceEndsAt,
+		&i.Subscription.DunningInvoiceID,
+		&i.Subscription.DunningRetries,
+		&i.Subscription.DunningNextAt,
+		&i.Subscription.UsageSince,
+		&i.BillingTime,
+	)
+	return i, err
+}
+
 const billingStepDue = `-- name: BillingStepDue :one
 SELECT EXISTS (SELECT 1 FROM subscription_billing_steps b
                WHERE b.organization_id = $1 AND b.id = $2 AND b.due_at <= $3::timestamptz)
@@ -31,6 +85,60 @@ func (q *Queries) BillingStepDue(ctx context.Context, arg BillingStepDueParams) 
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const billingStepLock = `-- name: BillingStepLock :one
+SELECT s.id, s.created_at, s.updated_at, s.organization_id, s.product_id, s.plan_id, s.commercial_status, s.service_status, s.billing_status, s.provisioning_request_id, s.requested_configuration, s.started_at, s.billing_anchor_at, s.renews_at, s.suspended_at, s.terminated_at, s.suspended_by, s.cancelled_by, s.provisioned_at, s.service_ends_at, s.dunning_invoice_id, s.dunning_retries, s.dunning_next_at, s.usage_since, coalesce(c.frozen_time, $1::timestamptz)::timestamptz AS billing_time
+FROM subscriptions s LEFT JOIN test_clocks c ON c.organization_id = s.organization_id
+WHERE s.organization_id = $2 AND s.id = $3
+FOR UPDATE OF s
+`
+
+type BillingStepLockParams struct {
+	WallClock      time.Time
+	OrganizationID uuid.UUID
+	ID             uuid.UUID
+}
+
+type BillingStepLockRow struct {
+	Subscription Subscription
+	BillingTime  time.Time
+}
+
+// Locks the subscription for a billing step (a test clock's advance waits for the lock) and
+// answers the organization's billing time with it: its test clock's time, or @wall_clock
+// when it is on none (DB.billingNow, in the same statement).
+func (q *Queries) BillingStepLock(ctx context.Context, arg BillingStepLockParams) (BillingStepLockRow, error) {
+	row := q.db.QueryRow(ctx, billingStepLock, arg.WallClock, arg.OrganizationID, arg.ID)
+	var i BillingStepLockRow
+	err := row.Scan(
+		&i.Subscription.ID,
+		&i.Subscription.CreatedAt,
+		&i.Subscription.UpdatedAt,
+		&i.Subscription.OrganizationID,
+		&i.Subscription.ProductID,
+		&i.Subscription.PlanID,
+		&i.Subscription.CommercialStatus,
+		&i.Subscription.ServiceStatus,
+		&i.Subscription.BillingStatus,
+		&i.Subscription.ProvisioningRequestID,
+		&i.Subscription.RequestedConfiguration,
+		&i.Subscription.StartedAt,
+		&i.Subscription.BillingAnchorAt,
+		&i.Subscription.RenewsAt,
+		&i.Subscription.SuspendedAt,
+		&i.Subscription.TerminatedAt,
+		&i.Subscription.SuspendedBy,
+		&i.Subscription.CancelledBy,
+		&i.Subscription.ProvisionedAt,
+		&i.Subscription.ServiceEndsAt,
+		&i.Subscription.DunningInvoiceID,
+		&i.Subscription.DunningRetries,
+		&i.Subscription.DunningNextAt,
+		&i.Subscription.UsageSince,
+		&i.BillingTime,
+	)
+	return i, err
 }
 
 const billingStepNext = `-- name: BillingStepNext :one

@@ -291,38 +291,6 @@ func (q *Queries) WebhookEndpointListAnyOrganization(ctx context.Context, arg We
 	return items, nil
 }
 
-const webhookEndpointListSubscribed = `-- name: WebhookEndpointListSubscribed :many
-SELECT id FROM webhook_endpoints
-WHERE organization_id = $1 AND status = 'enabled' AND $2::text = ANY (enabled_events)
-ORDER BY id
-`
-
-type WebhookEndpointListSubscribedParams struct {
-	OrganizationID uuid.UUID
-	EventType      string
-}
-
-// The enabled endpoints of an organization that receive events of @event_type.
-func (q *Queries) WebhookEndpointListSubscribed(ctx context.Context, arg WebhookEndpointListSubscribedParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, webhookEndpointListSubscribed, arg.OrganizationID, arg.EventType)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []uuid.UUID
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const webhookEndpointMarkSucceeded = `-- name: WebhookEndpointMarkSucceeded :exec
 UPDATE webhook_endpoints SET last_success_at = greatest(last_success_at, $1::timestamptz)
 WHERE organization_id = $2 AND id = $3

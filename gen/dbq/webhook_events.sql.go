@@ -63,3 +63,50 @@ func (q *Queries) WebhookEventInsert(ctx context.Context, arg WebhookEventInsert
 	)
 	return i, err
 }
+
+const webhookEventInsertListSubscribed = `-- name: WebhookEventInsertListSubscribed :many
+WITH stored AS (
+    INSERT INTO webhook_events (id, organization_id, type, data) VALUES ($4, $1, $2, $5)
+)
+SELECT e.id FROM webhook_endpoints e
+WHERE e.organization_id = $1 AND e.status = 'enabled' AND $2::text = ANY (e.enabled_events)
+  AND NOT (e.enabled_events && $3::text[])
+ORDER BY e.id
+`
+
+type WebhookEventInsertListSubscribedParams struct {
+	OrganizationID uuid.UUID
+	Type           string
+	ExceptTypes    []string
+	ID             uuid.UUID
+	Data           []byte
+}
+
+// Stores a webhook event and answers, in the same statement, the enabled endpoints of its
+// organization that receive it: those subscribed to @type and to none of @except_types (the
+// endpoints a deprecated alias still reaches without a duplicate, when they name its successor).
+func (q *Queries) WebhookEventInsertListSubscribed(ctx context.Context, arg WebhookEventInsertListSubscribedParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, webhookEventInsertListSubscribed,
+		arg.OrganizationID,
+		arg.Type,
+		arg.ExceptTypes,
+		arg.ID,
+		arg.Data,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -21,21 +21,7 @@ func BenchmarkRequest(b *testing.B) {
 	org := createOrganization(b, env, minimalOrganization)["id"].(string)
 	// Each key may send 200 at once and 100 a second (the standard policy): the requests
 	// take turns over enough keys that none is refused for its rate.
-	keys := make([]string, 128)
-	for i := range keys {
-		body := fmt.Sprintf(`{"organization_id":%q,"name":"bench-%d","environment":"sandbox","scopes":["organizations:read","products:read"]}`, org, i)
-		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken, Body: body})
-		if resp.Status != http.StatusCreated {
-			b.Fatalf("create key: status %d: %s", resp.Status, resp.Body)
-		}
-		var key struct {
-			FullKey string `json:"full_key"`
-		}
-		if err := json.Unmarshal(resp.Body, &key); err != nil {
-			b.Fatal(err)
-		}
-		keys[i] = "Bearer " + key.FullKey
-	}
+	keys := benchKeys(b, env, org, 128, `"organizations:read","products:read"`)
 	for _, bc := range []struct{ name, path string }{
 		{"GetOrganization", "/v1/organizations/" + org},
 		{"ListProducts", "/v1/products"},
@@ -65,6 +51,28 @@ func BenchmarkRequest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchKeys creates n sandbox API keys of organization org with scopes (a JSON list's
+// items) and returns their Authorization headers.
+func benchKeys(b *testing.B, env *apitest.Env, org string, n int, scopes string) []string {
+	b.Helper()
+	keys := make([]string, n)
+	for i := range keys {
+		body := fmt.Sprintf(`{"organization_id":%q,"name":"bench-%d","environment":"sandbox","scopes":[%s]}`, org, i, scopes)
+		resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken, Body: body})
+		if resp.Status != http.StatusCreated {
+			b.Fatalf("create key: status %d: %s", resp.Status, resp.Body)
+		}
+		var key struct {
+			FullKey string `json:"full_key"`
+		}
+		if err := json.Unmarshal(resp.Body, &key); err != nil {
+			b.Fatal(err)
+		}
+		keys[i] = "Bearer " + key.FullKey
+	}
+	return keys
 }
 
 // discardResponse is a response writer that keeps only the status.

@@ -58,6 +58,10 @@ type DB struct {
 
 	organizationTypes organizationTypes // see catalogueAudience
 
+	// RenewalConcurrency is how many billing steps the wall-clock renewal run (BillDue)
+	// takes at once, each on a connection of its own; 0: half the pool's connections.
+	RenewalConcurrency int
+
 	// Quotas bound what each organization may hold (core.Quotas; zero limits are defaults).
 	// Read at every check, so a test may change them between requests.
 	Quotas core.Quotas

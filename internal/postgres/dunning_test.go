@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,18 +27,7 @@ func TestDunningStepsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var wg sync.WaitGroup
-	taken := make([]int, 3)
-	for i := range taken {
-		wg.Go(func() {
-			n, err := db.BillDue(ctx)
-			if err != nil {
-				t.Errorf("run %d: %v", i, err)
-			}
-			taken[i] = n
-		})
-	}
-	wg.Wait()
+	taken := runsAtOnce(t, db, 3)
 	if got := taken[0] + taken[1] + taken[2]; got != 4 {
 		t.Errorf("the runs took %v steps, want 4 in all (overdue, three retries)", taken)
 	}

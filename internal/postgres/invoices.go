@@ -328,22 +328,7 @@ func (d *DB) announceInvoiceIssued(ctx context.Context, q *dbq.Queries, inv *cor
 	if err := d.publish(ctx, q, inv.OrganizationID, core.EventInvoiceIssued, inv); err != nil {
 		return err
 	}
-	eventID, err := d.storeEvent(ctx, q, inv.OrganizationID, core.EventBillingInvoiceIssued, inv)
-	if err != nil {
-		return err
-	}
-	endpoints, err := q.WebhookEndpointListSubscribedUnless(ctx, dbq.WebhookEndpointListSubscribedUnlessParams{
-		OrganizationID: inv.OrganizationID, EventType: string(core.EventBillingInvoiceIssued), SuccessorType: string(core.EventInvoiceIssued),
-	})
-	if err != nil {
-		return err
-	}
-	for _, endpointID := range endpoints {
-		if err := d.insertWebhookDelivery(ctx, q, inv.OrganizationID, eventID, endpointID); err != nil {
-			return err
-		}
-	}
-	return nil
+	return d.publish(ctx, q, inv.OrganizationID, core.EventBillingInvoiceIssued, inv, core.EventInvoiceIssued)
 }
 
 func paymentFromRow(r dbq.BillingPayment) *core.Payment {

@@ -29,7 +29,7 @@ func periodUsage(ctx context.Context, q *dbq.Queries, sub *core.Subscription, pl
 // usageBetween is the usage of sub from from up to to (excluded), counted as periodUsage
 // counts it.
 func usageBetween(ctx context.Context, q *dbq.Queries, sub *core.Subscription, from, to time.Time) (core.Usage, error) {
-	row, err := q.ProductGetByID(ctx, sub.ProductID)
+	row, err := billingProduct(ctx, q, sub.ProductID)
 	if err != nil || len(row.MeteringMetrics) != 1 {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,26 +23,27 @@ import (
 // The renewal scenario (docs/performance.md, "Renewals"): RENEWAL_BENCH_N subscriptions, one
 // organization each, on a rated plan of the address product, each with 9 units of usage in
 // the period its renewal closes, all due by the wall clock; one process's BillDue renews and
-// rates them all. The floor replays, on a copy of the same seeded database, exactly the SQL
-// statements BillDue sent (recorded by a pgx tracer, with their arguments and transactions) on
-// one connection: the same database work without the Go around it.
+// rates them all, RENEWAL_CONCURRENCY steps at once (default 8) on a pool of twice as many
+// connections (BillDue's default takes half the pool). The floor replays, on a copy of the
+// same seeded database, exactly the SQL statements BillDue sent (recorded by a pgx tracer, with
+// their arguments and transactions), each connection's in its order on a connection of its
+// own, all at once: the same database work without the Go around it. Beside the rates it
+// reports the CPU time per invoice of this process (Go) and of the PostgreSQL backends of
+// its connections (from /proc: ticks of 10 ms), and of the floor's backends.
 //
-//	make bench-renewal RENEWAL_BENCH_N=100000
+//	make bench-renewal RENEWAL_BENCH_N=100000 RENEWAL_CONCURRENCY=8
 func BenchmarkRenewal(b *testing.B) {
-	n := 2000
-	if s := os.Getenv("RENEWAL_BENCH_N"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 1 {
-			b.Fatalf("RENEWAL_BENCH_N=%q: a positive count", s)
-		}
-	}
+	n, workers := envCount(b, "RENEWAL_BENCH_N", 2000), envCount(b, "RENEWAL_CONCURRENCY", 8)
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(b)
 	seedRenewals(b, dsn, n)
 	floorDB := copyDatabase(b, dsn)
 
-	rec := &statementRecorder{}
-	db, err := postgres.Open(ctx, dsn, func(c *pgxpool.Config) { c.ConnConfig.Tracer = rec })
+	rec := &statementRecorder{byConn: map[*pgx.Conn][]statement{}}
+	db, err := postgres.Open(ctx, dsn, func(c *pgxpool.Config) {
+		c.ConnConfig.Tracer = rec
+		c.MaxConns = int32(2 * workers)
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,24 +52,86 @@ func BenchmarkRenewal(b *testing.B) {
 	// Tax documents are excluded: they are issued asynchronously by their own job, and the
 	// job's insert is left out too (no queue in this process), on both sides.
 	db.Jobs = noJobs{}
+	backends := poolBackends(b, db.Pool)
 
 	b.ResetTimer()
+	goCPU, pgCPU := processCPU(b), backendsCPU(b, backends)
 	start := time.Now()
 	taken, err := db.BillDue(ctx)
 	api := time.Since(start)
+	goCPU, pgCPU = processCPU(b)-goCPU, backendsCPU(b, backends)-pgCPU
 	b.StopTimer()
 	if err != nil || taken != n {
 		b.Fatalf("BillDue took %d of %d: %v", taken, n, err)
 	}
 	wantRatedInvoices(b, db.Pool, n)
 
-	floor := replay(b, dsn, floorDB, rec.statements)
+	floor, floorPG := replay(b, dsn, floorDB, rec.byConn)
 	apiRate, floorRate := float64(n)/api.Seconds(), float64(n)/floor.Seconds()
+	perInvoice := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
 	b.ReportMetric(apiRate, "invoices/s")
 	b.ReportMetric(floorRate, "floor-invoices/s")
 	b.ReportMetric(apiRate/floorRate, "ratio")
-	b.Logf("%d renewals: BillDue %v (%.0f invoices/s), floor %v (%.0f invoices/s, %d statements), ratio %.2f",
-		n, api.Round(time.Millisecond), apiRate, floor.Round(time.Millisecond), floorRate, len(rec.statements), apiRate/floorRate)
+	b.ReportMetric(perInvoice(goCPU), "go-cpu-µs/invoice")
+	b.ReportMetric(perInvoice(pgCPU), "pg-cpu-µs/invoice")
+	b.ReportMetric(perInvoice(floorPG), "floor-pg-cpu-µs/invoice")
+	b.Logf("%d renewals, %d at once: BillDue %v (%.0f invoices/s), floor %v (%.0f invoices/s, %d statements on %d connections), ratio %.2f; "+
+		"CPU per invoice: Go %.0f µs, PostgreSQL %.0f µs (floor %.0f µs)",
+		n, workers, api.Round(time.Millisecond), apiRate, floor.Round(time.Millisecond), floorRate, rec.count(), len(rec.byConn), apiRate/floorRate,
+		perInvoice(goCPU), perInvoice(pgCPU), perInvoice(floorPG))
+}
+
+// envCount is the positive count in environment variable name, or def when it is unset.
+func envCount(b *testing.B, name string, def int) int {
+	b.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: a positive count", name, s)
+	}
+	return n
+}
+
+// poolBackends opens every connection of pool now (so none opens during the measurement) and
+// returns their PostgreSQL backends' process ids.
+func poolBackends(b *testing.B, pool *pgxpool.Pool) []int {
+	b.Helper()
+	conns := make([]*pgxpool.Conn, pool.Config().MaxConns)
+	pids := make([]int, len(conns))
+	for i := range conns {
+		c, err := pool.Acquire(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns[i], pids[i] = c, int(c.Conn().PgConn().PID())
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	return pids
+}
+
+// backendsCPU is the CPU time the processes pids have used.
+func backendsCPU(b *testing.B, pids []int) time.Duration {
+	b.Helper()
+	var ticks int64
+	for _, pid := range pids {
+		ticks += cpuTicks(b, pid)
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// processCPU is the CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // seedRenewals makes the scenario's plan (fee 10000, 2 units included, graduated ≤4 @100,
@@ -92,39 +156,18 @@ func seedRenewals(b *testing.B, dsn string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	renewsAt := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
-	anchor := renewsAt.AddDate(0, -1, 0)
-	for _, s := range []struct {
-		sql  string
-		args []any
-	}{
-		{`UPDATE plans SET status = 'active' WHERE id = $1`, []any{plan.ID}},
-		{`INSERT INTO organizations SELECT (jsonb_populate_record(NULL::organizations,
-			to_jsonb(o) || jsonb_build_object('id', gen_random_uuid(), 'display_name', 'renewal-bench'))).*
-			FROM organizations o, generate_series(1, $2) WHERE o.id = $1`, []any{template.ID, n}},
-		{`INSERT INTO subscriptions (id, organization_id, product_id, plan_id, commercial_status, service_status, billing_status,
-			started_at, billing_anchor_at, renews_at, provisioned_at)
-			SELECT gen_random_uuid(), id, $1, $2, 'active', 'active', 'current', $3, $3, $4, $3
-			FROM organizations WHERE display_name = 'renewal-bench'`, []any{addressProduct, plan.ID, anchor, renewsAt}},
-		{`INSERT INTO usage_events (id, organization_id, product, occurred_at)
-			SELECT overlay(gen_random_uuid()::text PLACING left(time_partition_bound(now())::text, 13) FROM 1)::uuid, o.id, 'address', $1::timestamptz + k * interval '1 hour'
-			FROM organizations o, generate_series(1, 9) k WHERE display_name = 'renewal-bench'`, []any{anchor}},
-		{`ANALYZE`, nil},
-	} {
-		if _, err := db.Pool.Exec(ctx, s.sql, s.args...); err != nil {
-			b.Fatalf("%s: %v", s.sql, err)
-		}
+	if _, err := db.Pool.Exec(ctx, `UPDATE plans SET status = 'active' WHERE id = $1`, plan.ID); err != nil {
+		b.Fatal(err)
 	}
+	pgtest.SeedDueRenewals(b, db.Pool, template.ID, plan.ID, n)
 }
-
-const addressProduct = "0193a000-0000-7000-8000-000000000002"
 
 func ratedPlan() core.PlanCreate {
 	fee, flat := int64(10000), int64(300)
 	four, six := 4.0, 6.0
 	metric := "short_addresses_resolved"
 	return core.PlanCreate{
-		ProductID: uuid.MustParse(addressProduct), Code: "renewal-bench", Name: "Renewal bench", BillingPeriod: "monthly",
+		ProductID: uuid.MustParse(pgtest.AddressProduct), Code: "renewal-bench", Name: "Renewal bench", BillingPeriod: "monthly",
 		Currency: "SAR", RecurringFee: &fee, IncludedUsage: []core.IncludedUsage{{Metric: metric, Quantity: 2}}, OverageRules: []core.OverageRule{},
 		Prices: []*core.Price{
 			{ComponentType: "recurring_fee", Amount: &fee, Currency: "SAR", TaxTreatment: "tax_exclusive", Status: core.PriceActive},
@@ -177,25 +220,35 @@ type statement struct {
 	args []any
 }
 
-// statementRecorder is a pgx tracer keeping every statement sent, in order (BillDue sends
-// them one at a time: one transaction after another).
+// statementRecorder is a pgx tracer keeping every statement sent, in order, by connection (a
+// connection sends them one at a time: one transaction after another).
 type statementRecorder struct {
-	mu         sync.Mutex
-	statements []statement
+	mu     sync.Mutex
+	byConn map[*pgx.Conn][]statement
 }
 
-func (r *statementRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+func (r *statementRecorder) TraceQueryStart(ctx context.Context, c *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	r.mu.Lock()
-	r.statements = append(r.statements, statement{sql: data.SQL, args: data.Args})
+	r.byConn[c] = append(r.byConn[c], statement{sql: data.SQL, args: data.Args})
 	r.mu.Unlock()
 	return ctx
 }
 
 func (r *statementRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// replay sends the statements, in order, on one connection (the API's connection settings)
-// to database name of the server of dsn, and returns how long that took.
-func replay(b *testing.B, dsn, name string, statements []statement) time.Duration {
+// count is how many statements were recorded.
+func (r *statementRecorder) count() int {
+	n := 0
+	for _, s := range r.byConn {
+		n += len(s)
+	}
+	return n
+}
+
+// replay sends each connection's statements, in order, on a connection of its own (the API's
+// connection settings) to database name of the server of dsn, all connections at once, and
+// returns how long that took and the CPU time their backends used.
+func replay(b *testing.B, dsn, name string, byConn map[*pgx.Conn][]statement) (time.Duration, time.Duration) {
 	b.Helper()
 	ctx := context.Background()
 	cfg, err := postgres.PoolConfig(dsn)
@@ -203,23 +256,47 @@ func replay(b *testing.B, dsn, name string, statements []statement) time.Duratio
 		b.Fatal(err)
 	}
 	cfg.ConnConfig.Database = name
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	cfg.MaxConns = int32(len(byConn))
+	pool, err := pgxpool.NewWithConfig(ctx, cfg) // the API's AfterConnect too
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer pool.Close()
+	var streams [][]statement
+	var conns []*pgx.Conn
+	var pids []int
+	for _, s := range byConn {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Release()
+		streams, conns, pids = append(streams, s), append(conns, c.Conn()), append(pids, int(c.Conn().PgConn().PID()))
+	}
 	// The copy's pages are not in PostgreSQL's buffers yet (the original's are, from the seed):
 	// read the tables the renewal reads first.
 	for _, table := range []string{"organizations", "subscriptions", "usage_events", "plans", "prices"} {
-		if _, err := conn.Exec(ctx, "SELECT count(*) FROM "+table); err != nil {
+		if _, err := conns[0].Exec(ctx, "SELECT count(*) FROM "+table); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu := backendsCPU(b, pids)
 	start := time.Now()
-	for _, s := range statements {
-		if _, err := conn.Exec(ctx, s.sql, s.args...); err != nil {
-			b.Fatalf("replay %s: %v", s.sql, err)
-		}
+	var wg sync.WaitGroup
+	for i, conn := range conns {
+		wg.Go(func() {
+			for _, s := range streams[i] {
+				if _, err := conn.Exec(ctx, s.sql, s.args...); err != nil {
+					b.Errorf("replay %s: %v", s.sql, err)
+					return
+				}
+			}
+		})
 	}
-	return time.Since(start)
+	wg.Wait()
+	elapsed := time.Since(start)
+	if b.Failed() {
+		b.FailNow()
+	}
+	return elapsed, backendsCPU(b, pids) - cpu
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/provider/coreapi/gen/dbq"
@@ -17,59 +19,126 @@ import (
 // when its renewal arrives (the view subscription_billing_steps says which) or, cancelled, when
 // the period already invoiced ends. The wall-clock worker (internal/jobs, BillDue) takes the
 // steps of organizations on no test clock; a test clock's advance takes its organization's.
-// Both take each step through billingStep, at the time billingNow answers.
+// Both take each step through billingStep, at the organization's billing time (billingNow's, read
+// with the row lock).
 
-// billStepsBatch is how many due steps BillDue reads at a time.
-const billStepsBatch = 100
+// billStepsBatch is how many due steps BillDue reads at a time, per worker.
+const billStepsBatch = 50
 
 // BillDue takes every billing step due by the wall clock, of every organization on no test
-// clock, oldest first, each in a transaction of its own, and returns how many it took. Any
-// number of processes may run it at once: a step is taken under its subscription's row lock
-// and only if it is still due then, and subscription_renewals refuses a second renewal of a
-// period. A step that fails is reported (with the others) and left for the next run; the
-// others go on.
+// clock, oldest first, each in a transaction of its own, and returns how many it took. The
+// steps of each batch it reads are taken by renewalWorkers goroutines at once, each on a
+// connection of its own. Any number of processes may run it at once: a step is taken under
+// its subscription's row lock (one that another run or a request holds is skipped, and stays
+// due for a later read), only if it is still due then, and subscription_renewals refuses a
+// second renewal of a period. A step that fails is reported (with the others) and left for
+// the next run; the others go on.
 func (d *DB) BillDue(ctx context.Context) (int, error) {
+	workers := d.renewalWorkers()
 	taken := 0
 	var errs []error
 	for {
-		rows, err := d.queries(ctx).BillingStepsDueAnyOrganization(ctx, dbq.BillingStepsDueAnyOrganizationParams{Now: now(), MaxRows: billStepsBatch})
+		rows, err := d.queries(ctx).BillingStepsDueAnyOrganization(ctx, dbq.BillingStepsDueAnyOrganizationParams{Now: now(), MaxRows: int32(billStepsBatch * workers)})
 		if err != nil {
 			return taken, errors.Join(append(errs, err)...)
 		}
-		progressed := false
-		for _, r := range rows {
-			took, err := d.billingStep(ctx, r.OrganizationID, r.ID)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("subscription %s: %w", r.ID, err))
-				continue
-			}
-			if took {
-				taken++
-				progressed = true
-			}
-		}
+		took, failed := d.takeSteps(withBatchCatalogue(ctx), rows, workers)
+		taken += took
+		errs = append(errs, failed...)
 		// A subscription several periods behind comes back once per period, and a full batch
 		// may hide more: read again while steps are being taken. A read without progress
-		// (nothing due, or only failing steps) would come back unchanged.
-		if !progressed || ctx.Err() != nil {
+		// (nothing due, or only failing or locked steps) would come back unchanged.
+		if took == 0 || ctx.Err() != nil {
 			return taken, errors.Join(errs...)
 		}
 	}
 }
 
+// renewalWorkers is how many steps BillDue takes at once: RenewalConcurrency, or by default
+// half the pool's connections (at least one), so a run never holds more than half the pool
+// and requests keep the rest.
+func (d *DB) renewalWorkers() int {
+	if d.RenewalConcurrency > 0 {
+		return d.RenewalConcurrency
+	}
+	return max(1, int(d.Pool.Config().MaxConns)/2)
+}
+
+// takeSteps takes the billing steps of rows on workers goroutines, each step in a transaction
+// of its own, skipping a subscription locked by anyone else, and returns how many it took and
+// the errors of those that failed.
+func (d *DB) takeSteps(ctx context.Context, rows []dbq.BillingStepsDueAnyOrganizationRow, workers int) (int, []error) {
+	var (
+		mu    sync.Mutex
+		taken int
+		errs  []error
+		wg    sync.WaitGroup
+	)
+	steps := make(chan dbq.BillingStepsDueAnyOrganizationRow)
+	for range min(workers, len(rows)) {
+		wg.Go(func() {
+			for r := range steps {
+				took, err := d.billingStep(ctx, r.OrganizationID, r.ID, skipLocked)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("subscription %s: %w", r.ID, err))
+				} else if took {
+					taken++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, r := range rows {
+		if ctx.Err() != nil {
+			break
+		}
+		steps <- r
+	}
+	close(steps)
+	wg.Wait()
+	return taken, errs
+}
+
+// stepLock is how billingStep takes its subscription's row lock.
+type stepLock int
+
+const (
+	// waitForLock waits for whoever holds the lock: a test clock's advance takes every step
+	// of its organization, in order.
+	waitForLock stepLock = iota
+	// skipLocked leaves a subscription someone holds alone (the step is not taken, and stays
+	// due): the wall-clock run, whose other workers and other runs are taking other steps.
+	skipLocked
+)
+
+// lockForBillingStep locks subscription id of organization org as lock says and returns it
+// with the organization's billing time (billingNow) in one statement; pgx.ErrNoRows when
+// there is no such subscription or, skipLocked, someone else holds it.
+func lockForBillingStep(ctx context.Context, q *dbq.Queries, org, id uuid.UUID, lock stepLock) (dbq.Subscription, time.Time, error) {
+	if lock == skipLocked {
+		r, err := q.BillingStepClaim(ctx, dbq.BillingStepClaimParams{WallClock: now(), OrganizationID: org, ID: id})
+		return r.Subscription, r.BillingTime.UTC(), err
+	}
+	r, err := q.BillingStepLock(ctx, dbq.BillingStepLockParams{WallClock: now(), OrganizationID: org, ID: id})
+	return r.Subscription, r.BillingTime.UTC(), err
+}
+
 // billingStep takes the billing step of subscription id of organization org that is due at
 // the organization's billing time, in a transaction of its own (a savepoint within a clock's
-// advance), and reports whether there was one: it locks the row, checks the step is still
-// due, then ends the service of a cancelled subscription, renews a live one for one period, or
-// takes its dunning step (dunning.go).
-func (d *DB) billingStep(ctx context.Context, org, id uuid.UUID) (bool, error) {
+// advance), and reports whether there was one: it locks the row (as lock says; a row skipped
+// is a step not taken), checks the step is still due, then ends the service of a cancelled
+// subscription, renews a live one for one period, or takes its dunning step (dunning.go).
+func (d *DB) billingStep(ctx context.Context, org, id uuid.UUID, lock stepLock) (bool, error) {
 	took, serviceChanged := false, false
 	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		row, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
+		row, at, err := lockForBillingStep(ctx, q, org, id, lock)
+		if lock == skipLocked && errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		at := d.billingNow(ctx, org)
 		due, err := q.BillingStepDue(ctx, dbq.BillingStepDueParams{OrganizationID: org, ID: id, Now: at})
 		if err != nil || !due {
 			return err
@@ -129,7 +198,7 @@ func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, afte
 // issues the period's invoice, with the usage of the period it closes, when something is due, and records the renewal, whose primary
 // key refuses a second renewal of the period.
 func (d *DB) renew(ctx context.Context, q *dbq.Queries, sub *core.Subscription, at time.Time) error {
-	plan, err := planWithPrices(ctx, q, sub.PlanID)
+	plan, err := billingPlan(ctx, q, sub.PlanID)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,25 @@ func countRows(t *testing.T, db *postgres.DB, sql string, args ...any) int {
 	return n
 }
 
+// runsAtOnce starts n renewal runs (DB.BillDue) at once, as n processes would, and returns
+// how many steps each took; a run that fails fails t.
+func runsAtOnce(t *testing.T, db *postgres.DB, n int) []int {
+	t.Helper()
+	var wg sync.WaitGroup
+	taken := make([]int, n)
+	for i := range taken {
+		wg.Go(func() {
+			took, err := db.BillDue(context.Background())
+			if err != nil {
+				t.Errorf("run %d: %v", i, err)
+			}
+			taken[i] = took
+		})
+	}
+	wg.Wait()
+	return taken
+}
+
 // periodsSince counts the renewals a monthly cycle anchored at anchor has had by now.
 func periodsSince(anchor, now time.Time) int {
 	n := 0
@@ -91,18 +110,7 @@ func TestBillDue(t *testing.T) {
 	}
 
 	// Three runs at once.
-	var wg sync.WaitGroup
-	taken := make([]int, 3)
-	for i := range taken {
-		wg.Go(func() {
-			n, err := db.BillDue(ctx)
-			if err != nil {
-				t.Errorf("run %d: %v", i, err)
-			}
-			taken[i] = n
-		})
-	}
-	wg.Wait()
+	taken := runsAtOnce(t, db, 3)
 	periods := periodsSince(anchor, time.Now())
 	if got := taken[0] + taken[1] + taken[2]; got != 2*periods {
 		t.Errorf("the runs took %v steps, want %d in all (2 subscriptions x %d periods)", taken, 2*periods, periods)
@@ -143,4 +151,55 @@ func TestBillDue(t *testing.T) {
 	if n, err := db.BillDue(ctx); err != nil || n != periods {
 		t.Errorf("after the payment the run took %d steps (%v), want %d", n, err, periods)
 	}
+}
+
+// TestBillDue_WorkersAndRunsAtOnce: two runs at once, each taking four steps at a time on
+// four connections, renew every period of every subscription exactly once; a subscription
+// whose row someone else holds (as a request does) is skipped without waiting, and the next
+// run renews it.
+func TestBillDue_WorkersAndRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, operator := openOperatorDB(t)
+	db.RenewalConcurrency = 4
+	anchor := time.Now().UTC().AddDate(0, -2, -1).Truncate(time.Second)
+	periods := periodsSince(anchor, time.Now())
+	subs := make([]uuid.UUID, 24)
+	for i := range subs {
+		subs[i] = overdueSubscription(t, db, newRenewalOrganization(t, db, operator), anchor.Add(time.Duration(i)*time.Second))
+	}
+	held, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback(ctx) //nolint:errcheck // committed or rolled back below
+	if _, err := held.Exec(ctx, `SELECT 1 FROM subscriptions WHERE id = $1 FOR UPDATE`, subs[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	taken := runsAtOnce(t, db, 2)
+	if got, want := taken[0]+taken[1], (len(subs)-1)*periods; got != want {
+		t.Errorf("the runs took %v steps, want %d in all (%d subscriptions not held x %d periods)", taken, want, len(subs)-1, periods)
+	}
+	wantRenewals := func(sub uuid.UUID, want int) {
+		t.Helper()
+		if n := countRows(t, db, `SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, sub); n != want {
+			t.Errorf("subscription %s: %d renewals, want %d", sub, n, want)
+		}
+		if n := countRows(t, db, `SELECT count(*) FROM billing_invoices WHERE subscription_id = $1`, sub); n != want {
+			t.Errorf("subscription %s: %d invoices, want %d", sub, n, want)
+		}
+	}
+	for _, sub := range subs[1:] {
+		wantRenewals(sub, periods)
+	}
+	wantRenewals(subs[0], 0) // skipped while held
+
+	if err := held.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.BillDue(ctx); err != nil || n != periods {
+		t.Errorf("once released, the run took %d steps (%v), want %d", n, err, periods)
+	}
+	wantRenewals(subs[0], periods)
 }

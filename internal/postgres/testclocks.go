@@ -144,7 +144,7 @@ func (s *TestClockService) takeStepsUntil(ctx context.Context, q *dbq.Queries, c
 				return steps, err
 			}
 		}
-		took, err := s.db.billingStep(ctx, clock.OrganizationID, step.ID)
+		took, err := s.db.billingStep(ctx, clock.OrganizationID, step.ID, waitForLock)
 		if err != nil {
 			return steps, err
 		}

@@ -14,15 +14,24 @@ import (
 
 // publish stores webhook event t of organization orgID, its data the resource v as d.Events
 // renders it, and queues a delivery to every enabled endpoint of the organization subscribed
-// to t, all in the caller's transaction q: the event is stored exactly when its change
-// commits (the outbox). Each service calls it next to the change the event reports.
-func (d *DB) publish(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, t core.EventType, v any) error {
-	eventID, err := d.storeEvent(ctx, q, orgID, t, v)
+// to t (and to none of except), all in the caller's transaction q: the event is stored
+// exactly when its change commits (the outbox). Each service calls it next to the change the
+// event reports.
+func (d *DB) publish(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, t core.EventType, v any, except ...core.EventType) error {
+	data, err := d.eventData(t, v)
 	if err != nil {
 		return err
 	}
-	endpoints, err := q.WebhookEndpointListSubscribed(ctx, dbq.WebhookEndpointListSubscribedParams{
-		OrganizationID: orgID, EventType: string(t),
+	eventID, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	exceptTypes := make([]string, len(except))
+	for i, e := range except {
+		exceptTypes[i] = string(e)
+	}
+	endpoints, err := q.WebhookEventInsertListSubscribed(ctx, dbq.WebhookEventInsertListSubscribedParams{
+		ID: eventID, OrganizationID: orgID, Type: string(t), Data: data, ExceptTypes: exceptTypes,
 	})
 	if err != nil {
 		return err
@@ -40,12 +49,9 @@ var errNoEventEncoder = errors.New("postgres: DB.Events is not set; webhook even
 
 // storeEvent stores webhook event t with data v and returns its id, queuing no delivery.
 func (d *DB) storeEvent(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, t core.EventType, v any) (uuid.UUID, error) {
-	if d.Events == nil {
-		return uuid.Nil, errNoEventEncoder
-	}
-	data, err := d.Events.Encode(t, v)
+	data, err := d.eventData(t, v)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("webhook event %s: %w", t, err)
+		return uuid.Nil, err
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -53,6 +59,18 @@ func (d *DB) storeEvent(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, t 
 	}
 	_, err = q.WebhookEventInsert(ctx, dbq.WebhookEventInsertParams{ID: id, OrganizationID: orgID, Type: string(t), Data: data})
 	return id, err
+}
+
+// eventData is the data of webhook event t reporting v, as d.Events renders it.
+func (d *DB) eventData(t core.EventType, v any) ([]byte, error) {
+	if d.Events == nil {
+		return nil, errNoEventEncoder
+	}
+	data, err := d.Events.Encode(t, v)
+	if err != nil {
+		return nil, fmt.Errorf("webhook event %s: %w", t, err)
+	}
+	return data, nil
 }
 
 // insertWebhookDelivery stores a delivery of event eventID to endpoint endpointID and queues

@@ -1,0 +1,162 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/provider/coreapi/internal/apitest"
+	"github.com/provider/coreapi/internal/pgtest"
+)
+
+// BenchmarkHotPathsDuringRenewal measures two hot paths of the API, in process through the
+// whole handler, without a renewal run and while one goes, in the same process and database
+// (docs/performance.md, "Renewals"): GET /v1/organizations/{id} and POST /v1/growth/events,
+// each with an API key (the credential cache on, as in production), one request after
+// another. The run is the wall-clock renewal run (DB.BillDue) of the server's own pool, at
+// its default concurrency (half the pool), over RENEWAL_HOTPATH_N (default 3000) rated
+// subscriptions due, seeded as BenchmarkRenewal's. It reports each path's median and 99th
+// percentile latency without the run (measured before and after it) and during it, and the
+// ratios during/without.
+//
+//	go test -run '^$' -bench BenchmarkHotPathsDuringRenewal -benchtime 1x ./internal/httpapi/
+func BenchmarkHotPathsDuringRenewal(b *testing.B) {
+	n := 3000
+	if s := os.Getenv("RENEWAL_HOTPATH_N"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			b.Fatalf("RENEWAL_HOTPATH_N=%q: a positive count", s)
+		}
+	}
+	env := apitest.New(b, apitest.WithCredentialCache(5*time.Second))
+	env.StopWorkers() // the run measured is the only one: none of the job queue's own
+	org := createOrganization(b, env, minimalOrganization)["id"].(string)
+	plan := ratedPlan(b, env, "null")
+	pgtest.SeedDueRenewals(b, env.Pool, uuid.MustParse(org), uuid.MustParse(plan), n)
+	paths := hotPaths(b, env, org)
+
+	idle := paths.sample(b, 200, nil)
+	done := make(chan error, 1)
+	pool := env.DB.Pool.Stat()
+	start := time.Now()
+	go func() {
+		taken, err := env.DB.BillDue(context.Background())
+		if err == nil && taken != n {
+			err = fmt.Errorf("took %d of %d", taken, n)
+		}
+		done <- err
+	}()
+	during := paths.sample(b, 0, done)
+	run := time.Since(start)
+	poolAfter := env.DB.Pool.Stat()
+	idle.add(paths.sample(b, 200, nil))
+	b.StopTimer()
+
+	b.ReportMetric(float64(n)/run.Seconds(), "invoices/s")
+	for i, name := range paths.names {
+		without, with := idle.percentiles(i), during.percentiles(i)
+		b.ReportMetric(float64(with[0])/float64(without[0]), name+"-p50-ratio")
+		b.ReportMetric(float64(with[1])/float64(without[1]), name+"-p99-ratio")
+		b.Logf("%s: without a run p50 %v p99 %v (%d requests); during the run p50 %v p99 %v (%d requests); ratio p50 %.2f, p99 %.2f",
+			name, without[0], without[1], len(idle.latencies[i]), with[0], with[1], len(during.latencies[i]),
+			float64(with[0])/float64(without[0]), float64(with[1])/float64(without[1]))
+	}
+	// Whether anyone (the run's workers or the requests) found the pool empty during the run.
+	b.Logf("renewal run: %d invoices in %v (%.0f/s), %d connections of a pool of %d; during it %d acquires, %d waited for a connection (%v in all)",
+		n, run.Round(time.Millisecond), float64(n)/run.Seconds(), max(1, env.DB.Pool.Config().MaxConns/2), env.DB.Pool.Config().MaxConns,
+		poolAfter.AcquireCount()-pool.AcquireCount(), poolAfter.EmptyAcquireCount()-pool.EmptyAcquireCount(),
+		(poolAfter.EmptyAcquireWaitTime() - pool.EmptyAcquireWaitTime()).Round(time.Millisecond))
+}
+
+// hotPathSet is the requests BenchmarkHotPathsDuringRenewal times, by name.
+type hotPathSet struct {
+	env   *apitest.Env
+	names []string
+	// request builds the i-th request of a path (a fresh body each time).
+	request []func(i int) *http.Request
+	status  []int
+}
+
+// hotPaths makes the API keys (enough that none is refused for its rate) and the requests of
+// organization org.
+func hotPaths(b *testing.B, env *apitest.Env, org string) *hotPathSet {
+	keys := benchKeys(b, env, org, 32, `"organizations:read","growth-events:write"`)
+	withKey := func(r *http.Request, i int) *http.Request {
+		r.Header.Set("Authorization", keys[i%len(keys)])
+		return r
+	}
+	return &hotPathSet{
+		env:   env,
+		names: []string{"get-organization", "post-growth-event"},
+		request: []func(int) *http.Request{
+			func(i int) *http.Request {
+				return withKey(httptest.NewRequest(http.MethodGet, "/v1/organizations/"+org, nil), i)
+			},
+			func(i int) *http.Request {
+				r := httptest.NewRequest(http.MethodPost, "/v1/growth/events", strings.NewReader(fmt.Sprintf(
+					`{"event_name":"page_view","organization_id":%q,"anonymous_id":"visitor-%06d","traffic_type":"load_test","product":"einvoice","source":"bench","page_path":"/pricing"}`, org, i)))
+				r.Header.Set("Content-Type", "application/json")
+				return withKey(r, i)
+			},
+		},
+		status: []int{http.StatusOK, http.StatusAccepted},
+	}
+}
+
+// hotPathSample is the latencies of each path's requests.
+type hotPathSample struct{ latencies [][]time.Duration }
+
+// sample sends the paths' requests in turn, one at a time, count rounds, or until done
+// answers when done is not nil (then a failed run fails the benchmark).
+func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error) *hotPathSample {
+	out := &hotPathSample{latencies: make([][]time.Duration, len(s.names))}
+	w := &discardResponse{header: http.Header{}}
+	for i := 0; done != nil || i < count; i++ {
+		if done != nil {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatalf("renewal run: %v", err)
+				}
+				return out
+			default:
+			}
+		}
+		for p, request := range s.request {
+			r := request(i)
+			clear(w.header)
+			w.status = 0
+			start := time.Now()
+			s.env.Handler.ServeHTTP(w, r)
+			out.latencies[p] = append(out.latencies[p], time.Since(start))
+			if w.status != s.status[p] {
+				b.Fatalf("%s: status %d", s.names[p], w.status)
+			}
+		}
+	}
+	return out
+}
+
+// add adds the latencies of o to s.
+func (s *hotPathSample) add(o *hotPathSample) {
+	for i := range s.latencies {
+		s.latencies[i] = append(s.latencies[i], o.latencies[i]...)
+	}
+}
+
+// percentiles is the median and 99th percentile latency of path i.
+func (s *hotPathSample) percentiles(i int) [2]time.Duration {
+	l := slices.Clone(s.latencies[i])
+	slices.Sort(l)
+	at := func(q float64) time.Duration { return l[min(len(l)-1, int(q*float64(len(l))))] }
+	return [2]time.Duration{at(0.50), at(0.99)}
+}
