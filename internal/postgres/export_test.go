@@ -67,3 +67,9 @@ func MigrateDownTo(ctx context.Context, dsn string, version int64) error {
 
 // WithTx makes the services run their statements in tx (a test's wrapper of one).
 func WithTx(ctx context.Context, tx pgx.Tx) context.Context { return withTx(ctx, tx) }
+
+// SetClock makes s issue certificates as if it were now().
+func (s *EGSUnitService) SetClock(now func() time.Time) { s.now = now }
+
+// SetClock makes s stamp documents as if it were now().
+func (s *TaxInvoiceService) SetClock(now func() time.Time) { s.now = now }

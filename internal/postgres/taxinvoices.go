@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,6 +84,10 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if err != nil {
 		return nil, err
 	}
+	issuedAt := s.now()
+	if err := certificateValidAt(key, egs, issuedAt); err != nil {
+		return nil, err
+	}
 	var referenceNumber *string
 	if ref := in.Request.BillingReference; ref != nil && kind.Note() {
 		referenceNumber = &ref.Number
@@ -99,7 +104,7 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 		}
 		if out, err = s.db.storeTaxDocument(ctx, q, taxDocument{
 			OrganizationID: orgID, ConnectedBusinessID: business, EGSUnitID: egs, Kind: kind, Draft: draft, Key: key,
-			ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: s.now(), RequestedType: in.Request.RequestedType,
+			ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: issuedAt, RequestedType: in.Request.RequestedType,
 			RequestJSON: in.RequestJSON, OriginalID: in.Original, ReferenceNumber: referenceNumber,
 			SetHash: func(hash string) error {
 				return q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{
@@ -404,6 +409,26 @@ func (s *TaxInvoiceService) stampingKey(ctx context.Context, orgID uuid.UUID, re
 	}
 	key, err := einvoice.LoadSandboxKey(private, cert)
 	return key, row.ID.String(), err
+}
+
+// certificateValidAt refuses to stamp at signingAt with a certificate that is not valid then:
+// 409 invalid_state_transition, its one error at /egs_unit_id with the code
+// certificate_not_yet_valid or certificate_expired (as the operations document them).
+func certificateValidAt(key *einvoice.SandboxKey, egs string, signingAt time.Time) error {
+	err := key.CheckValidAt(signingAt)
+	code := ""
+	switch {
+	case errors.Is(err, einvoice.ErrCertificateNotYetValid):
+		code = "certificate_not_yet_valid"
+	case errors.Is(err, einvoice.ErrCertificateExpired):
+		code = "certificate_expired"
+	default:
+		return err
+	}
+	message := fmt.Sprintf("The stamping certificate of EGS unit %s is not valid at %s (%s).", egs,
+		signingAt.UTC().Format(time.RFC3339), strings.TrimPrefix(err.Error(), "einvoice: "))
+	return &core.Error{Code: core.EInvalidTransition, Message: message + " Nothing was issued.",
+		Fields: []core.FieldError{{Location: "body", Pointer: "/egs_unit_id", Code: code, Message: message}}}
 }
 
 // sandboxKey returns the organization's sandbox stamping key, creating it on first use.
