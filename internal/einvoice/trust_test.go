@@ -121,13 +121,15 @@ func TestValidateXML_CertificateAtSigning(t *testing.T) {
 		}
 		return []byte(inv.XML)
 	}
-	revokedAt := time.Date(2025, 6, 1, 12, 0, 0, 500_000_000, time.UTC)
-	revocations := func(der []byte) (time.Time, bool, error) {
-		if !slices.Equal(der, cert) {
-			t.Errorf("the revocation list was asked about another certificate")
+	revokedAt := func(at time.Time) func([]byte) (time.Time, bool, error) {
+		return func(der []byte) (time.Time, bool, error) {
+			if !slices.Equal(der, cert) {
+				t.Errorf("the revocation list was asked about another certificate")
+			}
+			return at, true, nil
 		}
-		return revokedAt, true, nil
 	}
+	revocations := revokedAt(time.Date(2025, 6, 1, 12, 0, 0, 500_000_000, time.UTC))
 	notRevoked := func([]byte) (time.Time, bool, error) { return time.Time{}, false, nil }
 	for _, c := range []struct {
 		name           string
@@ -140,7 +142,9 @@ func TestValidateXML_CertificateAtSigning(t *testing.T) {
 		{"before the certificate", time.Date(2024, 12, 31, 23, 59, 59, 0, time.UTC), notRevoked, []string{"SBX-CERT-06"}, nil},
 		{"after the certificate", time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC), notRevoked, []string{"SBX-CERT-06"}, nil},
 		{"before the revocation", time.Date(2025, 6, 1, 11, 59, 59, 0, time.UTC), revocations, nil, []string{"SBX-CERT-07"}},
-		{"in the second of the revocation", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), revocations, []string{"SBX-CERT-08"}, nil},
+		{"in the revocation's second, before its fraction", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), revocations, nil, []string{"SBX-CERT-07"}},
+		{"at the revocation", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), revokedAt(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)), []string{"SBX-CERT-08"}, nil},
+		{"a second after the revocation", time.Date(2025, 6, 1, 12, 0, 1, 0, time.UTC), revocations, []string{"SBX-CERT-08"}, nil},
 		{"after the revocation", time.Date(2025, 9, 1, 0, 0, 0, 0, time.UTC), revocations, []string{"SBX-CERT-08"}, nil},
 	} {
 		rep, err := testValidator(t).ValidateXML(signed(c.signedAt), einvoice.Trust{SandboxCA: ca.Certificate, RevokedAt: c.revoked})

@@ -228,7 +228,9 @@ func checkCertificate(r *report, sig *etree.Element, trust Trust) *parsedCertifi
 // (SBX-CERT-06), and, for an EGS unit's certificate, not revoked by then. A document signed
 // before its certificate was revoked stays valid, as the authority's documents do, with a
 // warning that the certificate has since been revoked (SBX-CERT-07); one signed at or after
-// the revocation (to the second: signing times have no fraction) is an error (SBX-CERT-08).
+// the revocation is an error (SBX-CERT-08). Signing times have no fraction of a second: one in
+// the revocation's own second, before its fraction, is taken as before it, as the service
+// stamps nothing once a unit is revoked (a signing time is the signer's own claim either way).
 func checkCertificateAtSigning(r *report, inv xmlInvoice, sig *etree.Element, cert *parsedCertificate, trust Trust) {
 	signedAt, ok := signingTime(inv, sig)
 	if !ok {
@@ -247,7 +249,7 @@ func checkCertificateAtSigning(r *report, inv xmlInvoice, sig *etree.Element, ce
 	case err != nil:
 		r.fail(err)
 	case !revoked:
-	case signedAt.Before(revokedAt.UTC().Truncate(time.Second)):
+	case signedAt.Before(revokedAt):
 		r.add(ResultWarning, CategoryCertificate, "SBX-CERT-07",
 			"The certificate was revoked at %s, after the document was signed (%s): the document was stamped while it was valid and stays valid; its unit stamps nothing since.",
 			revokedAt.UTC().Format(time.RFC3339), at)
