@@ -132,7 +132,8 @@ func NewRequestLogBody(contentType string, captured []byte, size int64) RequestL
 	case !Redactable(contentType):
 		return omit(BodyUnsupportedContentType)
 	}
-	redacted, ok := RedactBody(contentType, captured)
+	// One byte past the limit tells that the text was cut.
+	redacted, ok := redactBody(contentType, captured, RequestLogBodyLimit+1)
 	if !ok {
 		return omit(BodyInvalid)
 	}
