@@ -35,36 +35,39 @@ func Redactable(contentType string) bool {
 // Redacted, at any depth: JSON objects, and form-encoded bodies (the token endpoint's). ok is
 // false when body is neither, and cannot be shown safely.
 func RedactBody(contentType string, body []byte) (redacted []byte, ok bool) {
-	return redactBody(contentType, body, math.MaxInt)
+	text, ok := redactBody(contentType, body, math.MaxInt)
+	return []byte(text), ok
 }
 
 // redactBody is RedactBody writing at most about limit bytes of a JSON body's redacted text
 // (what is kept of it): the body is checked whole, then copied as it goes, in its own order
-// and without its white space, each secret value replaced. No tree of the body is built.
-func redactBody(contentType string, body []byte, limit int) (redacted []byte, ok bool) {
+// and without its white space, each secret value replaced. No tree of the body is built, and
+// the text is written once.
+func redactBody(contentType string, body []byte, limit int) (redacted string, ok bool) {
 	switch {
 	case len(bytes.TrimSpace(body)) == 0:
-		return body, true
+		return string(body), true
 	case strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
 		form, err := url.ParseQuery(string(body))
 		if err != nil {
-			return nil, false
+			return "", false
 		}
 		for k := range form {
 			if SecretField(k) {
 				form[k] = []string{Redacted}
 			}
 		}
-		return []byte(form.Encode()), true
+		return form.Encode(), true
 	case strings.Contains(contentType, "json"):
 		if !json.Valid(body) {
-			return nil, false
+			return "", false
 		}
-		r := jsonRedactor{in: body, out: make([]byte, 0, min(len(body), limit)), limit: limit}
+		r := jsonRedactor{in: body, limit: limit}
+		r.out.Grow(min(len(body), limit))
 		r.value()
-		return r.out, true
+		return r.out.String(), true
 	}
-	return nil, false
+	return "", false
 }
 
 // jsonRedactor copies a valid JSON text (json.Valid) from in to out, compact, with the value of
@@ -72,13 +75,13 @@ func redactBody(contentType string, body []byte, limit int) (redacted []byte, ok
 type jsonRedactor struct {
 	in    []byte
 	pos   int
-	out   []byte
+	out   strings.Builder
 	limit int
 }
 
 func (r *jsonRedactor) write(b ...byte) {
-	if room := r.limit - len(r.out); room > 0 {
-		r.out = append(r.out, b[:min(len(b), room)]...)
+	if room := r.limit - r.out.Len(); room > 0 {
+		r.out.Write(b[:min(len(b), room)])
 	}
 }
 

@@ -137,7 +137,7 @@ func NewRequestLogBody(contentType string, captured []byte, size int64) RequestL
 	if !ok {
 		return omit(BodyInvalid)
 	}
-	text := storable(string(redacted))
+	text := storable(redacted)
 	if len(text) > RequestLogBodyLimit {
 		text, b.Truncated = truncateUTF8(text, RequestLogBodyLimit), true
 	}
