@@ -29,6 +29,20 @@ func unitKey(t *testing.T, ca *einvoice.SandboxCA) *einvoice.SandboxKey {
 	return key
 }
 
+// stampedAt is a standard invoice stamped with key, issued and signed at at.
+func stampedAt(t *testing.T, key *einvoice.SandboxKey, at time.Time) []byte {
+	t.Helper()
+	d, err := einvoice.Prepare(requestOf(kind(t, einvoice.TypeStandard), sampleRequest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := d.Generate(einvoice.Identity{Number: "U-1", UUID: "6f0b8a3e-2c1d-4e5f-9a8b-7c6d5e4f3a2b", ICV: 1, PIH: einvoice.FirstPIH, IssuedAt: at}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(inv.XML)
+}
+
 func newCA(t *testing.T) *einvoice.SandboxCA {
 	t.Helper()
 	ca, err := einvoice.NewSandboxCA(time.Now())
@@ -45,18 +59,7 @@ func newCA(t *testing.T) *einvoice.SandboxCA {
 func TestValidateXML_SandboxCAChain(t *testing.T) {
 	t.Parallel()
 	ca, impostor := newCA(t), newCA(t)
-	stamp := func(key *einvoice.SandboxKey) []byte {
-		d, err := einvoice.Prepare(requestOf(kind(t, einvoice.TypeStandard), sampleRequest()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		inv, err := d.Generate(einvoice.Identity{Number: "U-1", UUID: "6f0b8a3e-2c1d-4e5f-9a8b-7c6d5e4f3a2b", ICV: 1, PIH: einvoice.FirstPIH, IssuedAt: time.Now()}, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []byte(inv.XML)
-	}
-	ours, theirs := stamp(unitKey(t, ca)), stamp(unitKey(t, impostor))
+	ours, theirs := stampedAt(t, unitKey(t, ca), time.Now()), stampedAt(t, unitKey(t, impostor), time.Now())
 	for _, c := range []struct {
 		name          string
 		doc           []byte
@@ -110,17 +113,7 @@ func TestValidateXML_CertificateAtSigning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := func(at time.Time) []byte {
-		d, err := einvoice.Prepare(requestOf(kind(t, einvoice.TypeStandard), sampleRequest()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		inv, err := d.Generate(einvoice.Identity{Number: "U-1", UUID: "6f0b8a3e-2c1d-4e5f-9a8b-7c6d5e4f3a2b", ICV: 1, PIH: einvoice.FirstPIH, IssuedAt: at}, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []byte(inv.XML)
-	}
+	signed := func(at time.Time) []byte { return stampedAt(t, key, at) }
 	revokedAt := func(at time.Time) func([]byte) (time.Time, bool, error) {
 		return func(der []byte) (time.Time, bool, error) {
 			if !slices.Equal(der, cert) {
