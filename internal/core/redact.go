@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/url"
 	"regexp"
 	"strings"
@@ -34,47 +35,158 @@ func Redactable(contentType string) bool {
 // Redacted, at any depth: JSON objects, and form-encoded bodies (the token endpoint's). ok is
 // false when body is neither, and cannot be shown safely.
 func RedactBody(contentType string, body []byte) (redacted []byte, ok bool) {
+	text, ok := redactBody(contentType, body, math.MaxInt)
+	return []byte(text), ok
+}
+
+// redactBody is RedactBody writing at most about limit bytes of a JSON body's redacted text
+// (what is kept of it): the body is checked whole, then copied as it goes, in its own order
+// and without its white space, each secret value replaced. No tree of the body is built, and
+// the text is written once.
+func redactBody(contentType string, body []byte, limit int) (redacted string, ok bool) {
 	switch {
 	case len(bytes.TrimSpace(body)) == 0:
-		return body, true
+		return string(body), true
 	case strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
 		form, err := url.ParseQuery(string(body))
 		if err != nil {
-			return nil, false
+			return "", false
 		}
 		for k := range form {
 			if SecretField(k) {
 				form[k] = []string{Redacted}
 			}
 		}
-		return []byte(form.Encode()), true
+		return form.Encode(), true
 	case strings.Contains(contentType, "json"):
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
+		if !json.Valid(body) {
+			return "", false
 		}
-		out, err := json.Marshal(redactValue(v))
-		return out, err == nil
+		r := jsonRedactor{in: body, limit: limit}
+		r.out.Grow(min(len(body), limit))
+		r.value()
+		return r.out.String(), true
 	}
-	return nil, false
+	return "", false
 }
 
-func redactValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if SecretField(k) && x != nil {
-				v[k] = Redacted
-			} else {
-				v[k] = redactValue(x)
+// jsonRedactor copies a valid JSON text (json.Valid) from in to out, compact, with the value of
+// every secret field replaced by Redacted. It writes nothing past limit bytes but reads on.
+type jsonRedactor struct {
+	in    []byte
+	pos   int
+	out   strings.Builder
+	limit int
+}
+
+func (r *jsonRedactor) write(b ...byte) {
+	if room := r.limit - r.out.Len(); room > 0 {
+		r.out.Write(b[:min(len(b), room)])
+	}
+}
+
+func (r *jsonRedactor) space() {
+	for r.pos < len(r.in) && (r.in[r.pos] == ' ' || r.in[r.pos] == '\t' || r.in[r.pos] == '\n' || r.in[r.pos] == '\r') {
+		r.pos++
+	}
+}
+
+// value copies the value at pos.
+func (r *jsonRedactor) value() {
+	r.space()
+	switch r.in[r.pos] {
+	case '{':
+		r.object()
+	case '[':
+		r.pos++
+		r.write('[')
+		for r.space(); r.in[r.pos] != ']'; r.space() {
+			if r.in[r.pos] == ',' {
+				r.pos++
+				r.write(',')
+			}
+			r.value()
+		}
+		r.pos++
+		r.write(']')
+	default:
+		start := r.pos
+		r.skip()
+		r.write(r.in[start:r.pos]...)
+	}
+}
+
+// object copies the object at pos, redacting the values of secret fields that are not null.
+func (r *jsonRedactor) object() {
+	r.pos++
+	r.write('{')
+	for r.space(); r.in[r.pos] != '}'; r.space() {
+		if r.in[r.pos] == ',' {
+			r.pos++
+			r.write(',')
+			r.space()
+		}
+		start := r.pos
+		r.skip()
+		key := r.in[start:r.pos]
+		r.write(key...)
+		r.space()
+		r.pos++ // the colon
+		r.write(':')
+		r.space()
+		if secretKey(key) && !bytes.HasPrefix(r.in[r.pos:], []byte("null")) {
+			r.skip()
+			r.write(redactedJSON...)
+			continue
+		}
+		r.value()
+	}
+	r.pos++
+	r.write('}')
+}
+
+var redactedJSON = []byte(`"` + Redacted + `"`)
+
+// skip moves pos past the value at pos: a string, a whole object or array, a number or a
+// literal.
+func (r *jsonRedactor) skip() {
+	switch r.in[r.pos] {
+	case '"':
+		for r.pos++; r.in[r.pos] != '"'; r.pos++ {
+			if r.in[r.pos] == '\\' {
+				r.pos++
 			}
 		}
-	case []any:
-		for i, x := range v {
-			v[i] = redactValue(x)
+		r.pos++
+	case '{', '[':
+		for depth := 0; ; {
+			switch r.in[r.pos] {
+			case '"':
+				r.skip()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					r.pos++
+					return
+				}
+			}
+			r.pos++
+		}
+	default:
+		for r.pos < len(r.in) && bytes.IndexByte([]byte(",}] \t\n\r"), r.in[r.pos]) < 0 {
+			r.pos++
 		}
 	}
-	return v
+}
+
+// secretKey reports whether the quoted JSON key names a secret field, its escapes decoded.
+func secretKey(quoted []byte) bool {
+	name := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(name, '\\') < 0 {
+		return SecretField(string(name))
+	}
+	var decoded string
+	return json.Unmarshal(quoted, &decoded) != nil || SecretField(decoded)
 }

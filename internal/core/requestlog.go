@@ -132,11 +132,12 @@ func NewRequestLogBody(contentType string, captured []byte, size int64) RequestL
 	case !Redactable(contentType):
 		return omit(BodyUnsupportedContentType)
 	}
-	redacted, ok := RedactBody(contentType, captured)
+	// One byte past the limit tells that the text was cut.
+	redacted, ok := redactBody(contentType, captured, RequestLogBodyLimit+1)
 	if !ok {
 		return omit(BodyInvalid)
 	}
-	text := storable(string(redacted))
+	text := storable(redacted)
 	if len(text) > RequestLogBodyLimit {
 		text, b.Truncated = truncateUTF8(text, RequestLogBodyLimit), true
 	}

@@ -22,7 +22,7 @@ func TestNewRequestLogBody(t *testing.T) {
 			"client_secret=%5BREDACTED%5D&grant_type=client_credentials", false, ""},
 		{"empty", "", "", 0, "", false, ""},
 		{"redacted, then cut to the limit on a character", "application/json", big, 0,
-			`{"note":"` + strings.Repeat("é", (core.RequestLogBodyLimit-len(`{"note":"`))/2), true, ""},
+			`{"secret":"[REDACTED]","note":"` + strings.Repeat("é", (core.RequestLogBodyLimit-len(`{"secret":"[REDACTED]","note":"`))/2), true, ""},
 		{"larger than can be captured", "application/json", `{"a":1}`, core.RequestLogBodyCapture + 1, "", false, core.BodyTooLarge},
 		{"not JSON or a form: described only", "application/pdf", "%PDF-1.7 secret", 0, "", false, core.BodyUnsupportedContentType},
 		{"JSON that does not parse", "application/json", `{"secret":"s`, 0, "", false, core.BodyInvalid},

@@ -83,7 +83,7 @@ func requestOf(kind einvoice.Kind, req einvoice.Request) einvoice.Request {
 
 func generate(t testing.TB, req einvoice.Request) (*einvoice.Invoice, *einvoice.SandboxKey) {
 	t.Helper()
-	key, err := einvoice.NewSandboxKey("0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01", time.Now())
+	key, err := einvoice.NewSandboxKey("0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01", certificatesIssuedAt)
 	if err != nil {
 		t.Fatal(err)
 	}

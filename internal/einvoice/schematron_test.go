@@ -232,7 +232,7 @@ func representativeCases() []struct {
 // names. Every case must be free of error issues: the rules judge valid invoices.
 func writeRepresentativeInvoices(t *testing.T, dir string) []string {
 	t.Helper()
-	key, err := einvoice.NewSandboxKey("0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01", time.Now())
+	key, err := einvoice.NewSandboxKey("0193b5e2-4a1c-7d2e-8f30-5a6b7c8d9e01", certificatesIssuedAt)
 	if err != nil {
 		t.Fatal(err)
 	}

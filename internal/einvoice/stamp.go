@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 	"time"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
@@ -40,6 +42,23 @@ const (
 type SandboxKey struct {
 	private     *secp256k1.PrivateKey
 	Certificate []byte // DER
+
+	// What every stamp writes of the key and its certificate, derived once (a key loaded once
+	// stamps many documents): the public key is a scalar multiplication, the certificate a
+	// parse.
+	once  sync.Once
+	parts stampingParts
+	err   error
+}
+
+// stampingParts are the parts of a key's certificate a stamp writes or checks.
+type stampingParts struct {
+	publicKeyInfo        []byte // DER SubjectPublicKeyInfo (QR tag 8)
+	certificateSignature []byte // QR tag 9
+	certificateText      string // the certificate's base64 (ds:X509Certificate)
+	certificateDigest    string // XAdES CertDigest
+	issuer, serial       string // XAdES IssuerSerial
+	notBefore, notAfter  time.Time
 }
 
 // NewSandboxKey creates a key and its self-signed sandbox certificate for subject (e.g. the
@@ -80,29 +99,58 @@ func (k *SandboxKey) Sign(digest []byte) []byte {
 
 // CertificateSignature is the signature value of the certificate (QR tag 9).
 func (k *SandboxKey) CertificateSignature() ([]byte, error) {
-	var c certificate
-	if _, err := asn1.Unmarshal(k.Certificate, &c); err != nil {
-		return nil, fmt.Errorf("einvoice: sandbox certificate: %w", err)
-	}
-	return c.SignatureValue.Bytes, nil
+	p, err := k.stampingParts()
+	return p.certificateSignature, err
 }
 
-// issuerSerial is the certificate's issuer name (RFC 4514) and decimal serial number, as the
-// XAdES IssuerSerial names the signing certificate.
-func (k *SandboxKey) issuerSerial() (issuer, serial string, err error) {
-	var c certificate
-	var tbs tbsView
-	if _, err = asn1.Unmarshal(k.Certificate, &c); err == nil {
-		_, err = asn1.Unmarshal(c.TBSCertificate.FullBytes, &tbs)
-	}
-	var name pkix.RDNSequence
-	if err == nil {
-		_, err = asn1.Unmarshal(tbs.Issuer.FullBytes, &name)
-	}
+// Errors of a stamping certificate used outside its validity.
+var (
+	ErrCertificateNotYetValid = errors.New("einvoice: the stamping certificate is not yet valid")
+	ErrCertificateExpired     = errors.New("einvoice: the stamping certificate has expired")
+)
+
+// CheckValidAt reports whether the key's certificate is valid at t (its notBefore and notAfter
+// included): ErrCertificateNotYetValid before, ErrCertificateExpired after, wrapped with the
+// validity.
+func (k *SandboxKey) CheckValidAt(t time.Time) error {
+	p, err := k.stampingParts()
 	if err != nil {
-		return "", "", fmt.Errorf("einvoice: stamping certificate: %w", err)
+		return err
 	}
-	return name.String(), tbs.SerialNumber.String(), nil
+	switch {
+	case t.Before(p.notBefore):
+		return fmt.Errorf("%w: valid from %s", ErrCertificateNotYetValid, p.notBefore.Format(time.RFC3339))
+	case t.After(p.notAfter):
+		return fmt.Errorf("%w: valid until %s", ErrCertificateExpired, p.notAfter.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// stampingParts derives the key's stamping parts once.
+func (k *SandboxKey) stampingParts() (*stampingParts, error) {
+	k.once.Do(func() {
+		var c certificate
+		var tbs tbsCertificate
+		if _, k.err = asn1.Unmarshal(k.Certificate, &c); k.err == nil {
+			_, k.err = asn1.Unmarshal(c.TBSCertificate.FullBytes, &tbs)
+		}
+		if k.err != nil {
+			k.err = fmt.Errorf("einvoice: stamping certificate: %w", k.err)
+			return
+		}
+		text := base64.StdEncoding.EncodeToString(k.Certificate)
+		k.parts = stampingParts{
+			publicKeyInfo:        k.PublicKeyInfo(),
+			certificateSignature: c.SignatureValue.Bytes,
+			certificateText:      text,
+			certificateDigest:    hexDigest([]byte(text)),
+			issuer:               tbs.Issuer.String(),
+			serial:               tbs.SerialNumber.String(),
+			notBefore:            tbs.Validity.NotBefore.UTC(),
+			notAfter:             tbs.Validity.NotAfter.UTC(),
+		}
+	})
+	return &k.parts, k.err
 }
 
 type certificate struct {

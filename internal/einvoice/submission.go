@@ -92,28 +92,29 @@ func Restamp(doc string, key *SandboxKey, signedAt time.Time) (xml, qr string, e
 	if ext == nil || ext.FindElement(".//ds:Signature") == nil || qrValue == nil {
 		return "", "", errors.New("einvoice: the document has no stamp to renew")
 	}
-	if ext.FindElement(".//xades:SignedProperties") == nil {
-		fresh := signatureExtension()
+	slots, ok := findSignatureSlots(ext)
+	if !ok {
+		fresh, freshSlots := signatureExtension()
 		root.InsertChildAt(ext.Index(), fresh)
 		root.RemoveChild(ext)
-		ext = fresh
+		slots = freshSlots
 	}
 	tags, err := DecodeQR(qrValue.Text())
 	if err != nil {
 		return "", "", fmt.Errorf("einvoice: the document's QR payload: %w", err)
 	}
-	signature, err := sign(ext, key, signedAt, digest, hash)
+	signature, err := sign(slots, key, signedAt, digest, hash)
 	if err != nil {
 		return "", "", err
 	}
-	certSig, err := key.CertificateSignature()
+	parts, err := key.stampingParts()
 	if err != nil {
 		return "", "", err
 	}
 	qr, _ = QRFields{
 		SellerName: string(tags[1]), VATNumber: string(tags[2]), Timestamp: string(tags[3]), TotalWithVAT: string(tags[4]),
 		VATTotal: string(tags[5]), InvoiceHash: string(tags[6]),
-		Signature: signature, PublicKey: key.PublicKeyInfo(), CertificateSignature: certSig,
+		Signature: signature, PublicKey: parts.publicKeyInfo, CertificateSignature: parts.certificateSignature,
 	}.Encode()
 	qrValue.SetText(qr)
 	xml, err = tree.WriteToString()

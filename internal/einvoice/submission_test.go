@@ -72,7 +72,7 @@ func TestSubmissionOutcome(t *testing.T) {
 // before XAdES is replaced by a complete one.
 func TestRestamp(t *testing.T) {
 	inv, _ := generate(t, requestOf(kind(t, einvoice.TypeStandard), sampleRequest()))
-	ca, err := einvoice.NewSandboxCA(time.Now())
+	ca, err := einvoice.NewSandboxCA(certificatesIssuedAt)
 	if err != nil {
 		t.Fatal(err)
 	}

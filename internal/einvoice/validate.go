@@ -105,8 +105,17 @@ var shared = sync.OnceValues(NewValidator)
 // never again.
 func SharedValidator() (*Validator, error) { return shared() }
 
-// report collects results.
-type report struct{ results []Result }
+// report collects results, and the first error that ends the validation (a lookup failing).
+type report struct {
+	results []Result
+	err     error
+}
+
+func (r *report) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
 
 func (r *report) add(typ, category, code, format string, args ...any) {
 	r.results = append(r.results, Result{Type: typ, Code: code, Category: category, Message: fmt.Sprintf(format, args...)})
@@ -168,6 +177,9 @@ func (v *Validator) ValidateXML(doc []byte, trust Trust) (Report, error) {
 		checkStamp(r, inv, stamp, trust)
 	}
 	<-done
+	if r.err != nil {
+		return Report{}, r.err
+	}
 	return Report{Results: append(schema.results, r.results...)}, nil
 }
 

@@ -28,11 +28,11 @@ func TestGenerate_XAdES(t *testing.T) {
 	if problems != nil {
 		t.Fatal(problems)
 	}
-	ca, err := einvoice.NewSandboxCA(time.Now())
+	ca, err := einvoice.NewSandboxCA(certificatesIssuedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := ca.Issue(csr, time.Now(), 1)
+	cert, err := ca.Issue(csr, certificatesIssuedAt, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/beevik/etree"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
@@ -60,6 +61,9 @@ func checkStamp(r *report, inv xmlInvoice, s stamp, trust Trust) {
 	if s.signature != nil {
 		checkStampStructure(r, inv)
 		cert = checkCertificate(r, s.signature, trust)
+		if cert != nil {
+			checkCertificateAtSigning(r, inv, s.signature, cert, trust)
+		}
 		signature = checkSignature(r, s, cert)
 		checkSignedProperties(r, s.signature)
 	}
@@ -90,6 +94,10 @@ type parsedCertificate struct {
 	tbs          []byte // the signed part (TBSCertificate), its DER
 	issuer       []byte // the issuer's name, its DER
 	subject      []byte // the subject's name, its DER
+	notBefore    time.Time
+	notAfter     time.Time
+	// unitOfSandboxCA: issued by the sandbox CA to an EGS unit, which the CA may revoke.
+	unitOfSandboxCA bool
 }
 
 // Trust is what the validator checks a stamp's certificate against (DER certificates, nil
@@ -98,6 +106,10 @@ type parsedCertificate struct {
 type Trust struct {
 	Own       []byte
 	SandboxCA []byte
+	// RevokedAt says when the sandbox CA revoked a certificate it issued to an EGS unit (DER),
+	// revoked false while it has not: the sandbox authority's revocation list. Nil when the
+	// caller has none to consult; an error ends the validation.
+	RevokedAt func(certificate []byte) (at time.Time, revoked bool, err error)
 }
 
 // issuedBy reports whether ca signed c: c names ca's subject as its issuer and ca's key
@@ -149,6 +161,10 @@ func parseCertificate(der []byte) (*parsedCertificate, error) {
 	if _, err := asn1.Unmarshal(tbs.PublicKey.FullBytes, &spki); err != nil {
 		return nil, err
 	}
+	var valid validity
+	if _, err := asn1.Unmarshal(tbs.Validity.FullBytes, &valid); err != nil {
+		return nil, err
+	}
 	var curve asn1.ObjectIdentifier
 	if _, err := asn1.Unmarshal(spki.Algorithm.Parameters.FullBytes, &curve); err != nil || !curve.Equal(oidSecp256k1) {
 		return nil, fmt.Errorf("the public key is not an EC key on secp256k1")
@@ -160,6 +176,7 @@ func parseCertificate(der []byte) (*parsedCertificate, error) {
 	out := &parsedCertificate{
 		der: der, publicKeyDER: tbs.PublicKey.FullBytes, publicKey: pub, signature: c.SignatureValue.Bytes,
 		tbs: c.TBSCertificate.FullBytes, issuer: tbs.Issuer.FullBytes, subject: tbs.Subject.FullBytes,
+		notBefore: valid.NotBefore.UTC(), notAfter: valid.NotAfter.UTC(),
 	}
 	for _, ext := range tbs.Extensions {
 		var template string
@@ -193,6 +210,7 @@ func checkCertificate(r *report, sig *etree.Element, trust Trust) *parsedCertifi
 		r.add(ResultInfo, CategoryCertificate, "SBX-CERT-05",
 			"The document is stamped by the sandbox authority (the sandbox CA's certificate, not the tax authority's), as a cleared document is: signature and QR were checked against it.")
 	case issuedBySandboxCA(cert, trust.SandboxCA):
+		cert.unitOfSandboxCA = true
 		r.add(ResultInfo, CategoryCertificate, "SBX-CERT-04",
 			"The document is stamped with an EGS unit's certificate issued by this sandbox's CA (not the tax authority's): its chain to the sandbox CA was verified.")
 	case cert.sandbox:
@@ -203,6 +221,58 @@ func checkCertificate(r *report, sig *etree.Element, trust Trust) *parsedCertifi
 			"Checked with the certificate the document embeds; its chain to the tax authority's certification authority is not verified (that needs the authority's real certificates, which this sandbox does not have).")
 	}
 	return cert
+}
+
+// checkCertificateAtSigning checks the certificate at the moment the document was signed (the
+// XAdES signing time, else the document's issue date and time): within its validity
+// (SBX-CERT-06), and, for an EGS unit's certificate, not revoked by then. A document signed
+// before its certificate was revoked stays valid, as the authority's documents do, with a
+// warning that the certificate has since been revoked (SBX-CERT-07); one signed at or after
+// the revocation is an error (SBX-CERT-08). Signing times have no fraction of a second: one in
+// the revocation's own second, before its fraction, is taken as before it, as the service
+// stamps nothing once a unit is revoked (a signing time is the signer's own claim either way).
+func checkCertificateAtSigning(r *report, inv xmlInvoice, sig *etree.Element, cert *parsedCertificate, trust Trust) {
+	signedAt, ok := signingTime(inv, sig)
+	if !ok {
+		return
+	}
+	at := signedAt.Format(time.RFC3339)
+	if signedAt.Before(cert.notBefore) || signedAt.After(cert.notAfter) {
+		r.add(ResultError, CategoryCertificate, "SBX-CERT-06", "The document was signed at %s, outside its certificate's validity (%s to %s).",
+			at, cert.notBefore.Format(time.RFC3339), cert.notAfter.Format(time.RFC3339))
+	}
+	if !cert.unitOfSandboxCA || trust.RevokedAt == nil {
+		return
+	}
+	revokedAt, revoked, err := trust.RevokedAt(cert.der)
+	switch {
+	case err != nil:
+		r.fail(err)
+	case !revoked:
+	case signedAt.Before(revokedAt):
+		r.add(ResultWarning, CategoryCertificate, "SBX-CERT-07",
+			"The certificate was revoked at %s, after the document was signed (%s): the document was stamped while it was valid and stays valid; its unit stamps nothing since.",
+			revokedAt.UTC().Format(time.RFC3339), at)
+	default:
+		r.add(ResultError, CategoryCertificate, "SBX-CERT-08",
+			"The document was signed at %s, at or after its certificate's revocation at %s: a revoked certificate stamps nothing.",
+			at, revokedAt.UTC().Format(time.RFC3339))
+	}
+}
+
+// signingTime is when the document was signed: its XAdES SigningTime (UTC, with or without
+// the zone), else its issue date and time; ok is false when neither can be read.
+func signingTime(inv xmlInvoice, sig *etree.Element) (time.Time, bool) {
+	stated := text(sig, "ds:Object/xades:QualifyingProperties/xades:SignedProperties/xades:SignedSignatureProperties/xades:SigningTime")
+	if stated == "" {
+		stated = inv.issueDate + "T" + inv.issueTime
+	}
+	for _, layout := range []string{time.RFC3339, signingTimeLayout} {
+		if t, err := time.Parse(layout, stated); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // checkSignature verifies the stamp's ECDSA signature of the invoice hash with the

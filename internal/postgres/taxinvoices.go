@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,9 +20,10 @@ import (
 
 // TaxInvoiceService implements core.TaxInvoiceService.
 type TaxInvoiceService struct {
-	db  *DB
-	box *secretbox.Box // seals the sandbox stamping keys at rest
-	now func() time.Time
+	db   *DB
+	box  *secretbox.Box // seals the sandbox stamping keys at rest
+	keys loadedKeys
+	now  func() time.Time
 }
 
 var _ core.TaxInvoiceService = (*TaxInvoiceService)(nil)
@@ -83,6 +87,10 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if err != nil {
 		return nil, err
 	}
+	issuedAt := s.now()
+	if err := certificateValidAt(key, egs, issuedAt); err != nil {
+		return nil, err
+	}
 	var referenceNumber *string
 	if ref := in.Request.BillingReference; ref != nil && kind.Note() {
 		referenceNumber = &ref.Number
@@ -99,7 +107,7 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 		}
 		if out, err = s.db.storeTaxDocument(ctx, q, taxDocument{
 			OrganizationID: orgID, ConnectedBusinessID: business, EGSUnitID: egs, Kind: kind, Draft: draft, Key: key,
-			ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: s.now(), RequestedType: in.Request.RequestedType,
+			ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: issuedAt, RequestedType: in.Request.RequestedType,
 			RequestJSON: in.RequestJSON, OriginalID: in.Original, ReferenceNumber: referenceNumber,
 			SetHash: func(hash string) error {
 				return q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{
@@ -394,16 +402,35 @@ func (s *TaxInvoiceService) stampingKey(ctx context.Context, orgID uuid.UUID, re
 	case row.VatNumber != req.Seller.VATNumber:
 		return nil, "", unprocessablef(pointer, "EGS unit %s is registered for VAT number %s; the seller's is %s.", row.ID, row.VatNumber, req.Seller.VATNumber)
 	}
-	private, err := s.box.Open(row.PrivateKey, row.ID[:])
-	if err != nil {
-		return nil, "", fmt.Errorf("key of EGS unit %s: %w", row.ID, err)
-	}
 	cert := row.ComplianceCertificate
 	if row.ProductionCertificate != nil {
 		cert = row.ProductionCertificate
 	}
-	key, err := einvoice.LoadSandboxKey(private, cert)
-	return key, row.ID.String(), err
+	key, err := s.keys.load(row.PrivateKey, cert, func() ([]byte, error) { return s.box.Open(row.PrivateKey, row.ID[:]) })
+	if err != nil {
+		return nil, "", fmt.Errorf("key of EGS unit %s: %w", row.ID, err)
+	}
+	return key, row.ID.String(), nil
+}
+
+// certificateValidAt refuses to stamp at signingAt with a certificate that is not valid then:
+// 409 invalid_state_transition, its one error at /egs_unit_id with the code
+// certificate_not_yet_valid or certificate_expired (as the operations document them).
+func certificateValidAt(key *einvoice.SandboxKey, egs string, signingAt time.Time) error {
+	err := key.CheckValidAt(signingAt)
+	code := ""
+	switch {
+	case errors.Is(err, einvoice.ErrCertificateNotYetValid):
+		code = "certificate_not_yet_valid"
+	case errors.Is(err, einvoice.ErrCertificateExpired):
+		code = "certificate_expired"
+	default:
+		return err
+	}
+	message := fmt.Sprintf("The stamping certificate of EGS unit %s is not valid at %s (%s).", egs,
+		signingAt.UTC().Format(time.RFC3339), strings.TrimPrefix(err.Error(), "einvoice: "))
+	return &core.Error{Code: core.EInvalidTransition, Message: message + " Nothing was issued.",
+		Fields: []core.FieldError{{Location: "body", Pointer: "/egs_unit_id", Code: code, Message: message}}}
 }
 
 // sandboxKey returns the organization's sandbox stamping key, creating it on first use.
@@ -428,11 +455,49 @@ func (s *TaxInvoiceService) sandboxKey(ctx context.Context, orgID uuid.UUID) (*e
 	} else if err != nil {
 		return nil, translate(err)
 	}
-	private, err := s.box.Open(row.PrivateKey, orgID[:])
+	key, err := s.keys.load(row.PrivateKey, row.Certificate, func() ([]byte, error) { return s.box.Open(row.PrivateKey, orgID[:]) })
 	if err != nil {
 		return nil, fmt.Errorf("sandbox key of organization %s: %w", orgID, err)
 	}
-	return einvoice.LoadSandboxKey(private, row.Certificate)
+	return key, nil
+}
+
+// loadedKeys are the stamping keys this process has opened, by their sealed form and
+// certificate as stored: a key is opened, and what its stamps write of it derived (the public
+// key, the certificate's parts), once per process rather than once per document. A new
+// certificate (a unit's production certificate) is another entry. At most maxLoadedKeys are
+// kept; past that the cache starts again.
+type loadedKeys struct {
+	mu   sync.Mutex
+	keys map[string]*einvoice.SandboxKey
+}
+
+const maxLoadedKeys = 4096
+
+// load returns the key stored as sealed with certificate, opening it with open when it is not
+// loaded yet.
+func (c *loadedKeys) load(sealed, certificate []byte, open func() ([]byte, error)) (*einvoice.SandboxKey, error) {
+	id := strconv.Itoa(len(sealed)) + ":" + string(sealed) + string(certificate)
+	c.mu.Lock()
+	key, ok := c.keys[id]
+	c.mu.Unlock()
+	if ok {
+		return key, nil
+	}
+	private, err := open()
+	if err != nil {
+		return nil, err
+	}
+	if key, err = einvoice.LoadSandboxKey(private, certificate); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.keys == nil || len(c.keys) >= maxLoadedKeys {
+		c.keys = make(map[string]*einvoice.SandboxKey)
+	}
+	c.keys[id] = key
+	c.mu.Unlock()
+	return key, nil
 }
 
 // FindTaxInvoiceByID implements core.TaxInvoiceService.

@@ -3,10 +3,12 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -56,7 +58,8 @@ func (s *TaxInvoiceService) SubmitTaxInvoice(ctx context.Context, id uuid.UUID) 
 			return err
 		}
 		kind, _ := einvoice.KindOf(doc.InvoiceType)
-		submission, err := s.judge(validator, key, ca, kind, doc)
+		trust := einvoice.Trust{Own: key.Certificate, SandboxCA: ca.Certificate, RevokedAt: revocationList(ctx, q)}
+		submission, err := s.judge(validator, trust, ca, kind, doc)
 		if err != nil {
 			return err
 		}
@@ -86,11 +89,11 @@ func (s *TaxInvoiceService) SubmitTaxInvoice(ctx context.Context, id uuid.UUID) 
 }
 
 // judge is the sandbox authority's decision on doc: its validation as validateTaxInvoice
-// checks XML (against the organization's certificate and the sandbox CA, which issued its
-// units' certificates), the reporting deadline of a simplified document, and for a cleared
-// standard one the authority's stamp, made with the sandbox CA's key.
-func (s *TaxInvoiceService) judge(v *einvoice.Validator, key *einvoice.SandboxKey, ca *einvoice.SandboxCA, kind einvoice.Kind, doc dbq.TaxInvoiceLockForSubmissionRow) (*core.TaxInvoiceSubmission, error) {
-	report, err := v.ValidateXML([]byte(doc.Xml), einvoice.Trust{Own: key.Certificate, SandboxCA: ca.Certificate})
+// checks XML (trust: the organization's certificate, the sandbox CA, which issued its units'
+// certificates, and its revocation list), the reporting deadline of a simplified document, and
+// for a cleared standard one the authority's stamp, made with the sandbox CA's key.
+func (s *TaxInvoiceService) judge(v *einvoice.Validator, trust einvoice.Trust, ca *einvoice.SandboxCA, kind einvoice.Kind, doc dbq.TaxInvoiceLockForSubmissionRow) (*core.TaxInvoiceSubmission, error) {
+	report, err := v.ValidateXML([]byte(doc.Xml), trust)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: validating stored tax invoice %s: %w", doc.ID, err)
 	}
@@ -109,6 +112,22 @@ func (s *TaxInvoiceService) judge(v *einvoice.Validator, key *einvoice.SandboxKe
 		out.ClearedXML, out.ClearedQR = &xml, &qr
 	}
 	return out, nil
+}
+
+// revocationList is the sandbox CA's revocation list for the validator (einvoice.Trust):
+// when the EGS unit a certificate was issued to was revoked, whichever organization's unit it
+// is, as anyone may read a certification authority's revocation list. Only the time is read.
+func revocationList(ctx context.Context, q *dbq.Queries) func(certificate []byte) (time.Time, bool, error) {
+	return func(certificate []byte) (time.Time, bool, error) {
+		at, err := q.EgsCertificateRevokedAtAnyOrganization(ctx, certificate)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && at == nil) {
+			return time.Time{}, false, nil
+		}
+		if err != nil {
+			return time.Time{}, false, translate(err)
+		}
+		return *at, true, nil
+	}
 }
 
 // sandboxCA returns the sandbox CA, making it on first use; concurrent first uses race on

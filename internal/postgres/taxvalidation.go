@@ -86,6 +86,7 @@ func (s *TaxInvoiceValidationService) ValidateTaxInvoiceXML(ctx context.Context,
 	if trust.SandboxCA, err = s.sandboxCACertificate(ctx); err != nil {
 		return nil, err
 	}
+	trust.RevokedAt = revocationList(ctx, s.db.queries(ctx))
 	v, err := s.validator()
 	if err != nil {
 		return nil, err

@@ -44,6 +44,7 @@ var tenancyExempt = map[string]string{
 	"SupportCaseGetByIDForUpdateAnyOrganization":       "operator lock",
 	"TaxInvoiceGetByIDAnyOrganization":                 "operator read",
 	"TaxInvoiceSubmissionGetAnyOrganization":           "operator read",
+	"EgsCertificateRevokedAtAnyOrganization":           "the sandbox CA's revocation list: public, as a certification authority's is; only the time is read",
 	"WebhookEndpointGetByIDAnyOrganization":            "operator read",
 	"WebhookEndpointListAnyOrganization":               "operator list",
 	"BillingInvoiceGetByIDAnyOrganization":             "operator read",
