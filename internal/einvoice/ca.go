@@ -34,7 +34,7 @@ func NewSandboxCA(now time.Time) (*SandboxCA, error) {
 		return nil, err
 	}
 	basicConstraints := pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 19}, Critical: true, Value: isCA}
-	cert, err := signCertificate(key, name, name, key.PubKey(), now, 20, []pkix.Extension{basicConstraints})
+	cert, err := signCertificate(key, name, name, key.PubKey(), now, now.AddDate(20, 0, 0), []pkix.Extension{basicConstraints})
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (ca *SandboxCA) Issue(csr *CSR, now time.Time, years int) ([]byte, error) {
 		return nil, err
 	}
 	issuer := sandboxName(SandboxCAName)
-	return signCertificate(ca.key, issuer, subject, csr.PublicKey, now, years, []pkix.Extension{{Id: oidSubjectAltName, Value: san}})
+	return signCertificate(ca.key, issuer, subject, csr.PublicKey, now, now.AddDate(years, 0, 0), []pkix.Extension{{Id: oidSubjectAltName, Value: san}})
 }
 
 // ParsePrivateKey reads a secp256k1 private key from PEM: SEC 1 ("EC PRIVATE KEY", as the

@@ -62,7 +62,10 @@ type stampingParts struct {
 }
 
 // NewSandboxKey creates a key and its self-signed sandbox certificate for subject (e.g. the
-// organization id), valid from now for ten years.
+// organization id), valid from SandboxKeysValidFrom (or now, if earlier) to ten years from now.
+// It stamps documents of organizations without an EGS unit and the provider's own, whose
+// issue dates a test clock may set in the past: the backdated validity keeps those documents
+// inside it, where a certificate issued today would make each one SBX-CERT-06.
 func NewSandboxKey(subject string, now time.Time) (*SandboxKey, error) {
 	priv, err := secp256k1.GeneratePrivateKey()
 	if err != nil {
@@ -192,8 +195,16 @@ func publicKeyInfo(pub *secp256k1.PublicKey) subjectPublicKeyInfo {
 // the NIST curves, and the stamp uses secp256k1.
 func selfSignedCertificate(priv *secp256k1.PrivateKey, subject string, now time.Time) ([]byte, error) {
 	name := sandboxName("SANDBOX-EGS-" + subject)
-	return signCertificate(priv, name, name, priv.PubKey(), now, 10, nil)
+	from := SandboxKeysValidFrom
+	if now.Before(from) {
+		from = now
+	}
+	return signCertificate(priv, name, name, priv.PubKey(), from, now.AddDate(10, 0, 0), nil)
 }
+
+// SandboxKeysValidFrom is when the self-signed sandbox certificates begin to be valid: the
+// day the authority's e-invoicing began (4 December 2021).
+var SandboxKeysValidFrom = time.Date(2021, 12, 4, 0, 0, 0, 0, time.UTC)
 
 // sandboxName is the distinguished name of a certificate the sandbox makes for itself.
 func sandboxName(commonName string) pkix.RDNSequence {
@@ -206,8 +217,9 @@ func sandboxName(commonName string) pkix.RDNSequence {
 }
 
 // signCertificate makes a certificate of pub for subject, signed by issuerKey in the name of
-// issuer, valid for years from now, marked with SandboxTemplate, with extra extensions.
-func signCertificate(issuerKey *secp256k1.PrivateKey, issuer, subject pkix.RDNSequence, pub *secp256k1.PublicKey, now time.Time, years int, extra []pkix.Extension) ([]byte, error) {
+// issuer, valid from notBefore to notAfter (whole seconds), marked with SandboxTemplate, with
+// extra extensions.
+func signCertificate(issuerKey *secp256k1.PrivateKey, issuer, subject pkix.RDNSequence, pub *secp256k1.PublicKey, notBefore, notAfter time.Time, extra []pkix.Extension) ([]byte, error) {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
 	if err != nil {
 		return nil, err
@@ -216,14 +228,13 @@ func signCertificate(issuerKey *secp256k1.PrivateKey, issuer, subject pkix.RDNSe
 	if err != nil {
 		return nil, err
 	}
-	from := now.UTC().Truncate(time.Second)
 	sigAlg := pkix.AlgorithmIdentifier{Algorithm: oidECDSAWithSHA256}
 	tbs, err := asn1.Marshal(tbsCertificate{
 		Version:            2,
 		SerialNumber:       serial,
 		SignatureAlgorithm: sigAlg,
 		Issuer:             issuer,
-		Validity:           validity{NotBefore: from, NotAfter: from.AddDate(years, 0, 0)},
+		Validity:           validity{NotBefore: notBefore.UTC().Truncate(time.Second), NotAfter: notAfter.UTC().Truncate(time.Second)},
 		Subject:            subject,
 		PublicKey:          publicKeyInfo(pub),
 		Extensions:         append([]pkix.Extension{{Id: oidCertificateTemplateName, Value: template}}, extra...),
