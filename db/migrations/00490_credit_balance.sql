@@ -15,7 +15,8 @@ CREATE TABLE customer_credit_balances (
 );
 
 -- The ledger of every change of a credit balance: credited (amount > 0) by the invoice whose
--- credits exceeded its charges, or applied (amount < 0) as a line of a later invoice.
+-- credits exceeded its charges, or applied (amount < 0) as a line of a later invoice, and given
+-- back (amount > 0) when that invoice is voided.
 -- balance_after is the balance once the entry is applied, so the ledger reads on its own.
 CREATE TABLE customer_credit_transactions (
     id              uuid        NOT NULL,
@@ -24,7 +25,7 @@ CREATE TABLE customer_credit_transactions (
     amount          bigint      NOT NULL CHECK (amount <> 0),
     currency        text        NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
     balance_after   bigint      NOT NULL CHECK (balance_after >= 0),
-    reason          text        NOT NULL CHECK (reason IN ('proration_credit', 'termination_credit', 'applied_to_invoice')),
+    reason          text        NOT NULL CHECK (reason IN ('proration_credit', 'termination_credit', 'applied_to_invoice', 'void_restored')),
     invoice_id      uuid        NOT NULL,
     subscription_id uuid        NOT NULL,
     -- The key serves the ledger's keyset pages: an organization's entries in id (time) order.

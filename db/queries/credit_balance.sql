@@ -22,6 +22,12 @@ DO UPDATE SET balance = b.balance + @amount::bigint, updated_at = EXCLUDED.updat
 WHERE b.organization_id = @organization_id
 RETURNING balance;
 
+-- name: CreditAppliedToInvoice :one
+-- What the invoice took from the balance (a positive amount; 0 when nothing), less what a
+-- void already gave back.
+SELECT coalesce(-sum(amount), 0)::bigint FROM customer_credit_transactions
+WHERE organization_id = @organization_id AND invoice_id = @invoice_id AND reason IN ('applied_to_invoice', 'void_restored');
+
 -- name: CreditTransactionInsert :one
 INSERT INTO customer_credit_transactions (id, organization_id, created_at, amount, currency, balance_after, reason, invoice_id, subscription_id)
 VALUES (@id, @organization_id, @created_at, @amount, @currency, @balance_after, @reason, @invoice_id, @subscription_id)

@@ -5,10 +5,11 @@ SELECT * FROM billing_invoices WHERE organization_id = @organization_id AND id =
 SELECT * FROM billing_invoices WHERE id = @id;
 
 -- name: BillingInvoiceGetByIDForUpdate :one
-SELECT * FROM billing_invoices WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+-- NO KEY UPDATE, as SubscriptionGetByIDForUpdate: rows referring to the invoice stay writable.
+SELECT * FROM billing_invoices WHERE organization_id = @organization_id AND id = @id FOR NO KEY UPDATE;
 
 -- name: BillingInvoiceGetByIDForUpdateAnyOrganization :one
-SELECT * FROM billing_invoices WHERE id = @id FOR UPDATE;
+SELECT * FROM billing_invoices WHERE id = @id FOR NO KEY UPDATE;
 
 -- name: BillingInvoiceList :many
 -- Keyset pagination in id (UUIDv7, issue) order within one organization.

@@ -19,12 +19,15 @@ SELECT * FROM subscriptions WHERE id = @id;
 
 -- name: SubscriptionGetByIDForUpdate :one
 -- As SubscriptionGetByID, locking the row until the transaction ends so lifecycle actions on
--- one subscription run one after another. Another organization's row is not locked.
-SELECT * FROM subscriptions WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+-- one subscription run one after another. Another organization's row is not locked. NO KEY
+-- UPDATE (the id never changes) leaves rows that refer to the subscription free to be written
+-- meanwhile: a job holding the subscription's invoice and inserting such a row would otherwise
+-- wait for this lock while this transaction waits for the invoice, a deadlock.
+SELECT * FROM subscriptions WHERE organization_id = @organization_id AND id = @id FOR NO KEY UPDATE;
 
 -- name: SubscriptionGetByIDForUpdateAnyOrganization :one
 -- The operator's lock: any organization.
-SELECT * FROM subscriptions WHERE id = @id FOR UPDATE;
+SELECT * FROM subscriptions WHERE id = @id FOR NO KEY UPDATE;
 
 -- name: SubscriptionListByOrganization :many
 SELECT * FROM subscriptions WHERE organization_id = @organization_id ORDER BY id;

@@ -351,6 +351,7 @@ const (
 	AppliedToInvoice  CreditBalanceTransactionReason = "applied_to_invoice"
 	ProrationCredit   CreditBalanceTransactionReason = "proration_credit"
 	TerminationCredit CreditBalanceTransactionReason = "termination_credit"
+	VoidRestored      CreditBalanceTransactionReason = "void_restored"
 )
 
 // Valid indicates whether the value is a known member of the CreditBalanceTransactionReason enum.
@@ -361,6 +362,8 @@ func (e CreditBalanceTransactionReason) Valid() bool {
 	case ProrationCredit:
 		return true
 	case TerminationCredit:
+		return true
+	case VoidRestored:
 		return true
 	default:
 		return false
@@ -2850,7 +2853,7 @@ type CreditBalanceTransaction struct {
 	InvoiceId      openapi_types.UUID `json:"invoice_id"`
 	OrganizationId openapi_types.UUID `json:"organization_id"`
 
-	// Reason `proration_credit`: a plan change's unused fee beyond the change's charges; `termination_credit`: a termination's unused fee beyond the usage of the last invoice; `applied_to_invoice`: taken off an invoice.
+	// Reason `proration_credit`: a plan change's unused fee beyond the change's charges; `termination_credit`: a termination's unused fee beyond the usage of the last invoice; `applied_to_invoice`: taken off an invoice; `void_restored`: what an invoice had taken, given back when it was voided.
 	Reason         CreditBalanceTransactionReason `json:"reason"`
 	SubscriptionId openapi_types.UUID             `json:"subscription_id"`
 }
@@ -2863,7 +2866,7 @@ type CreditBalanceTransactionList struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
-// CreditBalanceTransactionReason `proration_credit`: a plan change's unused fee beyond the change's charges; `termination_credit`: a termination's unused fee beyond the usage of the last invoice; `applied_to_invoice`: taken off an invoice.
+// CreditBalanceTransactionReason `proration_credit`: a plan change's unused fee beyond the change's charges; `termination_credit`: a termination's unused fee beyond the usage of the last invoice; `applied_to_invoice`: taken off an invoice; `void_restored`: what an invoice had taken, given back when it was voided.
 type CreditBalanceTransactionReason string
 
 // DataResidencyPolicy Where the organization's data may be stored.
@@ -5220,7 +5223,7 @@ type WebhookDelivery struct {
 	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
-	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
+	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it, or a void gives back what its invoice took (see `getCreditBalance`) | `CreditBalanceTransaction` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5399,7 +5402,7 @@ type WebhookEvent struct {
 	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
-	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
+	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it, or a void gives back what its invoice took (see `getCreditBalance`) | `CreditBalanceTransaction` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5452,7 +5455,7 @@ type WebhookEventData struct {
 // | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 // | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 // | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
-// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
+// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it, or a void gives back what its invoice took (see `getCreditBalance`) | `CreditBalanceTransaction` |
 // | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 // | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 // | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -5535,7 +5538,7 @@ type WebhookTestResult struct {
 	// | `invoice.tax_document_issued` | the background job issues a tax document of an invoice: its tax invoice (`tax_document_status` becomes `issued`), or the credit note of a void; the newest of `items` is the one issued | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_failed` | the engine refuses the tax invoice of an invoice (`tax_document_status` becomes `failed`), or the credit note of a void; `failure` says why | `InvoiceTaxDocumentList` |
 	// | `invoice.tax_document_retried` | `retryInvoiceTaxDocuments`: a failed tax invoice is `pending` again, and the job that issues it is queued | `InvoiceTaxDocumentList` |
-	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it (see `getCreditBalance`) | `CreditBalanceTransaction` |
+	// | `credit_balance.updated` | an invoice is issued that gives the organization's credit balance what its credits could not take off (a plan change, a termination), or takes from it, or a void gives back what its invoice took (see `getCreditBalance`) | `CreditBalanceTransaction` |
 	// | `connected_business.created`, `connected_business.updated` | `createConnectedBusiness`, `updateConnectedBusiness` (when something changed, and whenever the body carries `lifecycle_status`) | `ConnectedBusiness` |
 	// | `organization.updated` | `updateOrganization` (when something changed) | `Organization` |
 	// | `api_key.created` | `createApiKey`, and the replacement key of `rotateApiKey` | `ApiKey` (never a secret) |
@@ -7261,7 +7264,7 @@ type ClientInterface interface {
 	// ListCreditBalanceTransactions List the entries of the credit balance's ledger
 	//
 	// The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
-	// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+	// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`, `void_restored`) or applies (`amount` < 0:
 	// `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
 	// balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
 	// `forbidden`); the operator may name any organization or none (every organization's entries).
@@ -7487,7 +7490,8 @@ type ClientInterface interface {
 	// VoidInvoice Void a billing invoice
 	//
 	// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
-	// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+	// (otherwise 409 `invalid_state_transition`, naming its status). What the invoice took from the organization's credit balance
+	// is given back (a `void_restored` entry, `credit_balance.updated`). Takes no body. Audited; emits `invoice.voided`. Honours
 	// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
@@ -9303,7 +9307,7 @@ func (c *Client) GetCreditBalance(ctx context.Context, params *GetCreditBalanceP
 // ListCreditBalanceTransactions List the entries of the credit balance's ledger
 //
 // The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
-// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`, `void_restored`) or applies (`amount` < 0:
 // `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
 // balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
 // `forbidden`); the operator may name any organization or none (every organization's entries).
@@ -9679,7 +9683,8 @@ func (c *Client) RetryInvoiceTaxDocuments(ctx context.Context, id Id, params *Re
 // VoidInvoice Void a billing invoice
 //
 // Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
-// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+// (otherwise 409 `invalid_state_transition`, naming its status). What the invoice took from the organization's credit balance
+// is given back (a `void_restored` entry, `credit_balance.updated`). Takes no body. Audited; emits `invoice.voided`. Honours
 // `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
@@ -18064,7 +18069,7 @@ type ClientWithResponsesInterface interface {
 	// ListCreditBalanceTransactionsWithResponse List the entries of the credit balance's ledger
 	//
 	// The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
-	// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+	// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`, `void_restored`) or applies (`amount` < 0:
 	// `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
 	// balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
 	// `forbidden`); the operator may name any organization or none (every organization's entries).
@@ -18312,7 +18317,8 @@ type ClientWithResponsesInterface interface {
 	// VoidInvoiceWithResponse Void a billing invoice
 	//
 	// Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
-	// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+	// (otherwise 409 `invalid_state_transition`, naming its status). What the invoice took from the organization's credit balance
+	// is given back (a `void_restored` entry, `credit_balance.updated`). Takes no body. Audited; emits `invoice.voided`. Honours
 	// `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 	//
 	// **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).
@@ -36095,7 +36101,7 @@ func (c *ClientWithResponses) GetCreditBalanceWithResponse(ctx context.Context, 
 // ListCreditBalanceTransactionsWithResponse List the entries of the credit balance's ledger
 //
 // The ledger of credit balances (`getCreditBalance`), oldest first (id order), keyset-paginated (`next_cursor`). Default page
-// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`) or applies (`amount` < 0:
+// size 50. Each entry credits (`amount` > 0: `proration_credit`, `termination_credit`, `void_restored`) or applies (`amount` < 0:
 // `applied_to_invoice`) an amount in one currency, names the invoice it came from or went to and its subscription, and gives the
 // balance after it. An organization principal sees only its own organization's entries (naming another organization is 403
 // `forbidden`); the operator may name any organization or none (every organization's entries).
@@ -36433,7 +36439,8 @@ func (c *ClientWithResponses) RetryInvoiceTaxDocumentsWithResponse(ctx context.C
 // VoidInvoiceWithResponse Void a billing invoice
 //
 // Voids the invoice: status `void`; nothing is due on it any more. Only an `issued` invoice on which nothing is paid may be voided
-// (otherwise 409 `invalid_state_transition`, naming its status). Takes no body. Audited; emits `invoice.voided`. Honours
+// (otherwise 409 `invalid_state_transition`, naming its status). What the invoice took from the organization's credit balance
+// is given back (a `void_restored` entry, `credit_balance.updated`). Takes no body. Audited; emits `invoice.voided`. Honours
 // `Idempotency-Key`: a repeat with the same key and body replays the first response with `Idempotent-Replayed: true`.
 //
 // **Who may:** the organization (with `invoices:write`, its own invoices; another organization's is 404) and the operator (any).

@@ -12,6 +12,25 @@ import (
 	"github.com/google/uuid"
 )
 
+const creditAppliedToInvoice = `-- name: CreditAppliedToInvoice :one
+SELECT coalesce(-sum(amount), 0)::bigint FROM customer_credit_transactions
+WHERE organization_id = $1 AND invoice_id = $2 AND reason IN ('applied_to_invoice', 'void_restored')
+`
+
+type CreditAppliedToInvoiceParams struct {
+	OrganizationID uuid.UUID
+	InvoiceID      uuid.UUID
+}
+
+// What the invoice took from the balance (a positive amount; 0 when nothing), less what a
+// void already gave back.
+func (q *Queries) CreditAppliedToInvoice(ctx context.Context, arg CreditAppliedToInvoiceParams) (int64, error) {
+	row := q.db.QueryRow(ctx, creditAppliedToInvoice, arg.OrganizationID, arg.InvoiceID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const creditBalanceAdd = `-- name: CreditBalanceAdd :one
 INSERT INTO customer_credit_balances AS b (organization_id, currency, balance, updated_at)
 VALUES ($1, $2, greatest($3::bigint, 0), $4)

@@ -84,7 +84,7 @@ func (q *Queries) BillingInvoiceGetByIDAnyOrganization(ctx context.Context, id u
 }
 
 const billingInvoiceGetByIDForUpdate = `-- name: BillingInvoiceGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection FROM billing_invoices WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection FROM billing_invoices WHERE organization_id = $1 AND id = $2 FOR NO KEY UPDATE
 `
 
 type BillingInvoiceGetByIDForUpdateParams struct {
@@ -92,6 +92,7 @@ type BillingInvoiceGetByIDForUpdateParams struct {
 	ID             uuid.UUID
 }
 
+// NO KEY UPDATE, as SubscriptionGetByIDForUpdate: rows referring to the invoice stay writable.
 func (q *Queries) BillingInvoiceGetByIDForUpdate(ctx context.Context, arg BillingInvoiceGetByIDForUpdateParams) (BillingInvoice, error) {
 	row := q.db.QueryRow(ctx, billingInvoiceGetByIDForUpdate, arg.OrganizationID, arg.ID)
 	var i BillingInvoice
@@ -122,7 +123,7 @@ func (q *Queries) BillingInvoiceGetByIDForUpdate(ctx context.Context, arg Billin
 }
 
 const billingInvoiceGetByIDForUpdateAnyOrganization = `-- name: BillingInvoiceGetByIDForUpdateAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection FROM billing_invoices WHERE id = $1 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, subscription_id, plan_id, period_start, period_end, lines, subtotal, discount, tax, total, currency, status, tax_document_status, issued_at, due_at, paid_at, amount_paid, opens_selection FROM billing_invoices WHERE id = $1 FOR NO KEY UPDATE
 `
 
 func (q *Queries) BillingInvoiceGetByIDForUpdateAnyOrganization(ctx context.Context, id uuid.UUID) (BillingInvoice, error) {

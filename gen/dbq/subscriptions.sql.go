@@ -92,7 +92,7 @@ func (q *Queries) SubscriptionGetByIDAnyOrganization(ctx context.Context, id uui
 }
 
 const subscriptionGetByIDForUpdate = `-- name: SubscriptionGetByIDForUpdate :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE organization_id = $1 AND id = $2 FOR NO KEY UPDATE
 `
 
 type SubscriptionGetByIDForUpdateParams struct {
@@ -101,7 +101,10 @@ type SubscriptionGetByIDForUpdateParams struct {
 }
 
 // As SubscriptionGetByID, locking the row until the transaction ends so lifecycle actions on
-// one subscription run one after another. Another organization's row is not locked.
+// one subscription run one after another. Another organization's row is not locked. NO KEY
+// UPDATE (the id never changes) leaves rows that refer to the subscription free to be written
+// meanwhile: a job holding the subscription's invoice and inserting such a row would otherwise
+// wait for this lock while this transaction waits for the invoice, a deadlock.
 func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg SubscriptionGetByIDForUpdateParams) (Subscription, error) {
 	row := q.db.QueryRow(ctx, subscriptionGetByIDForUpdate, arg.OrganizationID, arg.ID)
 	var i Subscription
@@ -135,7 +138,7 @@ func (q *Queries) SubscriptionGetByIDForUpdate(ctx context.Context, arg Subscrip
 }
 
 const subscriptionGetByIDForUpdateAnyOrganization = `-- name: SubscriptionGetByIDForUpdateAnyOrganization :one
-SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE id = $1 FOR UPDATE
+SELECT id, created_at, updated_at, organization_id, product_id, plan_id, commercial_status, service_status, billing_status, provisioning_request_id, requested_configuration, started_at, billing_anchor_at, renews_at, suspended_at, terminated_at, suspended_by, cancelled_by, provisioned_at, service_ends_at, dunning_invoice_id, dunning_retries, dunning_next_at, usage_since FROM subscriptions WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // The operator's lock: any organization.

@@ -14,9 +14,10 @@ import (
 
 // Reasons of the credit balance's ledger entries.
 const (
-	CreditProration   = "proration_credit"   // a plan change's unused fee beyond its charges
-	CreditTermination = "termination_credit" // a termination's unused fee beyond the usage
-	CreditApplied     = "applied_to_invoice" // taken off an invoice (a negative amount)
+	CreditProration    = "proration_credit"   // a plan change's unused fee beyond its charges
+	CreditVoidRestored = "void_restored"      // what a voided invoice had taken, given back
+	CreditTermination  = "termination_credit" // a termination's unused fee beyond the usage
+	CreditApplied      = "applied_to_invoice" // taken off an invoice (a negative amount)
 )
 
 // CreditBalanceDescription is the description of the line that takes the balance off an

@@ -194,6 +194,25 @@ func TestBillingGapsJourney(t *testing.T) {
 			http.StatusForbidden, "insufficient_scope")
 		assertProblem(t, "unknown organization", env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/credit-balance?organization_id=" + uuid.NewString(), Token: apitest.OperatorToken}),
 			http.StatusNotFound, "not_found")
+
+		// Voided, the renewal gives back what it took from the balance, once.
+		if got := call(t, env, http.MethodPost, "/v1/invoices/"+invs[2].ID+"/void", s.token, "", http.StatusOK)["status"]; got != "void" {
+			t.Fatalf("voided renewal: status %v", got)
+		}
+		wantCreditBalance(t, env, s.token, s.org, 20223)
+		assertProblem(t, "a second void", voidAgain(env, s.token, invs[2].ID), http.StatusConflict, "invalid_state_transition")
+		wantCreditBalance(t, env, s.token, s.org, 20223)
+		ledger = creditLedger(t, env, s.token, s.org, 50)
+		restored := creditEntry{Amount: 10200, Currency: "SAR", BalanceAfter: 20223, Reason: "void_restored", InvoiceID: invs[2].ID, SubscriptionID: s.id}
+		if len(ledger) != 3 {
+			t.Fatalf("ledger after the void %+v, want a third entry %+v", ledger, restored)
+		}
+		if restored.ID = ledger[2].ID; ledger[2] != restored {
+			t.Errorf("the void's entry %+v, want %+v", ledger[2], restored)
+		}
+		if n := env.Count(`SELECT count(*) FROM webhook_events WHERE organization_id = $1 AND type = 'credit_balance.updated'`, s.org); n != 3 {
+			t.Errorf("%d credit_balance.updated events after the void, want 3", n)
+		}
 	})
 
 	t.Run("TerminationBillsUsageAndCreditsTheFee", func(t *testing.T) {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -108,18 +109,29 @@ func applyCreditBalance(ctx context.Context, q *dbq.Queries, org uuid.UUID, draf
 func (d *DB) settleCreditBalance(ctx context.Context, q *dbq.Queries, draft, inv *core.BillingInvoice) error {
 	switch {
 	case draft.BalanceApplied > 0:
-		return d.recordCredit(ctx, q, inv, -draft.BalanceApplied, core.CreditApplied)
+		return d.recordCredit(ctx, q, inv, *inv.IssuedAt, -draft.BalanceApplied, core.CreditApplied)
 	case draft.BalanceCredit > 0:
-		return d.recordCredit(ctx, q, inv, draft.BalanceCredit, draft.BalanceCreditReason)
+		return d.recordCredit(ctx, q, inv, *inv.IssuedAt, draft.BalanceCredit, draft.BalanceCreditReason)
 	}
 	return nil
 }
 
+// restoreCreditBalance gives back, at at, what the voided invoice inv had taken from the credit
+// balance: a void owes nothing, so the credit it used is the customer's again (as Stripe
+// returns an applied customer balance when an invoice is voided).
+func (d *DB) restoreCreditBalance(ctx context.Context, q *dbq.Queries, inv *core.BillingInvoice, at time.Time) error {
+	taken, err := q.CreditAppliedToInvoice(ctx, dbq.CreditAppliedToInvoiceParams{OrganizationID: inv.OrganizationID, InvoiceID: inv.ID})
+	if err != nil || taken <= 0 {
+		return err
+	}
+	return d.recordCredit(ctx, q, inv, at, taken, core.CreditVoidRestored)
+}
+
 // recordCredit adds amount (negative: takes) to the credit balance of inv's organization in
-// its currency for reason, as an entry of the ledger naming inv, audited and published.
-func (d *DB) recordCredit(ctx context.Context, q *dbq.Queries, inv *core.BillingInvoice, amount int64, reason string) error {
+// its currency for reason at at, as an entry of the ledger naming inv, audited and published.
+func (d *DB) recordCredit(ctx context.Context, q *dbq.Queries, inv *core.BillingInvoice, at time.Time, amount int64, reason string) error {
 	balance, err := q.CreditBalanceAdd(ctx, dbq.CreditBalanceAddParams{
-		OrganizationID: inv.OrganizationID, Currency: inv.Currency, Amount: amount, UpdatedAt: *inv.IssuedAt,
+		OrganizationID: inv.OrganizationID, Currency: inv.Currency, Amount: amount, UpdatedAt: at,
 	})
 	if err != nil {
 		return err
@@ -129,7 +141,7 @@ func (d *DB) recordCredit(ctx context.Context, q *dbq.Queries, inv *core.Billing
 		return err
 	}
 	row, err := q.CreditTransactionInsert(ctx, dbq.CreditTransactionInsertParams{
-		ID: id, OrganizationID: inv.OrganizationID, CreatedAt: *inv.IssuedAt, Amount: amount, Currency: inv.Currency,
+		ID: id, OrganizationID: inv.OrganizationID, CreatedAt: at, Amount: amount, Currency: inv.Currency,
 		BalanceAfter: balance, Reason: reason, InvoiceID: inv.ID, SubscriptionID: inv.SubscriptionID,
 	})
 	if err != nil {

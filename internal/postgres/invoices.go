@@ -206,8 +206,12 @@ func (s *InvoiceService) move(ctx context.Context, id uuid.UUID, action string, 
 		if after.Status != core.InvoiceVoid { // written off by the operator: dunning goes on
 			return nil
 		}
-		// A void owes the credit note of the invoice's tax document, and nothing is owed any more.
+		// A void owes the credit note of the invoice's tax document, and nothing is owed any more:
+		// the credit balance it took is the customer's again.
 		if err := s.db.queueTaxDocuments(ctx, after); err != nil {
+			return err
+		}
+		if err := s.db.restoreCreditBalance(ctx, q, after, at); err != nil {
 			return err
 		}
 		serviceChanged, err = s.db.settleDunning(ctx, q, after, at)
