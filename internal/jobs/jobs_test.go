@@ -238,7 +238,7 @@ func TestProvisioning(t *testing.T) {
 		}
 		q := f.start(t)
 		f.waitFor(t, 1, provisioningJobs+" AND state = 'running' AND attempt = 1", sub.ID.String())
-		f.waitFor(t, 1, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM subscriptions%FOR UPDATE%'")
+		f.waitFor(t, 1, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM subscriptions%FOR NO KEY UPDATE%'")
 		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if err := q.Stop(stopCtx); err != nil {

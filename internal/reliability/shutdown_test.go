@@ -54,7 +54,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for count(t, db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM subscriptions%FOR UPDATE%'") == 0 {
+	for count(t, db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM subscriptions%FOR NO KEY UPDATE%'") == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the worker did not claim the job")
 		}
