@@ -20,20 +20,7 @@ import (
 // code, using no counter value and storing nothing; a unit valid now stamps.
 func TestGenerate_RefusesACertificateOutsideItsValidity(t *testing.T) {
 	ctx := context.Background()
-	d, err := postgres.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	d.Events = httpapi.EventEncoder{}
-	services := postgres.NewServices(d, devBox(t), webhook.DefaultPolicy(true))
-	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
-	org, err := services.Organizations.CreateOrganization(operator, core.OrganizationCreate{
-		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenant := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: org.ID, Subject: "test"})
+	d, services, org, tenant := servicesOfNewOrganization(t, pgtest.NewDatabase(t))
 	units := services.EGSUnits.(*postgres.EGSUnitService)
 	now := time.Now()
 	register := func(issuedAt time.Time) string {
@@ -85,4 +72,25 @@ func TestGenerate_RefusesACertificateOutsideItsValidity(t *testing.T) {
 			t.Fatalf("generation with a valid certificate: %v (ICV %v)", err, inv)
 		}
 	})
+}
+
+// servicesOfNewOrganization opens the database at dsn with the services over it, creates an
+// organization as the operator, and returns a context acting as that organization.
+func servicesOfNewOrganization(tb testing.TB, dsn string) (*postgres.DB, core.Services, *core.Organization, context.Context) {
+	tb.Helper()
+	ctx := context.Background()
+	d, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(d.Close)
+	d.Events = httpapi.EventEncoder{}
+	services := postgres.NewServices(d, devBox(tb), webhook.DefaultPolicy(true))
+	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
+	org, err := services.Organizations.CreateOrganization(operator, core.OrganizationCreate{
+		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d, services, org, core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: org.ID, Subject: "test"})
 }

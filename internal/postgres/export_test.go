@@ -73,6 +73,7 @@ func WithTx(ctx context.Context, tx pgx.Tx) context.Context { return withTx(ctx,
 func NewRequestLogWriterWithBodyBudget(d *DB, logger *slog.Logger, budget int64) *RequestLogWriter {
 	return newRequestLogWriter(d, logger, budget)
 }
+
 // SetClock makes s issue certificates as if it were now().
 func (s *EGSUnitService) SetClock(now func() time.Time) { s.now = now }
 

@@ -10,10 +10,7 @@ import (
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/einvoice"
-	"github.com/provider/coreapi/internal/httpapi"
 	"github.com/provider/coreapi/internal/pgtest"
-	"github.com/provider/coreapi/internal/postgres"
-	"github.com/provider/coreapi/internal/webhook"
 )
 
 // BenchmarkTaxInvoiceStorage generates, stamps and stores simplified invoices through the
@@ -25,20 +22,7 @@ import (
 // `go test -run x -bench TaxInvoiceStorage -benchtime 2000x ./internal/postgres/`.
 func BenchmarkTaxInvoiceStorage(b *testing.B) {
 	ctx := context.Background()
-	d, err := postgres.Open(ctx, pgtest.NewDatabase(b)+" pool_max_conns=1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(d.Close)
-	d.Events = httpapi.EventEncoder{}
-	services := postgres.NewServices(d, devBox(b), webhook.DefaultPolicy(true))
-	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
-	org, err := services.Organizations.CreateOrganization(operator, core.OrganizationCreate{
-		LegalNameAr: "شركة", LegalNameEn: "Company", DisplayName: "Co", OrganizationType: "standard_customer", Country: "SA"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	tenant := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOrganization, OrganizationID: org.ID, Subject: "bench"})
+	d, services, org, tenant := servicesOfNewOrganization(b, pgtest.NewDatabase(b)+" pool_max_conns=1")
 	in := core.TaxInvoiceGenerate{OrganizationID: org.ID, Request: benchInvoiceRequest(), RequestJSON: []byte(benchInvoiceJSON)}
 	var backend int
 	if err := d.Pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
