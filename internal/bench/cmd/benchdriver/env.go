@@ -109,11 +109,11 @@ func startEnvironment(ctx context.Context, o options) (*environment, error) {
 
 // startCluster makes the run's folder and starts PostgreSQL in it.
 func startCluster(ctx context.Context, o options) (*environment, error) {
-	dir, err := os.MkdirTemp(runParent(o), "coreapi-bench-")
+	dir, err := runFolder(o)
 	if err != nil {
 		return nil, err
 	}
-	env := &environment{dir: dir, keep: o.keep}
+	env := &environment{dir: dir, keep: o.keep || o.listsSeeded != ""}
 	// As root the cluster runs as the postgres user, which must reach its folder inside.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		env.stop()
@@ -129,6 +129,14 @@ func startCluster(ctx context.Context, o options) (*environment, error) {
 		return nil, err
 	}
 	return env, nil
+}
+
+// runFolder makes the run's folder: a new temporary one, or the lists benchmark's kept one.
+func runFolder(o options) (string, error) {
+	if o.listsSeeded == "" {
+		return os.MkdirTemp(runParent(o), "coreapi-bench-")
+	}
+	return o.listsSeeded, os.MkdirAll(o.listsSeeded, 0o755)
 }
 
 // apiProcess prepares (without starting it) an API process of binary over dsn, listening on

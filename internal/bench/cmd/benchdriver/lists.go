@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"time"
@@ -62,13 +63,13 @@ func listReads(now time.Time) []listRead {
 		logs("since=1 day ago", "since="+day(-1)),
 		logs("until=before the oldest (none)", "until="+day(-30)),
 		{name: "request-logs api_key_id (12 %)", paged: true, target: func(f *listFixture) string {
-			return "/v1/request-logs?api_key_id=" + f.apiKeyIDs[0].String()
+			return "/v1/request-logs?api_key_id=" + f.APIKeyIDs[0].String()
 		}},
 		{name: "request-logs operator, organization_id", operator: true, paged: true, target: func(f *listFixture) string {
-			return "/v1/request-logs?organization_id=" + f.bigOrg
+			return "/v1/request-logs?organization_id=" + f.BigOrg
 		}},
 		{name: "request-logs operator, organization_id, status_class=5xx", operator: true, paged: true, target: func(f *listFixture) string {
-			return "/v1/request-logs?status_class=5xx&organization_id=" + f.bigOrg
+			return "/v1/request-logs?status_class=5xx&organization_id=" + f.BigOrg
 		}},
 	}
 	summary := func(name, query string, operator bool) listRead {
@@ -82,7 +83,7 @@ func listReads(now time.Time) []listRead {
 		summary("operator include_internal_traffic", "include_internal_traffic=true", true),
 		summary("operator since=365 days ago", "since="+day(-365), true),
 		listRead{name: "growth-summary operator, organization_id", operator: true, target: func(f *listFixture) string {
-			return "/v1/growth/summary?organization_id=" + f.bigOrg
+			return "/v1/growth/summary?organization_id=" + f.BigOrg
 		}},
 	)
 	return reads
@@ -117,14 +118,9 @@ func runLists(ctx context.Context, o options) error {
 	}
 	defer env.stop()
 	small, big := listSide{p: env.floor}, listSide{p: env.api}
-	started := time.Now()
-	if small.fix, err = seedLists(ctx, small.p.base, env.cluster.DSN(listsSmallDatabase), o.listsSmallRows); err != nil {
-		return fmt.Errorf("seeding %d rows: %w", o.listsSmallRows, err)
+	if small.fix, big.fix, err = seededFixtures(ctx, env, o); err != nil {
+		return err
 	}
-	if big.fix, err = seedLists(ctx, big.p.base, env.cluster.DSN("postgres"), o.listsRows); err != nil {
-		return fmt.Errorf("seeding %d rows: %w", o.listsRows, err)
-	}
-	log.Printf("seeded both databases in %v", time.Since(started).Round(time.Second))
 	cases, err := resolveListCases(ctx, listReads(time.Now().UTC()), small, big)
 	if err != nil {
 		return err
@@ -152,6 +148,36 @@ func runLists(ctx context.Context, o options) error {
 	return nil
 }
 
+// seededFixtures seeds both databases, or with -lists-seeded reads the fixtures a previous
+// run kept beside them.
+func seededFixtures(ctx context.Context, env *environment, o options) (small, big *listFixture, err error) {
+	kept := filepath.Join(env.dir, "fixtures.json")
+	var fixtures struct{ Small, Big *listFixture }
+	if o.listsSeeded != "" {
+		if data, err := os.ReadFile(kept); err == nil {
+			log.Printf("measuring the databases seeded in %s", env.dir)
+			err := json.Unmarshal(data, &fixtures)
+			return fixtures.Small, fixtures.Big, err
+		}
+	}
+	started := time.Now()
+	if fixtures.Small, err = seedLists(ctx, env.floor.base, env.cluster.DSN(listsSmallDatabase), o.listsSmallRows); err != nil {
+		return nil, nil, fmt.Errorf("seeding %d rows: %w", o.listsSmallRows, err)
+	}
+	if fixtures.Big, err = seedLists(ctx, env.api.base, env.cluster.DSN("postgres"), o.listsRows); err != nil {
+		return nil, nil, fmt.Errorf("seeding %d rows: %w", o.listsRows, err)
+	}
+	log.Printf("seeded both databases in %v", time.Since(started).Round(time.Second))
+	if o.listsSeeded == "" {
+		return fixtures.Small, fixtures.Big, nil
+	}
+	data, err := json.Marshal(fixtures)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fixtures.Small, fixtures.Big, os.WriteFile(kept, data, 0o644)
+}
+
 // createDatabase creates database name in the cluster of dsn.
 func createDatabase(ctx context.Context, dsn, name string) error {
 	conn, err := pgx.Connect(ctx, dsn)
@@ -159,6 +185,10 @@ func createDatabase(ctx context.Context, dsn, name string) error {
 		return err
 	}
 	defer conn.Close(ctx)
+	var exists bool // kept with -lists-seeded
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil || exists {
+		return err
+	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 	return err
 }
@@ -248,7 +278,7 @@ func getList(ctx context.Context, s listSide, path string, operator bool, i int)
 	}
 	token := "dev:operator"
 	if !operator {
-		token = s.fix.keys[i%len(s.fix.keys)]
+		token = s.fix.Keys[i%len(s.fix.Keys)]
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)

@@ -36,9 +36,9 @@ const (
 
 // listFixture is what one database of the lists benchmark holds beside its rows.
 type listFixture struct {
-	bigOrg    string
-	keys      []string    // full API keys of the big organization
-	apiKeyIDs []uuid.UUID // the key ids its request logs carry (one in listKeys each)
+	BigOrg    string
+	Keys      []string    // full API keys of the big organization
+	APIKeyIDs []uuid.UUID // the key ids its request logs carry (one in listKeys each)
 }
 
 // listScopes are the scopes of the lists read.
@@ -68,23 +68,23 @@ func seedLists(ctx context.Context, base, dsn string, rows int) (*listFixture, e
 		}
 		orgs = append(orgs, org.ID)
 	}
-	fix.bigOrg = orgs[0]
+	fix.BigOrg = orgs[0]
 	for k := range listKeys {
 		var key struct {
 			ID      string `json:"id"`
 			FullKey string `json:"full_key"`
 		}
 		scopes, _ := json.Marshal(listScopes)
-		body := fmt.Sprintf(`{"organization_id":%q,"name":"lists-%d","environment":"sandbox","scopes":%s}`, fix.bigOrg, k, scopes)
+		body := fmt.Sprintf(`{"organization_id":%q,"name":"lists-%d","environment":"sandbox","scopes":%s}`, fix.BigOrg, k, scopes)
 		if err := call(ctx, base, "POST", "/v1/api-keys", "dev:operator", body, 201, &key); err != nil {
 			return nil, err
 		}
-		fix.keys = append(fix.keys, key.FullKey)
-		fix.apiKeyIDs = append(fix.apiKeyIDs, uuid.MustParse(key.ID))
+		fix.Keys = append(fix.Keys, key.FullKey)
+		fix.APIKeyIDs = append(fix.APIKeyIDs, uuid.MustParse(key.ID))
 	}
 	start := time.Now()
 	now := start.UTC().Add(-time.Minute)
-	if err := copyChunks(ctx, pool, "request_logs", requestLogColumns, rows, requestLogRow(orgs, fix.apiKeyIDs, now, rows)); err != nil {
+	if err := copyChunks(ctx, pool, "request_logs", requestLogColumns, rows, requestLogRow(orgs, fix.APIKeyIDs, now, rows)); err != nil {
 		return nil, err
 	}
 	log.Printf("%d request logs stored in %v", rows, time.Since(start).Round(time.Second))

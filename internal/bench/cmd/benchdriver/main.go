@@ -45,6 +45,7 @@ type options struct {
 	lists          bool   // the lists benchmark instead of the scenarios (lists.go)
 	listsRows      int    // request logs and growth events of its big database
 	listsSmallRows int    // and of its small one
+	listsSeeded    string // where the lists benchmark keeps its seeded cluster to reuse ("": seed a throwaway one)
 }
 
 // against describes what stands in the floor's place when the API is compared with itself.
@@ -78,6 +79,7 @@ func main() {
 	flag.BoolVar(&o.lists, "lists", false, "instead of the scenarios: every list of request logs and the growth summary, with each filter, first and following page, at -lists-rows against -lists-small-rows stored (make bench-lists)")
 	flag.IntVar(&o.listsRows, "lists-rows", 10_000_000, "request logs and growth events (each) of the lists benchmark's big database")
 	flag.IntVar(&o.listsSmallRows, "lists-small-rows", 10_000, "request logs and growth events (each) of its small database")
+	flag.StringVar(&o.listsSeeded, "lists-seeded", "", "with -lists: keep the seeded cluster in this folder and, when it holds one already, measure on it without seeding (a later build migrates it as it would a production database)")
 	flag.Parse()
 	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
