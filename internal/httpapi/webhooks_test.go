@@ -530,12 +530,14 @@ func TestWebhookDelivery(t *testing.T) {
 		key := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: otherToken,
 			Body: fmt.Sprintf(`{"organization_id":%q,"name":"k","environment":"sandbox","scopes":["organizations:read"]}`, other)}).JSON(t)
 		env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys/" + key["id"].(string) + "/revoke", Token: otherToken})
-		recv.waitFor(t, 1)
-		time.Sleep(200 * time.Millisecond)
-		got := recv.deliveries()
-		if len(got) != 1 {
-			t.Fatalf("%d deliveries, want only api_key.revoked", len(got))
+		// Deliveries are queued in the transaction of the change, so the endpoint's queue is
+		// complete once the revocation has answered: one delivery, of the revocation.
+		queued := env.Count("SELECT count(*) FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id WHERE d.endpoint_id = $1", e["id"])
+		revocations := env.Count("SELECT count(*) FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id WHERE d.endpoint_id = $1 AND ev.type = 'api_key.revoked'", e["id"])
+		if queued != 1 || revocations != 1 {
+			t.Fatalf("%d deliveries queued, %d of api_key.revoked; want only that one", queued, revocations)
 		}
+		got := recv.waitFor(t, 1)
 		ev := got[0].event(t, e["secret"].(string))
 		if data := ev["data"].(map[string]any); ev["type"] != "api_key.revoked" || data["id"] != key["id"] || data["status"] != "revoked" {
 			t.Errorf("event: %s", got[0].Body)
