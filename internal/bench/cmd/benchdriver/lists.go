@@ -121,7 +121,10 @@ func runLists(ctx context.Context, o options) error {
 	if small.fix, big.fix, err = seededFixtures(ctx, env, o); err != nil {
 		return err
 	}
-	cases, err := resolveListCases(ctx, listReads(time.Now().UTC()), small, big)
+	reads := slices.DeleteFunc(listReads(time.Now().UTC()), func(r listRead) bool {
+		return o.only != nil && !o.only.MatchString(r.name)
+	})
+	cases, err := resolveListCases(ctx, reads, small, big)
 	if err != nil {
 		return err
 	}
