@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-
 )
 
 // XML namespaces of a UBL 2.1 invoice and its signature extension.
