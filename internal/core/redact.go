@@ -92,7 +92,7 @@ func redactBody(contentType string, body []byte, limit int) (redacted string, ok
 		}
 		return form.Encode(), true
 	case strings.Contains(contentType, "json"):
-		if !json.Valid(body) {
+		if !validJSON(body) {
 			return "", false
 		}
 		r := jsonRedactor{in: body, limit: limit}
