@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Redacted replaces the value of every secret field in a stored request or response body.
@@ -23,8 +24,40 @@ var publicFields = map[string]bool{"idempotency_key": true, "key_prefix": true, 
 
 // SecretField tells whether a body field of this name holds a secret.
 func SecretField(name string) bool {
-	return !publicFields[strings.ToLower(name)] && secretField.MatchString(name)
+	return !publicFields[strings.ToLower(name)] && secretName(name)
 }
+
+// secretName is secretField.MatchString(name), without the regular expression for names in
+// ASCII (all of this API's): the request log asks it of every key of every body it keeps, and
+// the expression's backtracking cost as much as the rest of the redaction. Other names go to
+// the expression, whose case folding goes beyond ASCII (ſ matches s, K matches k).
+func secretName(name string) bool {
+	var buf [64]byte
+	if len(name) > len(buf) {
+		return secretField.MatchString(name)
+	}
+	lower := buf[:len(name)]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return secretField.MatchString(name)
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	for _, word := range secretWords {
+		if bytes.Contains(lower, []byte(word)) {
+			return true
+		}
+	}
+	return bytes.HasSuffix(lower, []byte("pin"))
+}
+
+// secretWords are the words of secretField, lower case, its optional underscores spelled out.
+var secretWords = []string{"secret", "password", "passphrase", "token", "private_key", "privatekey", "api_key", "apikey",
+	"full_key", "fullkey", "credential", "authorization", "signature", "otp"}
 
 // Redactable tells whether RedactBody understands bodies of contentType: JSON and forms.
 func Redactable(contentType string) bool {
@@ -59,7 +92,7 @@ func redactBody(contentType string, body []byte, limit int) (redacted string, ok
 		}
 		return form.Encode(), true
 	case strings.Contains(contentType, "json"):
-		if !json.Valid(body) {
+		if !validJSON(body) {
 			return "", false
 		}
 		r := jsonRedactor{in: body, limit: limit}

@@ -1,11 +1,13 @@
 package einvoice
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/beevik/etree"
@@ -38,38 +40,28 @@ func Prepare(req Request) (*Draft, error) {
 // Generate renders the invoice at its place in the chain and stamps it with key: the XML
 // with its signature extension, QR reference and signature element, the invoice hash and
 // the QR payload.
+//
+// The invoice is written once, with no tree: its text with holes for the stamp's parts and,
+// beside it, the canonical form the invoice hash covers (xmlWriter). The stamp, which signs
+// that hash, is written next, and the document is joined once into its string.
 func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
-	doc, mapping := render(d.Request, id, d.Totals)
-	inv := doc.Root()
-
-	// The stamp's parts go in as placeholders first, so the document is laid out (indented)
-	// once and the hash covers exactly the whitespace the final document has.
-	ext, slots := signatureExtension()
-	inv.InsertChildAt(0, ext)
-	qrRef := etree.NewElement("cac:AdditionalDocumentReference")
-	el(qrRef, "cbc:ID", "QR")
-	qrValue := el(el(qrRef, "cac:Attachment"), "cbc:EmbeddedDocumentBinaryObject")
-	qrValue.CreateAttr("mimeCode", "text/plain")
-	sig := etree.NewElement("cac:Signature")
-	el(sig, "cbc:ID", signatureID)
-	el(sig, "cbc:SignatureMethod", signatureMethod)
-	at := inv.SelectElement("cac:AccountingSupplierParty").Index()
-	inv.InsertChildAt(at, qrRef)
-	inv.InsertChildAt(at+1, sig)
-	doc.Indent(4)
-
-	digest, hash, err := InvoiceHash(doc)
-	if err != nil {
-		return nil, err
-	}
-	signature, err := sign(slots, key, id.IssuedAt, digest, hash)
-	if err != nil {
-		return nil, err
-	}
 	parts, err := key.stampingParts()
 	if err != nil {
 		return nil, err
 	}
+	bufs := renderBuffers.Get().(*documentBuffers)
+	defer bufs.release()
+	w := &xmlWriter{doc: &bufs.body, c14n: &bufs.canonical, open: bufs.open[:0], holes: bufs.holes[:0]}
+	mapping := render(w, d.Request, id, d.Totals)
+	bufs.open, bufs.holes = w.open, w.holes
+
+	sum := sha256.Sum256(bufs.canonical.Bytes())
+	hash := base64.StdEncoding.EncodeToString(sum[:])
+	x := xadesValues{invoiceDigest: hash, signingTime: id.IssuedAt.UTC().Format(signingTimeLayout), parts: parts}
+	x.propertiesDigest = x.signedPropertiesDigest(&bufs.stamp)
+	// As the authority's SDK signs: SHA-256 with ECDSA over the invoice hash's bytes.
+	prehashed := sha256.Sum256(sum[:])
+	x.signatureValue = base64.StdEncoding.EncodeToString(key.Sign(prehashed[:]))
 	qr, truncated := QRFields{
 		SellerName:           d.Request.Seller.LegalName,
 		VATNumber:            d.Request.Seller.VATNumber,
@@ -77,95 +69,219 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 		TotalWithVAT:         FormatAmount(d.Totals.TaxInclusive),
 		VATTotal:             FormatAmount(d.Totals.VAT),
 		InvoiceHash:          hash,
-		Signature:            signature,
+		Signature:            x.signatureValue,
 		PublicKey:            parts.publicKeyInfo,
 		CertificateSignature: parts.certificateSignature,
 	}.Encode()
-	qrValue.SetText(qr)
 
 	issues := append([]Issue{}, d.Issues...)
 	if truncated {
 		issues = append(issues, Issue{Code: "SBX-QR-01", Severity: SeverityWarning, Path: "/seller/legal_name",
 			Message: "A QR value is longer than 255 bytes and was shortened in the QR payload."})
 	}
-	var xml strings.Builder
-	xml.Grow(documentSizeHint(len(d.Request.Lines)))
-	if _, err := doc.WriteTo(&xml); err != nil {
-		return nil, err
-	}
 	return &Invoice{
 		Type:          KindOfRequest(d.Request).Type,
 		Totals:        d.Totals,
 		Issues:        issues,
 		Discrepancies: d.Discrepancies,
-		XML:           xml.String(),
+		XML:           bufs.join(w.holes, x, qr),
 		Mapping:       mapping,
 		Hash:          hash,
 		QR:            qr,
 	}, nil
 }
 
-// signatureExtension is the ext:UBLExtensions element holding the sandbox stamp as an
+// documentBuffers are what Generate writes a document into, kept between documents.
+type documentBuffers struct {
+	body, canonical, stamp bytes.Buffer
+	open                   []string
+	holes                  []int
+	stampParts             [3]int // where the stamp's parts end in stamp
+}
+
+var renderBuffers = sync.Pool{New: func() any { return new(documentBuffers) }}
+
+// release returns the buffers to the pool, unless one grew beyond what documents need (a
+// thousand lines), which the pool would keep alive.
+func (b *documentBuffers) release() {
+	if b.body.Cap() > 2<<20 || b.canonical.Cap() > 2<<20 {
+		return
+	}
+	b.body.Reset()
+	b.canonical.Reset()
+	b.stamp.Reset()
+	renderBuffers.Put(b)
+}
+
+// join writes the stamp's parts (the signature extension, the QR reference and the
+// cac:Signature) and returns the document with them in its holes.
+func (b *documentBuffers) join(holes []int, x xadesValues, qr string) string {
+	b.stamp.Reset()
+	w := &xmlWriter{doc: &b.stamp, depth: 1, open: b.open[:0]}
+	writeSignatureExtension(w, x)
+	b.stampParts[0] = b.stamp.Len()
+	writeQRReference(w, qr)
+	b.stampParts[1] = b.stamp.Len()
+	w.start("cac:Signature")
+	w.leaf("cbc:ID", signatureID)
+	w.leaf("cbc:SignatureMethod", signatureMethod)
+	w.end()
+	b.stampParts[2] = b.stamp.Len()
+
+	body, stamp := b.body.Bytes(), b.stamp.Bytes()
+	var doc strings.Builder
+	doc.Grow(len(body) + len(stamp))
+	from, part := 0, 0
+	for i, at := range holes {
+		doc.Write(body[from:at])
+		doc.Write(stamp[part:b.stampParts[i]])
+		from, part = at, b.stampParts[i]
+	}
+	doc.Write(body[from:])
+	return doc.String()
+}
+
+// writeQRReference writes the cac:AdditionalDocumentReference carrying the QR payload.
+func writeQRReference(w *xmlWriter, qr string) {
+	w.start("cac:AdditionalDocumentReference")
+	w.leaf("cbc:ID", "QR")
+	w.start("cac:Attachment")
+	w.leaf("cbc:EmbeddedDocumentBinaryObject", qr, "mimeCode", "text/plain")
+	w.end()
+	w.end()
+}
+
+// xadesValues are what a stamp's XAdES signature says; empty values leave their elements
+// empty.
+type xadesValues struct {
+	invoiceDigest, propertiesDigest, signatureValue string
+	signingTime                                     string
+	parts                                           *stampingParts // nil: no certificate yet
+}
+
+// signedPropertiesDigest writes the signed properties on their own into scratch (as
+// SignedPropertiesText has them) and returns their digest for the SignedInfo reference.
+func (x xadesValues) signedPropertiesDigest(scratch *bytes.Buffer) string {
+	scratch.Reset()
+	x.writeSignedProperties(&xmlWriter{doc: scratch, depth: signedPropertiesDepth}, true)
+	return hexDigest(scratch.Bytes())
+}
+
+// signedPropertiesDepth is the level of xades:SignedProperties in a stamped document.
+const signedPropertiesDepth = 9
+
+// writeSignatureExtension writes the ext:UBLExtensions element holding the stamp as an
 // enveloped XML signature: ECDSA (secp256k1) with SHA-256 over the invoice hash, the
-// references excluding the parts the hash leaves out, and the sandbox certificate. Digest,
-// signature and certificate are filled in once the hash is known, into its slots.
-func signatureExtension() (*etree.Element, *signatureSlots) {
-	var slots signatureSlots
-	ext := etree.NewElement("ext:UBLExtensions")
-	u := el(ext, "ext:UBLExtension")
-	el(u, "ext:ExtensionURI", signatureMethod)
-	sigs := el(el(u, "ext:ExtensionContent"), "sig:UBLDocumentSignatures")
-	sigs.CreateAttr("xmlns:sig", nsSIG)
-	sigs.CreateAttr("xmlns:sac", nsSAC)
-	sigs.CreateAttr("xmlns:sbc", nsSBC)
-	info := el(sigs, "sac:SignatureInformation")
-	el(info, "cbc:ID", "urn:oasis:names:specification:ubl:signature:1")
-	el(info, "sbc:ReferencedSignatureID", signatureID)
-	s := el(info, "ds:Signature")
-	s.CreateAttr("xmlns:ds", nsDS)
-	s.CreateAttr("Id", "signature")
-	si := el(s, "ds:SignedInfo")
-	el(si, "ds:CanonicalizationMethod").CreateAttr("Algorithm", "http://www.w3.org/2006/12/xml-c14n11")
-	el(si, "ds:SignatureMethod").CreateAttr("Algorithm", "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256")
-	ref := el(si, "ds:Reference")
-	ref.CreateAttr("Id", "invoiceSignedData")
-	ref.CreateAttr("URI", "")
-	transforms := el(ref, "ds:Transforms")
+// references excluding the parts the hash leaves out, the certificate and the XAdES signed
+// properties.
+func writeSignatureExtension(w *xmlWriter, x xadesValues) {
+	w.start("ext:UBLExtensions")
+	w.start("ext:UBLExtension")
+	w.leaf("ext:ExtensionURI", signatureMethod)
+	w.start("ext:ExtensionContent")
+	w.start("sig:UBLDocumentSignatures", "xmlns:sig", nsSIG, "xmlns:sac", nsSAC, "xmlns:sbc", nsSBC)
+	w.start("sac:SignatureInformation")
+	w.leaf("cbc:ID", "urn:oasis:names:specification:ubl:signature:1")
+	w.leaf("sbc:ReferencedSignatureID", signatureID)
+	w.start("ds:Signature", "xmlns:ds", nsDS, "Id", "signature")
+	w.start("ds:SignedInfo")
+	w.leaf("ds:CanonicalizationMethod", "", "Algorithm", "http://www.w3.org/2006/12/xml-c14n11")
+	w.leaf("ds:SignatureMethod", "", "Algorithm", "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256")
+	w.start("ds:Reference", "Id", "invoiceSignedData", "URI", "")
+	w.start("ds:Transforms")
 	for _, xpath := range []string{
 		"not(//ancestor-or-self::ext:UBLExtensions)",
 		"not(//ancestor-or-self::cac:Signature)",
 		"not(//ancestor-or-self::cac:AdditionalDocumentReference[cbc:ID='QR'])",
 	} {
-		t := el(transforms, "ds:Transform")
-		t.CreateAttr("Algorithm", "http://www.w3.org/TR/1999/REC-xpath-19991116")
-		el(t, "ds:XPath", xpath)
+		w.start("ds:Transform", "Algorithm", "http://www.w3.org/TR/1999/REC-xpath-19991116")
+		w.leaf("ds:XPath", xpath)
+		w.end()
 	}
-	el(transforms, "ds:Transform").CreateAttr("Algorithm", "http://www.w3.org/2006/12/xml-c14n11")
-	el(ref, "ds:DigestMethod").CreateAttr("Algorithm", digestSHA256)
-	slots.invoiceDigest = el(ref, "ds:DigestValue")
-	props := el(si, "ds:Reference")
-	props.CreateAttr("Type", "http://www.w3.org/2000/09/xmldsig#SignatureProperties")
-	props.CreateAttr("URI", "#xadesSignedProperties")
-	el(props, "ds:DigestMethod").CreateAttr("Algorithm", digestSHA256)
-	slots.propertiesDigest = el(props, "ds:DigestValue")
-	slots.signatureValue = el(s, "ds:SignatureValue")
-	slots.certificate = el(el(el(s, "ds:KeyInfo"), "ds:X509Data"), "ds:X509Certificate")
-	qualifying := el(el(s, "ds:Object"), "xades:QualifyingProperties")
-	qualifying.CreateAttr("xmlns:xades", nsXAdES)
-	qualifying.CreateAttr("Target", "signature")
-	signed := el(qualifying, "xades:SignedProperties")
-	signed.CreateAttr("Id", "xadesSignedProperties")
-	slots.signedProperties = signed
-	ssp := el(signed, "xades:SignedSignatureProperties")
-	slots.signingTime = el(ssp, "xades:SigningTime")
-	cert := el(el(ssp, "xades:SigningCertificate"), "xades:Cert")
-	certDigest := el(cert, "xades:CertDigest")
-	el(certDigest, "ds:DigestMethod").CreateAttr("Algorithm", digestSHA256)
-	slots.certificateDigest = el(certDigest, "ds:DigestValue")
-	issuerSerial := el(cert, "xades:IssuerSerial")
-	slots.issuerName = el(issuerSerial, "ds:X509IssuerName")
-	slots.serialNumber = el(issuerSerial, "ds:X509SerialNumber")
-	return ext, &slots
+	w.leaf("ds:Transform", "", "Algorithm", "http://www.w3.org/2006/12/xml-c14n11")
+	w.end()
+	w.leaf("ds:DigestMethod", "", "Algorithm", digestSHA256)
+	w.leaf("ds:DigestValue", x.invoiceDigest)
+	w.end()
+	w.start("ds:Reference", "Type", "http://www.w3.org/2000/09/xmldsig#SignatureProperties", "URI", "#xadesSignedProperties")
+	w.leaf("ds:DigestMethod", "", "Algorithm", digestSHA256)
+	w.leaf("ds:DigestValue", x.propertiesDigest)
+	w.end()
+	w.end()
+	w.leaf("ds:SignatureValue", x.signatureValue)
+	w.start("ds:KeyInfo")
+	w.start("ds:X509Data")
+	certificate := ""
+	if x.parts != nil {
+		certificate = x.parts.certificateText
+	}
+	w.leaf("ds:X509Certificate", certificate)
+	w.end()
+	w.end()
+	w.start("ds:Object")
+	w.start("xades:QualifyingProperties", "xmlns:xades", nsXAdES, "Target", "signature")
+	x.writeSignedProperties(w, false)
+	w.end()
+	w.end()
+	w.end()
+	w.end()
+	w.end()
+	w.end()
+	w.end()
+	w.end()
+}
+
+// writeSignedProperties writes the XAdES signed properties: the signing time, the
+// certificate's digest, issuer and serial number. Written on their own for their digest
+// (declare), xmlns:xades is declared on them and xmlns:ds on each ds: element, as
+// SignedPropertiesText has them.
+func (x xadesValues) writeSignedProperties(w *xmlWriter, declare bool) {
+	ds := func(tag, text string, attrs ...string) {
+		if declare {
+			attrs = append([]string{"xmlns:ds", nsDS}, attrs...)
+		}
+		w.leaf(tag, text, attrs...)
+	}
+	if declare {
+		w.start("xades:SignedProperties", "xmlns:xades", nsXAdES, "Id", "xadesSignedProperties")
+	} else {
+		w.start("xades:SignedProperties", "Id", "xadesSignedProperties")
+	}
+	var certDigest, issuer, serial string
+	if p := x.parts; p != nil {
+		certDigest, issuer, serial = p.certificateDigest, p.issuer, p.serial
+	}
+	w.start("xades:SignedSignatureProperties")
+	w.leaf("xades:SigningTime", x.signingTime)
+	w.start("xades:SigningCertificate")
+	w.start("xades:Cert")
+	w.start("xades:CertDigest")
+	ds("ds:DigestMethod", "", "Algorithm", digestSHA256)
+	ds("ds:DigestValue", certDigest)
+	w.end()
+	w.start("xades:IssuerSerial")
+	ds("ds:X509IssuerName", issuer)
+	ds("ds:X509SerialNumber", serial)
+	w.end()
+	w.end()
+	w.end()
+	w.end()
+	w.end()
+}
+
+// signatureExtension is an empty signature extension as a tree (its values left empty, no
+// indentation), for a document restamped without one, and its slots.
+func signatureExtension() (*etree.Element, *signatureSlots) {
+	var b bytes.Buffer
+	writeSignatureExtension(&xmlWriter{doc: &b, flat: true}, xadesValues{})
+	tree := etree.NewDocument()
+	if err := tree.ReadFromBytes(b.Bytes()); err != nil {
+		panic("einvoice: the signature extension does not parse: " + err.Error())
+	}
+	ext := tree.Root()
+	ext.Parent().RemoveChild(ext)
+	slots, _ := findSignatureSlots(ext)
+	return ext, slots
 }
 
 // signatureSlots are the elements of a signature extension a stamp fills in.
@@ -268,9 +384,3 @@ func hexDigest(b []byte) string {
 // Valid reports whether the draft has no issue of severity error: only a valid draft may be
 // issued (given a counter value and a place in the chain).
 func (d *Draft) Valid() bool { return !hasErrors(d.Issues) }
-
-// documentSizeHint is about the size of a stamped document of n lines (with the XAdES
-// signature, the test invoice is 12.3 kB and 1.4 kB a line: 13.7 kB with one line, 19.4 kB with
-// five): the document is written once into a buffer this large, instead of into one doubled
-// and then copied.
-func documentSizeHint(n int) int { return 13<<10 + 1400*n }

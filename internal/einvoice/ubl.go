@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-
-	"github.com/beevik/etree"
 )
 
 // XML namespaces of a UBL 2.1 invoice and its signature extension.
@@ -23,180 +21,205 @@ const (
 	signatureMethod = "urn:oasis:names:specification:ubl:dsig:enveloped:xades"
 )
 
-// builder renders one invoice and records which request field became which element.
+// builder renders one invoice into w and records which request field became which element.
 type builder struct {
+	w       *xmlWriter
 	mapping []Mapping
 }
 
-// el appends a child element with text (when text is not empty) to parent.
-func el(parent *etree.Element, tag string, text ...string) *etree.Element {
-	e := parent.CreateElement(tag)
-	if len(text) > 0 {
-		e.SetText(text[0])
-	}
-	return e
+// amount writes an amount element in SAR.
+func (b *builder) amount(tag string, minor int64) {
+	b.w.leaf(tag, FormatAmount(minor), "currencyID", Currency)
 }
 
-// amount appends an amount element in SAR.
-func amount(parent *etree.Element, tag string, minor int64) *etree.Element {
-	e := el(parent, tag, FormatAmount(minor))
-	e.CreateAttr("currencyID", Currency)
-	return e
-}
-
-// mapped appends a child element and notes that field (a JSON pointer) became it, at xpath
-// (the path of the new element from /Invoice).
-func (b *builder) mapped(parent *etree.Element, tag, text, field, xpath string) *etree.Element {
-	e := el(parent, tag, text)
+// mapped writes a child element with text and attributes and notes that field (a JSON
+// pointer) became it, at xpath (the path of the new element from /Invoice).
+func (b *builder) mapped(tag, text, field, xpath string, attrs ...string) {
+	b.w.leaf(tag, text, attrs...)
 	b.mapping = append(b.mapping, Mapping{Field: field, XPath: xpath})
-	return e
 }
 
-// render builds the invoice without its stamp: no UBLExtensions, QR reference or Signature,
-// exactly the content the invoice hash covers.
-func render(req Request, id Identity, t Totals) (*etree.Document, []Mapping) {
-	b := &builder{}
-	doc := etree.NewDocument()
-	doc.CreateProcInst("xml", `version="1.0" encoding="UTF-8"`)
-	inv := doc.CreateElement("Invoice")
-	inv.CreateAttr("xmlns", nsInvoice)
-	inv.CreateAttr("xmlns:cac", nsCAC)
-	inv.CreateAttr("xmlns:cbc", nsCBC)
-	inv.CreateAttr("xmlns:ext", nsEXT)
+// render writes the invoice into w with holes for its stamp (see xmlWriter.hole): the
+// ext:UBLExtensions first, then the QR reference and the cac:Signature before the seller. The
+// canonical form w writes beside it is exactly the content the invoice hash covers.
+func render(w *xmlWriter, req Request, id Identity, t Totals) []Mapping {
+	b := &builder{w: w, mapping: make([]Mapping, 0, mappingSizeHint(req))}
+	w.doc.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	w.start("Invoice", "xmlns", nsInvoice, "xmlns:cac", nsCAC, "xmlns:cbc", nsCBC, "xmlns:ext", nsEXT)
+	w.hole() // ext:UBLExtensions
 
-	el(inv, "cbc:ProfileID", ProfileID)
-	el(inv, "cbc:ID", id.Number)
-	el(inv, "cbc:UUID", id.UUID)
-	el(inv, "cbc:IssueDate", id.IssueDate())
+	w.leaf("cbc:ProfileID", ProfileID)
+	w.leaf("cbc:ID", id.Number)
+	w.leaf("cbc:UUID", id.UUID)
+	w.leaf("cbc:IssueDate", id.IssueDate())
 	// The time is UTC, so it carries the Z of BR-KSA-70's UTC form (hh:mm:ssZ): without it
 	// the time reads as local (Saudi) time.
-	el(inv, "cbc:IssueTime", id.IssueTime()+"Z")
+	w.leaf("cbc:IssueTime", id.IssueTime()+"Z")
 	kind := KindOfRequest(req)
-	b.mapped(inv, "cbc:InvoiceTypeCode", kind.Code, "/requested_invoice_type", "/Invoice/cbc:InvoiceTypeCode").CreateAttr("name", kind.Name)
+	b.mapped("cbc:InvoiceTypeCode", kind.Code, "/requested_invoice_type", "/Invoice/cbc:InvoiceTypeCode", "name", kind.Name)
 	keys := make([]string, 0, len(req.Notes))
 	for k := range req.Notes {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for i, k := range keys {
-		n := b.mapped(inv, "cbc:Note", req.Notes[k], "/notes/"+pointerEscape(k), fmt.Sprintf("/Invoice/cbc:Note[%d]", i+1))
-		n.CreateAttr("languageID", k)
+		b.mapped("cbc:Note", req.Notes[k], "/notes/"+pointerEscape(k), fmt.Sprintf("/Invoice/cbc:Note[%d]", i+1), "languageID", k)
 	}
-	el(inv, "cbc:DocumentCurrencyCode", Currency)
-	el(inv, "cbc:TaxCurrencyCode", Currency)
+	w.leaf("cbc:DocumentCurrencyCode", Currency)
+	w.leaf("cbc:TaxCurrencyCode", Currency)
 	if s := req.Supply; s != nil && s.PurchaseOrderReference != nil {
-		or := el(inv, "cac:OrderReference")
-		b.mapped(or, "cbc:ID", *s.PurchaseOrderReference, "/supply/purchase_order_reference", "/Invoice/cac:OrderReference/cbc:ID")
+		w.start("cac:OrderReference")
+		b.mapped("cbc:ID", *s.PurchaseOrderReference, "/supply/purchase_order_reference", "/Invoice/cac:OrderReference/cbc:ID")
+		w.end()
 	}
 	if ref := req.BillingReference; ref != nil && kind.Note() {
 		// The invoice a note corrects (BG-3): its number (BT-25) and issue date (BT-26).
 		const x = "/Invoice/cac:BillingReference/cac:InvoiceDocumentReference/"
-		idr := el(el(inv, "cac:BillingReference"), "cac:InvoiceDocumentReference")
-		b.mapped(idr, "cbc:ID", ref.Number, "/billing_reference", x+"cbc:ID")
+		w.start("cac:BillingReference")
+		w.start("cac:InvoiceDocumentReference")
+		b.mapped("cbc:ID", ref.Number, "/billing_reference", x+"cbc:ID")
 		if ref.IssueDate != nil {
-			b.mapped(idr, "cbc:IssueDate", *ref.IssueDate, "/billing_reference", x+"cbc:IssueDate")
+			b.mapped("cbc:IssueDate", *ref.IssueDate, "/billing_reference", x+"cbc:IssueDate")
 		}
+		w.end()
+		w.end()
 	}
 	if s := req.Supply; s != nil {
 		if s.DeliveryReference != nil {
-			dr := el(inv, "cac:DespatchDocumentReference")
-			b.mapped(dr, "cbc:ID", *s.DeliveryReference, "/supply/delivery_reference", "/Invoice/cac:DespatchDocumentReference/cbc:ID")
+			w.start("cac:DespatchDocumentReference")
+			b.mapped("cbc:ID", *s.DeliveryReference, "/supply/delivery_reference", "/Invoice/cac:DespatchDocumentReference/cbc:ID")
+			w.end()
 		}
 		if s.ContractReference != nil {
-			cr := el(inv, "cac:ContractDocumentReference")
-			b.mapped(cr, "cbc:ID", *s.ContractReference, "/supply/contract_reference", "/Invoice/cac:ContractDocumentReference/cbc:ID")
+			w.start("cac:ContractDocumentReference")
+			b.mapped("cbc:ID", *s.ContractReference, "/supply/contract_reference", "/Invoice/cac:ContractDocumentReference/cbc:ID")
+			w.end()
 		}
 	}
-	icv := el(inv, "cac:AdditionalDocumentReference")
-	el(icv, "cbc:ID", "ICV")
-	el(icv, "cbc:UUID", strconv.FormatInt(id.ICV, 10))
-	pih := el(inv, "cac:AdditionalDocumentReference")
-	el(pih, "cbc:ID", "PIH")
-	el(el(pih, "cac:Attachment"), "cbc:EmbeddedDocumentBinaryObject", id.PIH).CreateAttr("mimeCode", "text/plain")
+	w.start("cac:AdditionalDocumentReference")
+	w.leaf("cbc:ID", "ICV")
+	w.leaf("cbc:UUID", strconv.FormatInt(id.ICV, 10))
+	w.end()
+	w.start("cac:AdditionalDocumentReference")
+	w.leaf("cbc:ID", "PIH")
+	w.start("cac:Attachment")
+	w.leaf("cbc:EmbeddedDocumentBinaryObject", id.PIH, "mimeCode", "text/plain")
+	w.end()
+	w.end()
+	w.hole() // the QR reference
+	w.hole() // cac:Signature
 
-	b.seller(inv, req.Seller)
-	b.buyer(inv, req.Buyer)
+	b.seller(req.Seller)
+	b.buyer(req.Buyer)
 	if s := req.Supply; s != nil {
-		d := el(inv, "cac:Delivery")
-		b.mapped(d, "cbc:ActualDeliveryDate", s.SupplyDate, "/supply/supply_date", "/Invoice/cac:Delivery/cbc:ActualDeliveryDate")
+		w.start("cac:Delivery")
+		b.mapped("cbc:ActualDeliveryDate", s.SupplyDate, "/supply/supply_date", "/Invoice/cac:Delivery/cbc:ActualDeliveryDate")
 		if s.EndDate != nil {
-			b.mapped(d, "cbc:LatestDeliveryDate", *s.EndDate, "/supply/end_date", "/Invoice/cac:Delivery/cbc:LatestDeliveryDate")
+			b.mapped("cbc:LatestDeliveryDate", *s.EndDate, "/supply/end_date", "/Invoice/cac:Delivery/cbc:LatestDeliveryDate")
 		}
+		w.end()
 	}
-	b.paymentMeans(inv, req, kind)
-	if s := req.Supply; s != nil {
-		if s.PaymentTerms != nil {
-			pt := el(inv, "cac:PaymentTerms")
-			b.mapped(pt, "cbc:Note", *s.PaymentTerms, "/supply/payment_terms", "/Invoice/cac:PaymentTerms/cbc:Note")
-		}
+	b.paymentMeans(req, kind)
+	if s := req.Supply; s != nil && s.PaymentTerms != nil {
+		w.start("cac:PaymentTerms")
+		b.mapped("cbc:Note", *s.PaymentTerms, "/supply/payment_terms", "/Invoice/cac:PaymentTerms/cbc:Note")
+		w.end()
 	}
 
 	// Two tax totals: the first carries the VAT in the tax currency only (BT-111), the second
 	// the VAT with its breakdown per category (BT-110, BG-23).
-	amount(el(inv, "cac:TaxTotal"), "cbc:TaxAmount", t.VAT)
-	tt := el(inv, "cac:TaxTotal")
-	amount(tt, "cbc:TaxAmount", t.VAT)
+	w.start("cac:TaxTotal")
+	b.amount("cbc:TaxAmount", t.VAT)
+	w.end()
+	w.start("cac:TaxTotal")
+	b.amount("cbc:TaxAmount", t.VAT)
 	for _, s := range t.Subtotals {
-		st := el(tt, "cac:TaxSubtotal")
-		amount(st, "cbc:TaxableAmount", s.Taxable)
-		amount(st, "cbc:TaxAmount", s.Tax)
-		taxCategory(st, "cac:TaxCategory", s.Category, s.Rate, s.ExemptionCode, s.ExemptionText)
+		w.start("cac:TaxSubtotal")
+		b.amount("cbc:TaxableAmount", s.Taxable)
+		b.amount("cbc:TaxAmount", s.Tax)
+		b.taxCategory("cac:TaxCategory", s.Category, s.Rate, s.ExemptionCode, s.ExemptionText)
+		w.end()
 	}
-	lmt := el(inv, "cac:LegalMonetaryTotal")
-	amount(lmt, "cbc:LineExtensionAmount", t.LineExtension)
-	amount(lmt, "cbc:TaxExclusiveAmount", t.TaxExclusive)
-	amount(lmt, "cbc:TaxInclusiveAmount", t.TaxInclusive)
-	amount(lmt, "cbc:AllowanceTotalAmount", t.AllowanceTotal)
-	amount(lmt, "cbc:ChargeTotalAmount", t.ChargeTotal)
-	amount(lmt, "cbc:PayableAmount", t.Payable)
+	w.end()
+	w.start("cac:LegalMonetaryTotal")
+	b.amount("cbc:LineExtensionAmount", t.LineExtension)
+	b.amount("cbc:TaxExclusiveAmount", t.TaxExclusive)
+	b.amount("cbc:TaxInclusiveAmount", t.TaxInclusive)
+	b.amount("cbc:AllowanceTotalAmount", t.AllowanceTotal)
+	b.amount("cbc:ChargeTotalAmount", t.ChargeTotal)
+	b.amount("cbc:PayableAmount", t.Payable)
+	w.end()
 	for i, l := range req.Lines {
-		b.line(inv, i, l, t.Lines[i])
+		b.line(i, l, t.Lines[i])
 	}
-	return doc, b.mapping
+	w.end()
+	w.doc.WriteByte('\n')
+	return b.mapping
 }
+
+// mappingSizeHint is about the number of mapping entries of req: a dozen for the document,
+// eight for each line.
+func mappingSizeHint(req Request) int { return 16 + 8*len(req.Lines) }
 
 // taxCategory writes a VAT category; category O carries no rate (BR-KSA-11: if present it is 0;
 // CEN BR-48 lets an O breakdown go without one).
-func taxCategory(parent *etree.Element, tag, category string, rate float64, code, text *string) {
-	c := el(parent, tag)
-	el(c, "cbc:ID", category)
+func (b *builder) taxCategory(tag, category string, rate float64, code, text *string) {
+	w := b.w
+	w.start(tag)
+	w.leaf("cbc:ID", category)
 	if category != "O" {
-		el(c, "cbc:Percent", FormatRate(rate))
+		w.leaf("cbc:Percent", FormatRate(rate))
 	}
 	if category != "S" && code != nil {
-		el(c, "cbc:TaxExemptionReasonCode", *code)
+		w.leaf("cbc:TaxExemptionReasonCode", *code)
 		if text != nil {
-			el(c, "cbc:TaxExemptionReason", *text)
+			w.leaf("cbc:TaxExemptionReason", *text)
 		}
 	}
-	el(el(c, "cac:TaxScheme"), "cbc:ID", "VAT")
+	b.vatScheme()
+	w.end()
 }
 
-func (b *builder) seller(inv *etree.Element, s Seller) {
+// vatScheme writes the cac:TaxScheme of VAT.
+func (b *builder) vatScheme() {
+	b.w.start("cac:TaxScheme")
+	b.w.leaf("cbc:ID", "VAT")
+	b.w.end()
+}
+
+func (b *builder) seller(s Seller) {
 	const party = "/Invoice/cac:AccountingSupplierParty/cac:Party"
-	p := el(el(inv, "cac:AccountingSupplierParty"), "cac:Party")
+	w := b.w
+	w.start("cac:AccountingSupplierParty")
+	w.start("cac:Party")
 	// One identification only (BR-KSA-08): the official rules cannot evaluate several.
 	if id, ok := sellerIdentification(s); ok {
-		pi := el(p, "cac:PartyIdentification")
+		w.start("cac:PartyIdentification")
 		field := id.path
 		if field != "/seller/commercial_registration" {
 			field = field[:len(field)-len("/value")]
 		}
-		b.mapped(pi, "cbc:ID", id.Value, field, party+"/cac:PartyIdentification/cbc:ID").CreateAttr("schemeID", id.Scheme)
+		b.mapped("cbc:ID", id.Value, field, party+"/cac:PartyIdentification/cbc:ID", "schemeID", id.Scheme)
+		w.end()
 	}
 	if a := s.Address; a != nil {
-		b.postalAddress(p, *a, "/seller/address/", party+"/cac:PostalAddress/")
+		b.postalAddress(*a, "/seller/address/", party+"/cac:PostalAddress/")
 	}
-	pts := el(p, "cac:PartyTaxScheme")
-	b.mapped(pts, "cbc:CompanyID", s.VATNumber, "/seller/vat_number", party+"/cac:PartyTaxScheme/cbc:CompanyID")
-	el(el(pts, "cac:TaxScheme"), "cbc:ID", "VAT")
-	b.mapped(el(p, "cac:PartyLegalEntity"), "cbc:RegistrationName", s.LegalName, "/seller/legal_name", party+"/cac:PartyLegalEntity/cbc:RegistrationName")
+	w.start("cac:PartyTaxScheme")
+	b.mapped("cbc:CompanyID", s.VATNumber, "/seller/vat_number", party+"/cac:PartyTaxScheme/cbc:CompanyID")
+	b.vatScheme()
+	w.end()
+	w.start("cac:PartyLegalEntity")
+	b.mapped("cbc:RegistrationName", s.LegalName, "/seller/legal_name", party+"/cac:PartyLegalEntity/cbc:RegistrationName")
+	w.end()
+	w.end()
+	w.end()
 }
 
-// postalAddress writes a structured postal address (BG-5 or BG-8) into party; field and
-// xpath are the prefixes of its request fields and elements.
-func (b *builder) postalAddress(party *etree.Element, a Address, field, xpath string) {
-	pa := el(party, "cac:PostalAddress")
+// postalAddress writes a structured postal address (BG-5 or BG-8); field and xpath are the
+// prefixes of its request fields and elements.
+func (b *builder) postalAddress(a Address, field, xpath string) {
+	b.w.start("cac:PostalAddress")
 	for _, f := range []struct {
 		v              *string
 		tag, fieldName string
@@ -211,16 +234,19 @@ func (b *builder) postalAddress(party *etree.Element, a Address, field, xpath st
 		{a.Province, "cbc:CountrySubentity", "province"},
 	} {
 		if f.v != nil {
-			b.mapped(pa, f.tag, *f.v, field+f.fieldName, xpath+f.tag)
+			b.mapped(f.tag, *f.v, field+f.fieldName, xpath+f.tag)
 		}
 	}
-	b.mapped(el(pa, "cac:Country"), "cbc:IdentificationCode", a.CountryCode, field+"country_code", xpath+"cac:Country/cbc:IdentificationCode")
+	b.w.start("cac:Country")
+	b.mapped("cbc:IdentificationCode", a.CountryCode, field+"country_code", xpath+"cac:Country/cbc:IdentificationCode")
+	b.w.end()
+	b.w.end()
 }
 
 // paymentMeans writes the payment means (BG-16): the payment method, and on a note the reason
 // it was issued (KSA-10, cbc:InstructionNote). A note without a payment method says its means
 // are not defined (UNTDID 4461 code 1): BR-49 wants a code wherever the group exists.
-func (b *builder) paymentMeans(inv *etree.Element, req Request, kind Kind) {
+func (b *builder) paymentMeans(req Request, kind Kind) {
 	const x = "/Invoice/cac:PaymentMeans/"
 	var method *string
 	if req.Supply != nil {
@@ -233,78 +259,96 @@ func (b *builder) paymentMeans(inv *etree.Element, req Request, kind Kind) {
 	if method == nil && reason == nil {
 		return
 	}
-	pm := el(inv, "cac:PaymentMeans")
+	b.w.start("cac:PaymentMeans")
 	if method != nil {
-		b.mapped(pm, "cbc:PaymentMeansCode", *method, "/supply/payment_method", x+"cbc:PaymentMeansCode")
+		b.mapped("cbc:PaymentMeansCode", *method, "/supply/payment_method", x+"cbc:PaymentMeansCode")
 	} else {
-		el(pm, "cbc:PaymentMeansCode", paymentMeansNotDefined)
+		b.w.leaf("cbc:PaymentMeansCode", paymentMeansNotDefined)
 	}
 	if reason != nil {
-		b.mapped(pm, "cbc:InstructionNote", *reason, "/note_reason", x+"cbc:InstructionNote")
+		b.mapped("cbc:InstructionNote", *reason, "/note_reason", x+"cbc:InstructionNote")
 	}
+	b.w.end()
 }
 
 // paymentMeansNotDefined is UNTDID 4461 "instrument not defined".
 const paymentMeansNotDefined = "1"
 
-func (b *builder) buyer(inv *etree.Element, by *Buyer) {
+func (b *builder) buyer(by *Buyer) {
 	const party = "/Invoice/cac:AccountingCustomerParty/cac:Party"
-	p := el(el(inv, "cac:AccountingCustomerParty"), "cac:Party")
-	if by == nil {
-		return
+	w := b.w
+	w.start("cac:AccountingCustomerParty")
+	w.start("cac:Party")
+	if by != nil {
+		b.buyerParty(by, party)
 	}
+	w.end()
+	w.end()
+}
+
+func (b *builder) buyerParty(by *Buyer, party string) {
+	w := b.w
 	if by.CommercialRegistration != nil {
-		b.mapped(el(p, "cac:PartyIdentification"), "cbc:ID", *by.CommercialRegistration, "/buyer/commercial_registration",
-			party+"/cac:PartyIdentification/cbc:ID").CreateAttr("schemeID", "CRN")
+		w.start("cac:PartyIdentification")
+		b.mapped("cbc:ID", *by.CommercialRegistration, "/buyer/commercial_registration", party+"/cac:PartyIdentification/cbc:ID", "schemeID", "CRN")
+		w.end()
 	}
 	for i, id := range by.Identifiers {
-		b.mapped(el(p, "cac:PartyIdentification"), "cbc:ID", id.Value, fmt.Sprintf("/buyer/additional_identifiers/%d", i),
-			party+"/cac:PartyIdentification/cbc:ID").CreateAttr("schemeID", id.Scheme)
+		w.start("cac:PartyIdentification")
+		b.mapped("cbc:ID", id.Value, fmt.Sprintf("/buyer/additional_identifiers/%d", i), party+"/cac:PartyIdentification/cbc:ID", "schemeID", id.Scheme)
+		w.end()
 	}
 	switch {
 	case by.PostalAddress != nil:
-		b.postalAddress(p, *by.PostalAddress, "/buyer/postal_address/", party+"/cac:PostalAddress/")
+		b.postalAddress(*by.PostalAddress, "/buyer/postal_address/", party+"/cac:PostalAddress/")
 	case by.Address != nil:
-		b.mapped(el(p, "cac:PostalAddress"), "cbc:StreetName", *by.Address, "/buyer/address", party+"/cac:PostalAddress/cbc:StreetName")
+		w.start("cac:PostalAddress")
+		b.mapped("cbc:StreetName", *by.Address, "/buyer/address", party+"/cac:PostalAddress/cbc:StreetName")
+		w.end()
 	}
 	if by.VATNumber != nil {
-		pts := el(p, "cac:PartyTaxScheme")
-		b.mapped(pts, "cbc:CompanyID", *by.VATNumber, "/buyer/vat_number", party+"/cac:PartyTaxScheme/cbc:CompanyID")
-		el(el(pts, "cac:TaxScheme"), "cbc:ID", "VAT")
+		w.start("cac:PartyTaxScheme")
+		b.mapped("cbc:CompanyID", *by.VATNumber, "/buyer/vat_number", party+"/cac:PartyTaxScheme/cbc:CompanyID")
+		b.vatScheme()
+		w.end()
 	}
 	if by.LegalName != nil {
-		b.mapped(el(p, "cac:PartyLegalEntity"), "cbc:RegistrationName", *by.LegalName, "/buyer/legal_name", party+"/cac:PartyLegalEntity/cbc:RegistrationName")
+		w.start("cac:PartyLegalEntity")
+		b.mapped("cbc:RegistrationName", *by.LegalName, "/buyer/legal_name", party+"/cac:PartyLegalEntity/cbc:RegistrationName")
+		w.end()
 	}
 }
 
-func (b *builder) line(inv *etree.Element, i int, l Line, lt LineTotals) {
+func (b *builder) line(i int, l Line, lt LineTotals) {
 	base := fmt.Sprintf("/line_items/%d", i)
 	x := fmt.Sprintf("/Invoice/cac:InvoiceLine[%d]", i+1)
-	il := el(inv, "cac:InvoiceLine")
-	b.mapped(il, "cbc:ID", l.ID, base+"/line_id", x+"/cbc:ID")
-	b.mapped(il, "cbc:InvoicedQuantity", decimalString(l.Quantity), base+"/quantity", x+"/cbc:InvoicedQuantity").CreateAttr("unitCode", l.UnitCode)
+	w := b.w
+	w.start("cac:InvoiceLine")
+	b.mapped("cbc:ID", l.ID, base+"/line_id", x+"/cbc:ID")
+	b.mapped("cbc:InvoicedQuantity", decimalString(l.Quantity), base+"/quantity", x+"/cbc:InvoicedQuantity", "unitCode", l.UnitCode)
 	b.mapping = append(b.mapping, Mapping{Field: base + "/unit_code", XPath: x + "/cbc:InvoicedQuantity/@unitCode"})
-	amount(il, "cbc:LineExtensionAmount", lt.Net)
+	b.amount("cbc:LineExtensionAmount", lt.Net)
 	for j, d := range l.Discounts {
-		b.allowanceCharge(il, false, d, fmt.Sprintf("%s/discounts/%d", base, j), x)
+		b.allowanceCharge(false, d, fmt.Sprintf("%s/discounts/%d", base, j), x)
 	}
 	for j, c := range l.Charges {
-		b.allowanceCharge(il, true, c, fmt.Sprintf("%s/charges/%d", base, j), x)
+		b.allowanceCharge(true, c, fmt.Sprintf("%s/charges/%d", base, j), x)
 	}
-	tt := el(il, "cac:TaxTotal")
-	amount(tt, "cbc:TaxAmount", lt.VAT)
-	amount(tt, "cbc:RoundingAmount", lt.WithVAT)
-	item := el(il, "cac:Item")
+	w.start("cac:TaxTotal")
+	b.amount("cbc:TaxAmount", lt.VAT)
+	b.amount("cbc:RoundingAmount", lt.WithVAT)
+	w.end()
+	w.start("cac:Item")
 	if l.Description != nil {
-		b.mapped(item, "cbc:Description", *l.Description, base+"/description", x+"/cac:Item/cbc:Description")
+		b.mapped("cbc:Description", *l.Description, base+"/description", x+"/cac:Item/cbc:Description")
 	}
 	name := l.NameEn
 	if l.NameAr != nil {
 		name = *l.NameAr + " | " + l.NameEn
 		b.mapping = append(b.mapping, Mapping{Field: base + "/name_ar", XPath: x + "/cac:Item/cbc:Name"})
 	}
-	b.mapped(item, "cbc:Name", name, base+"/name_en", x+"/cac:Item/cbc:Name")
-	taxCategory(item, "cac:ClassifiedTaxCategory", l.TaxCategory, l.TaxRate, nil, nil)
+	b.mapped("cbc:Name", name, base+"/name_en", x+"/cac:Item/cbc:Name")
+	b.taxCategory("cac:ClassifiedTaxCategory", l.TaxCategory, l.TaxRate, nil, nil)
 	b.mapping = append(b.mapping,
 		Mapping{Field: base + "/tax_category", XPath: x + "/cac:Item/cac:ClassifiedTaxCategory/cbc:ID"})
 	if l.TaxCategory != "O" {
@@ -314,21 +358,26 @@ func (b *builder) line(inv *etree.Element, i int, l Line, lt LineTotals) {
 		// The reason is written once per VAT breakdown (BT-120, BT-121), not per line.
 		b.mapping = append(b.mapping, Mapping{Field: base + "/tax_exemption_reason", XPath: "/Invoice/cac:TaxTotal[2]/cac:TaxSubtotal/cac:TaxCategory/cbc:TaxExemptionReasonCode"})
 	}
-	price := el(il, "cac:Price")
-	b.mapped(price, "cbc:PriceAmount", FormatAmount(l.UnitPrice), base+"/unit_price", x+"/cac:Price/cbc:PriceAmount").CreateAttr("currencyID", Currency)
+	w.end()
+	w.start("cac:Price")
+	b.mapped("cbc:PriceAmount", FormatAmount(l.UnitPrice), base+"/unit_price", x+"/cac:Price/cbc:PriceAmount", "currencyID", Currency)
+	w.end()
+	w.end()
 }
 
-func (b *builder) allowanceCharge(il *etree.Element, charge bool, ac AllowanceCharge, field, x string) {
-	e := el(il, "cac:AllowanceCharge")
-	el(e, "cbc:ChargeIndicator", strconv.FormatBool(charge))
+func (b *builder) allowanceCharge(charge bool, ac AllowanceCharge, field, x string) {
+	w := b.w
+	w.start("cac:AllowanceCharge")
+	w.leaf("cbc:ChargeIndicator", strconv.FormatBool(charge))
 	if ac.ReasonCode != nil {
-		b.mapped(e, "cbc:AllowanceChargeReasonCode", *ac.ReasonCode, field+"/reason_code", x+"/cac:AllowanceCharge/cbc:AllowanceChargeReasonCode")
+		b.mapped("cbc:AllowanceChargeReasonCode", *ac.ReasonCode, field+"/reason_code", x+"/cac:AllowanceCharge/cbc:AllowanceChargeReasonCode")
 	}
 	if ac.Reason != nil {
-		b.mapped(e, "cbc:AllowanceChargeReason", *ac.Reason, field+"/reason", x+"/cac:AllowanceCharge/cbc:AllowanceChargeReason")
+		b.mapped("cbc:AllowanceChargeReason", *ac.Reason, field+"/reason", x+"/cac:AllowanceCharge/cbc:AllowanceChargeReason")
 	}
-	amount(e, "cbc:Amount", ac.Amount)
+	b.amount("cbc:Amount", ac.Amount)
 	b.mapping = append(b.mapping, Mapping{Field: field + "/amount", XPath: x + "/cac:AllowanceCharge/cbc:Amount"})
+	w.end()
 }
 
 // pointerEscape escapes a JSON pointer reference token (RFC 6901).

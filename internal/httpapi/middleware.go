@@ -112,7 +112,7 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		rec := &responseRecorder{ResponseWriter: w, requestID: id}
 		var reqBody *bodyCapture
 		if sink != nil { // the request log keeps the bodies
-			reqBody, rec.body = captureRequestBody(r), &bodyCapture{}
+			reqBody, rec.body = captureRequestBody(r), newBodyCapture()
 		}
 		rec.Header().Set("Request-Id", id)
 
@@ -137,6 +137,8 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 			m.ObserveRequest(r.Method, info.route, status, elapsed)
 			accessLog(ctx, base.Handler(), r, info.route, status, rec.bytes, elapsed, id, clientID)
 			recordRequest(sink, info, r, rec, reqBody, start)
+			reqBody.release()
+			rec.body.release()
 		}()
 		next.ServeHTTP(rec, r)
 	})

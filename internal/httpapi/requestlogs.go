@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/provider/coreapi/gen/api"
@@ -44,9 +45,33 @@ func recordRequest(sink RequestLogSink, info *requestInfo, r *http.Request, rec 
 
 // bodyCapture keeps the first core.RequestLogBodyCapture bytes of a body that pass through
 // it, and counts them all.
+//
+// Captures are kept between requests (bodyCaptures): a request's two are taken when it
+// starts and given back once its log is made (recordRequest), which holds nothing of them —
+// the log's bodies are redacted copies. Nothing writes into them in between but the request's
+// handler, which, as net/http requires, neither writes its response nor reads its body once
+// it has returned: the request's deadline ends its work, it does not abandon a running
+// handler.
 type bodyCapture struct {
 	kept []byte
 	size int64
+}
+
+// bodyCaptures keeps captures between requests; each keeps at most
+// core.RequestLogBodyCapture bytes, so what the pool holds is bounded.
+var bodyCaptures = sync.Pool{New: func() any { return new(bodyCapture) }}
+
+func newBodyCapture() *bodyCapture {
+	c := bodyCaptures.Get().(*bodyCapture)
+	c.kept, c.size = c.kept[:0], 0
+	return c
+}
+
+// release gives c back for another request; c is not used after it.
+func (c *bodyCapture) release() {
+	if c != nil {
+		bodyCaptures.Put(c)
+	}
 }
 
 func (c *bodyCapture) keep(p []byte) {
@@ -75,7 +100,7 @@ func (b capturedBody) Read(p []byte) (int, error) {
 
 // captureRequestBody makes r's body, as the handlers read it, also kept in the returned capture.
 func captureRequestBody(r *http.Request) *bodyCapture {
-	c := &bodyCapture{}
+	c := newBodyCapture()
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = capturedBody{ReadCloser: r.Body, capture: c}
 	}
