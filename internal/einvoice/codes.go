@@ -88,6 +88,7 @@ var Rules = []struct{ Code, Severity, Summary string }{
 	{"SBX-REF-02", SeverityWarning, "A tax invoice carries no billing reference or note reason; given, they are ignored."},
 	{"SBX-TYPE-01", SeverityWarning, "A VAT-registered business or government buyer normally gets a standard tax invoice."},
 	{"SBX-QR-01", SeverityWarning, "QR values longer than 255 bytes are truncated in the QR payload."},
+	{"SBX-TEXT-01", SeverityWarning, "Characters that XML cannot carry (control characters, invalid UTF-8) are written as U+FFFD."},
 	{"SBX-CALC-01", SeverityWarning, "Client-supplied amounts differ from the computed ones (listed in tax_discrepancies); the invoice uses the computed amounts."},
 	{"SBX-CALC-02", SeverityWarning, "client_supplied mode without any supplied amount: nothing to compare."},
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -75,6 +76,10 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 	}.Encode()
 
 	issues := append([]Issue{}, d.Issues...)
+	if w.replaced > 0 {
+		issues = append(issues, Issue{Code: "SBX-TEXT-01", Severity: SeverityWarning, Path: "",
+			Message: fmt.Sprintf("%d characters that XML cannot carry (control characters, invalid UTF-8) were written as U+FFFD.", w.replaced)})
+	}
 	if truncated {
 		issues = append(issues, Issue{Code: "SBX-QR-01", Severity: SeverityWarning, Path: "/seller/legal_name",
 			Message: "A QR value is longer than 255 bytes and was shortened in the QR payload."})

@@ -62,7 +62,8 @@ func TestValidate_EveryRule(t *testing.T) {
 		"SBX-TYPE-01": {"/buyer/buyer_type", func(r *einvoice.Request) {
 			r.Buyer.VATNumber, r.Buyer.BuyerType = ptr("300000000000003"), "business"
 		}},
-		"SBX-QR-01": {"/seller/legal_name", func(r *einvoice.Request) { r.Seller.LegalName = strings.Repeat("x", 256) }},
+		"SBX-QR-01":   {"/seller/legal_name", func(r *einvoice.Request) { r.Seller.LegalName = strings.Repeat("x", 256) }},
+		"SBX-TEXT-01": {"", func(r *einvoice.Request) { r.Seller.LegalName = "Nakhla\x01 Trading" }},
 		"SBX-CALC-01": {"/tax_calculation_mode", func(r *einvoice.Request) {
 			r.TaxCalculationMode = einvoice.ModeClientSupplied
 			r.Lines[0].Supplied = &einvoice.SuppliedLine{VATAmount: ptr(int64(1274))}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beevik/etree"
+
 	"github.com/provider/coreapi/internal/einvoice"
 )
 
@@ -38,6 +40,14 @@ func TestGenerate_StableDocuments(t *testing.T) {
 		}
 		sum := sha256.Sum256([]byte(inv.XML))
 		got = append(got, fmt.Sprintf("%x  %s", sum, c.name))
+		// The hash is of the text a reader parses, whatever the request's texts held.
+		doc := etree.NewDocument()
+		if err := doc.ReadFromString(inv.XML); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if _, hash, err := einvoice.InvoiceHash(doc); err != nil || hash != inv.Hash {
+			t.Errorf("%s: the parsed document hashes to %s (%v), the generated one to %s", c.name, hash, err, inv.Hash)
+		}
 	}
 	const path = "testdata/stable-documents.sha256"
 	if *updateDocuments {

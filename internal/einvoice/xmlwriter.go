@@ -2,6 +2,7 @@ package einvoice
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -28,6 +29,8 @@ type xmlWriter struct {
 	pending bool     // the innermost open element's start tag lacks its '>'
 	nested  bool     // the innermost open element has element children
 	holes   []int    // where in doc the parts written later go (see hole)
+	// replaced counts the characters written as U+FFFD (asParsed).
+	replaced int
 }
 
 // start opens element tag with attributes attrs (name, value, name, value, …).
@@ -37,9 +40,10 @@ func (w *xmlWriter) start(tag string, attrs ...string) {
 	for i := 0; i+1 < len(attrs); i += 2 {
 		w.both(" ", attrs[i])
 		w.both(`="`, "")
-		escapeDocument(w.doc, attrs[i+1])
+		v := w.asParsed(attrs[i+1])
+		escapeDocument(w.doc, v, true)
 		if w.c14n != nil {
-			escapeCanonical(w.c14n, attrs[i+1], true)
+			escapeCanonical(w.c14n, v, true)
 		}
 		w.both(`"`, "")
 	}
@@ -53,10 +57,42 @@ func (w *xmlWriter) text(s string) {
 		return
 	}
 	w.closeStartTag()
-	escapeDocument(w.doc, s)
+	s = w.asParsed(s)
+	escapeDocument(w.doc, s, false)
 	if w.c14n != nil {
 		escapeCanonical(w.c14n, s, false)
 	}
+}
+
+// asParsed is s as a parser reads the document back: U+FFFD in place of what is not an XML
+// character (control characters, invalid UTF-8, U+FFFE, U+FFFF), which XML cannot carry even
+// as a reference. The document and its canonical form are both written from it, so that the
+// invoice hash is the hash of the text a reader parses. Each replacement is counted.
+func (w *xmlWriter) asParsed(s string) string {
+	clean := true
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		if !isXMLChar(r) || r == utf8.RuneError && width == 1 {
+			clean = false
+			break
+		}
+		i += width
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		if !isXMLChar(r) || r == utf8.RuneError && width == 1 {
+			r = utf8.RuneError
+			w.replaced++
+		}
+		b.WriteRune(r)
+		i += width
+	}
+	return b.String()
 }
 
 // end closes the innermost open element.
@@ -143,46 +179,42 @@ func (w *xmlWriter) both(a, b string) {
 	}
 }
 
-// escapeDocument writes s escaped as the stored document escapes text and attribute values
-// (as etree writes them, which the documents stored before were written by): &amp; &lt; &gt;
-// &apos; &quot;, and U+FFFD in place of what is not an XML character (control characters,
-// invalid UTF-8).
-func escapeDocument(buf *bytes.Buffer, s string) {
+// escapeDocument writes s, made of XML characters (asParsed), escaped as the stored document
+// escapes text and attribute values (as etree wrote the documents stored before): &amp; &lt;
+// &gt; &apos; &quot;; and, so that a parser reads back what was written rather than normalize
+// it, a carriage return as &#xD; and, in an attribute value, a tab and a line feed as &#x9;
+// and &#xA;.
+func escapeDocument(buf *bytes.Buffer, s string, attr bool) {
 	last := 0
-	for i := 0; i < len(s); {
-		c, width := s[i], 1
+	for i := 0; i < len(s); i++ {
 		var esc string
-		if c < utf8.RuneSelf {
-			switch c {
-			case '&':
-				esc = "&amp;"
-			case '<':
-				esc = "&lt;"
-			case '>':
-				esc = "&gt;"
-			case '\'':
-				esc = "&apos;"
-			case '"':
-				esc = "&quot;"
-			case '\t', '\n', '\r':
-			default:
-				if c < 0x20 {
-					esc = "\uFFFD"
-				}
+		switch s[i] {
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\'':
+			esc = "&apos;"
+		case '"':
+			esc = "&quot;"
+		case '\r':
+			esc = "&#xD;"
+		case '\t':
+			if attr {
+				esc = "&#x9;"
 			}
-		} else {
-			var r rune
-			r, width = utf8.DecodeRuneInString(s[i:])
-			if !isXMLChar(r) || r == utf8.RuneError && width == 1 {
-				esc = "\uFFFD"
+		case '\n':
+			if attr {
+				esc = "&#xA;"
 			}
 		}
 		if esc != "" {
 			buf.WriteString(s[last:i])
 			buf.WriteString(esc)
-			last = i + width
+			last = i + 1
 		}
-		i += width
 	}
 	buf.WriteString(s[last:])
 }
