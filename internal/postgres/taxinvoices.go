@@ -100,7 +100,7 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// The counter row stays locked until commit: concurrent invoices of one EGS unit
 		// queue here, each sees the previous one's hash, and a rollback leaves no gap.
-		icv, pih, err := nextInChain(ctx, q, orgID, sellerID, egs)
+		icv, pih, err := NextInChain(ctx, q, orgID, sellerID, egs)
 		if err != nil {
 			return err
 		}
@@ -137,11 +137,12 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	return out, nil
 }
 
-// nextInChain locks the chain of a seller's EGS unit (its counter row, until the transaction
-// ends) and returns the ICV and PIH of its next document. The seller's first document on the
-// unit starts the chain; when another transaction started it first, this one waits for it and
-// locks the row it made.
-func nextInChain(ctx context.Context, q *dbq.Queries, orgID, sellerID uuid.UUID, egs string) (icv int64, pih string, err error) {
+// NextInChain locks the chain of a seller's EGS unit (its counter row, until the transaction
+// of q ends) and returns the ICV and PIH of its next document, which TaxInvoiceInsert moves the
+// chain on to. The seller's first document on the unit starts the chain; when another
+// transaction started it first, this one waits for it and locks the row it made. Exported for
+// the load benchmark's floor, which runs the same SQL.
+func NextInChain(ctx context.Context, q *dbq.Queries, orgID, sellerID uuid.UUID, egs string) (icv int64, pih string, err error) {
 	chain := dbq.EinvoiceCounterLockParams{OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs}
 	locked, err := q.EinvoiceCounterLock(ctx, chain)
 	if err == nil {
@@ -183,7 +184,7 @@ type taxDocument struct {
 	// The original a note corrects: by id when it is one of this service's, by number always.
 	OriginalID      *uuid.UUID
 	ReferenceNumber *string
-	// ChainSellerID is the seller whose chain (einvoice_counters, locked by nextInChain) the
+	// ChainSellerID is the seller whose chain (einvoice_counters, locked by NextInChain) the
 	// document's insert moves on to it; nil for a chain kept elsewhere, which SetHash moves on.
 	ChainSellerID *uuid.UUID
 	// SetHash records the document's hash as its chain's last, for the next document's PIH.

@@ -426,8 +426,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
 	tq := dbq.New(tx)
 	egs := einvoice.DefaultEGSUnit
-	// The driver's warm-up started the chain through the API (EinvoiceCounterStart).
-	next, err := tq.EinvoiceCounterLock(ctx, dbq.EinvoiceCounterLockParams{OrganizationID: org, SellerID: org, EgsUnitID: egs})
+	icv, pih, err := postgres.NextInChain(ctx, tq, org, org, egs)
 	if err != nil {
 		fail(w, err)
 		return
@@ -435,8 +434,8 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	issuedAt := time.Now().UTC().Truncate(time.Second)
 	invoiceUUID := uuid.New()
 	identity := einvoice.Identity{
-		Number: fmt.Sprintf("SINV-%06d", next.NextIcv), UUID: invoiceUUID.String(),
-		ICV: next.NextIcv, PIH: next.LastInvoiceHash, IssuedAt: issuedAt,
+		Number: fmt.Sprintf("SINV-%06d", icv), UUID: invoiceUUID.String(),
+		ICV: icv, PIH: pih, IssuedAt: issuedAt,
 	}
 	inv, err := draft.Generate(identity, key)
 	if err != nil {
