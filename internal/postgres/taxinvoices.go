@@ -161,7 +161,7 @@ func NextInChain(ctx context.Context, q *dbq.Queries, orgID, sellerID uuid.UUID,
 		return 0, "", err
 	}
 	// The insert waited for the transaction that started the chain and found its row
-	// committed: this statement's snapshot sees it.
+	// committed, which a new statement's snapshot sees: lock it.
 	locked, err = q.EinvoiceCounterLock(ctx, chain)
 	return locked.NextIcv, locked.LastInvoiceHash, err
 }
@@ -187,7 +187,8 @@ type taxDocument struct {
 	// ChainSellerID is the seller whose chain (einvoice_counters, locked by NextInChain) the
 	// document's insert moves on to it; nil for a chain kept elsewhere, which SetHash moves on.
 	ChainSellerID *uuid.UUID
-	// SetHash records the document's hash as its chain's last, for the next document's PIH.
+	// SetHash records the document's hash as its chain's last, for the next document's PIH
+	// (nil when ChainSellerID names the chain).
 	SetHash func(hash string) error
 }
 
