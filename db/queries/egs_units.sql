@@ -24,8 +24,14 @@ SELECT * FROM egs_units WHERE organization_id = @organization_id ORDER BY id DES
 -- name: EgsUnitCountActive :one
 SELECT count(*) FROM egs_units WHERE organization_id = @organization_id AND status <> 'revoked';
 
--- name: EgsUnitAny :one
-SELECT EXISTS (SELECT 1 FROM egs_units WHERE organization_id = @organization_id)::boolean;
+-- name: EinvoiceStampingKeysGet :one
+-- What an organization's documents are stamped with, in one read: whether it registered EGS
+-- units (then it stamps with one of them, EgsUnitGet), and its sandbox key (null until its
+-- first document, which creates it).
+SELECT EXISTS (SELECT 1 FROM egs_units WHERE egs_units.organization_id = @organization_id)::boolean AS has_units,
+       k.private_key, k.certificate
+FROM (SELECT) AS one
+LEFT JOIN einvoice_sandbox_keys k ON k.organization_id = @organization_id;
 
 -- name: EgsUnitSetProduction :one
 UPDATE egs_units SET status = 'production', production_certificate = @production_certificate, updated_at = now()

@@ -33,12 +33,6 @@ SELECT * FROM usage_counters
 WHERE organization_id = @organization_id AND product = @product
   AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date;
 
--- name: UsageCounterIncrement :one
-INSERT INTO usage_counters (organization_id, product, month, operations)
-VALUES (@organization_id, @product, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1)
-ON CONFLICT (organization_id, product, month) DO UPDATE SET operations = usage_counters.operations + 1
-RETURNING *;
-
 -- name: UsageCounterMarkWarning :execrows
 -- Once per month: only the first crossing marks the row.
 UPDATE usage_counters SET warning_reached_at = now()

@@ -1,6 +1,15 @@
 -- name: TaxInvoiceInsert :one
--- Returns only what the database decides (created_at): the caller holds every other value,
--- and RETURNING * would send the bodies just written (XML, request, result) back to it.
+-- Stores a document and, when chain_seller_id is given, moves its seller's chain on to it in the
+-- same statement: the counter row (which EinvoiceCounterLock locked) takes the document's ICV
+-- and hash, the next document's PIH. A null chain_seller_id leaves the chain to the caller (the
+-- platform's unit). Returns only what the database decides (created_at): the caller holds
+-- every other value, and RETURNING * would send the bodies just written (XML, request, result)
+-- back to it.
+WITH chain AS (
+    UPDATE einvoice_counters SET last_icv = @icv, last_invoice_hash = @invoice_hash
+    WHERE einvoice_counters.organization_id = @organization_id AND einvoice_counters.seller_id = sqlc.narg(chain_seller_id)
+      AND einvoice_counters.egs_unit_id = @egs_unit_id
+)
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
     requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,

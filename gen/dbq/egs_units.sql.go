@@ -11,17 +11,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const egsUnitAny = `-- name: EgsUnitAny :one
-SELECT EXISTS (SELECT 1 FROM egs_units WHERE organization_id = $1)::boolean
-`
-
-func (q *Queries) EgsUnitAny(ctx context.Context, organizationID uuid.UUID) (bool, error) {
-	row := q.db.QueryRow(ctx, egsUnitAny, organizationID)
-	var column_1 bool
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
 const egsUnitCountActive = `-- name: EgsUnitCountActive :one
 SELECT count(*) FROM egs_units WHERE organization_id = $1 AND status <> 'revoked'
 `
@@ -355,4 +344,27 @@ type EinvoiceSandboxCAInsertParams struct {
 func (q *Queries) EinvoiceSandboxCAInsert(ctx context.Context, arg EinvoiceSandboxCAInsertParams) error {
 	_, err := q.db.Exec(ctx, einvoiceSandboxCAInsert, arg.PrivateKey, arg.Certificate)
 	return err
+}
+
+const einvoiceStampingKeysGet = `-- name: EinvoiceStampingKeysGet :one
+SELECT EXISTS (SELECT 1 FROM egs_units WHERE egs_units.organization_id = $1)::boolean AS has_units,
+       k.private_key, k.certificate
+FROM (SELECT) AS one
+LEFT JOIN einvoice_sandbox_keys k ON k.organization_id = $1
+`
+
+type EinvoiceStampingKeysGetRow struct {
+	HasUnits    bool
+	PrivateKey  []byte
+	Certificate []byte
+}
+
+// What an organization's documents are stamped with, in one read: whether it registered EGS
+// units (then it stamps with one of them, EgsUnitGet), and its sandbox key (null until its
+// first document, which creates it).
+func (q *Queries) EinvoiceStampingKeysGet(ctx context.Context, organizationID uuid.UUID) (EinvoiceStampingKeysGetRow, error) {
+	row := q.db.QueryRow(ctx, einvoiceStampingKeysGet, organizationID)
+	var i EinvoiceStampingKeysGetRow
+	err := row.Scan(&i.HasUnits, &i.PrivateKey, &i.Certificate)
+	return i, err
 }

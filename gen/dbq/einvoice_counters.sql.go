@@ -11,60 +11,65 @@ import (
 	"github.com/google/uuid"
 )
 
-const einvoiceCounterNext = `-- name: EinvoiceCounterNext :one
-INSERT INTO einvoice_counters (organization_id, seller_id, egs_unit_id, last_icv, last_invoice_hash)
-VALUES ($1, $2, $3, 1, $4::text)
-ON CONFLICT (organization_id, seller_id, egs_unit_id)
-DO UPDATE SET last_icv = einvoice_counters.last_icv + 1
-RETURNING last_icv, last_invoice_hash
+const einvoiceCounterLock = `-- name: EinvoiceCounterLock :one
+SELECT (last_icv + 1)::bigint AS next_icv, last_invoice_hash FROM einvoice_counters
+WHERE organization_id = $1 AND seller_id = $2 AND egs_unit_id = $3
+FOR NO KEY UPDATE
 `
 
-type EinvoiceCounterNextParams struct {
+type EinvoiceCounterLockParams struct {
+	OrganizationID uuid.UUID
+	SellerID       uuid.UUID
+	EgsUnitID      string
+}
+
+type EinvoiceCounterLockRow struct {
+	NextIcv         int64
+	LastInvoiceHash string
+}
+
+// Locks the counter of a seller's EGS unit and returns its next value with the hash of the
+// previous invoice. The seller is the organization itself (seller_id = organization_id) or one
+// of its connected businesses. The row stays locked until the transaction ends; the invoice's
+// insert (TaxInvoiceInsert) moves it on, so the counter is written once per invoice. No row:
+// the seller's first invoice on the unit (EinvoiceCounterStart).
+func (q *Queries) EinvoiceCounterLock(ctx context.Context, arg EinvoiceCounterLockParams) (EinvoiceCounterLockRow, error) {
+	row := q.db.QueryRow(ctx, einvoiceCounterLock, arg.OrganizationID, arg.SellerID, arg.EgsUnitID)
+	var i EinvoiceCounterLockRow
+	err := row.Scan(&i.NextIcv, &i.LastInvoiceHash)
+	return i, err
+}
+
+const einvoiceCounterStart = `-- name: EinvoiceCounterStart :one
+INSERT INTO einvoice_counters (organization_id, seller_id, egs_unit_id, last_icv, last_invoice_hash)
+VALUES ($1, $2, $3, 1, $4::text)
+ON CONFLICT (organization_id, seller_id, egs_unit_id) DO NOTHING
+RETURNING last_icv AS next_icv, last_invoice_hash
+`
+
+type EinvoiceCounterStartParams struct {
 	OrganizationID uuid.UUID
 	SellerID       uuid.UUID
 	EgsUnitID      string
 	FirstHash      string
 }
 
-type EinvoiceCounterNextRow struct {
-	LastIcv         int64
+type EinvoiceCounterStartRow struct {
+	NextIcv         int64
 	LastInvoiceHash string
 }
 
-// Takes the next counter value of a seller's EGS unit and returns it with the hash of the
-// previous invoice (first_hash for the first one). The seller is the organization itself
-// (seller_id = organization_id) or one of its connected businesses. The row stays locked
-// until the transaction ends.
-func (q *Queries) EinvoiceCounterNext(ctx context.Context, arg EinvoiceCounterNextParams) (EinvoiceCounterNextRow, error) {
-	row := q.db.QueryRow(ctx, einvoiceCounterNext,
+// Starts the chain of a seller's EGS unit at its first invoice (ICV 1, PIH first_hash), which
+// the row returned is for; the inserted row is this transaction's until it ends. No row: another
+// transaction started the chain first, and EinvoiceCounterLock now finds it.
+func (q *Queries) EinvoiceCounterStart(ctx context.Context, arg EinvoiceCounterStartParams) (EinvoiceCounterStartRow, error) {
+	row := q.db.QueryRow(ctx, einvoiceCounterStart,
 		arg.OrganizationID,
 		arg.SellerID,
 		arg.EgsUnitID,
 		arg.FirstHash,
 	)
-	var i EinvoiceCounterNextRow
-	err := row.Scan(&i.LastIcv, &i.LastInvoiceHash)
+	var i EinvoiceCounterStartRow
+	err := row.Scan(&i.NextIcv, &i.LastInvoiceHash)
 	return i, err
-}
-
-const einvoiceCounterSetHash = `-- name: EinvoiceCounterSetHash :exec
-UPDATE einvoice_counters SET last_invoice_hash = $1
-WHERE organization_id = $2 AND seller_id = $3 AND egs_unit_id = $4
-`
-
-type EinvoiceCounterSetHashParams struct {
-	LastInvoiceHash string
-	OrganizationID  uuid.UUID
-	SellerID        uuid.UUID
-	EgsUnitID       string
-}
-
-func (q *Queries) EinvoiceCounterSetHash(ctx context.Context, arg EinvoiceCounterSetHashParams) error {
-	_, err := q.db.Exec(ctx, einvoiceCounterSetHash,
-		arg.LastInvoiceHash,
-		arg.OrganizationID,
-		arg.SellerID,
-		arg.EgsUnitID,
-	)
-	return err
 }

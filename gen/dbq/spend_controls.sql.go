@@ -168,32 +168,6 @@ func (q *Queries) UsageCounterGet(ctx context.Context, arg UsageCounterGetParams
 	return i, err
 }
 
-const usageCounterIncrement = `-- name: UsageCounterIncrement :one
-INSERT INTO usage_counters (organization_id, product, month, operations)
-VALUES ($1, $2, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1)
-ON CONFLICT (organization_id, product, month) DO UPDATE SET operations = usage_counters.operations + 1
-RETURNING organization_id, product, month, operations, warning_reached_at, hard_limit_reached_at
-`
-
-type UsageCounterIncrementParams struct {
-	OrganizationID uuid.UUID
-	Product        string
-}
-
-func (q *Queries) UsageCounterIncrement(ctx context.Context, arg UsageCounterIncrementParams) (UsageCounter, error) {
-	row := q.db.QueryRow(ctx, usageCounterIncrement, arg.OrganizationID, arg.Product)
-	var i UsageCounter
-	err := row.Scan(
-		&i.OrganizationID,
-		&i.Product,
-		&i.Month,
-		&i.Operations,
-		&i.WarningReachedAt,
-		&i.HardLimitReachedAt,
-	)
-	return i, err
-}
-
 const usageCounterMarkHardLimit = `-- name: UsageCounterMarkHardLimit :execrows
 UPDATE usage_counters SET hard_limit_reached_at = now()
 WHERE organization_id = $1 AND product = $2 AND month = $3 AND hard_limit_reached_at IS NULL

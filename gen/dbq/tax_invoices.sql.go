@@ -94,6 +94,11 @@ func (q *Queries) TaxInvoiceGetByIDAnyOrganization(ctx context.Context, id uuid.
 }
 
 const taxInvoiceInsert = `-- name: TaxInvoiceInsert :one
+WITH chain AS (
+    UPDATE einvoice_counters SET last_icv = $5, last_invoice_hash = $9
+    WHERE einvoice_counters.organization_id = $2 AND einvoice_counters.seller_id = $22
+      AND einvoice_counters.egs_unit_id = $4
+)
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
     requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,
@@ -128,10 +133,15 @@ type TaxInvoiceInsertParams struct {
 	RequestID                 *string
 	BillingReferenceInvoiceID *uuid.UUID
 	BillingReferenceNumber    *string
+	ChainSellerID             *uuid.UUID
 }
 
-// Returns only what the database decides (created_at): the caller holds every other value,
-// and RETURNING * would send the bodies just written (XML, request, result) back to it.
+// Stores a document and, when chain_seller_id is given, moves its seller's chain on to it in the
+// same statement: the counter row (which EinvoiceCounterLock locked) takes the document's ICV
+// and hash, the next document's PIH. A null chain_seller_id leaves the chain to the caller (the
+// platform's unit). Returns only what the database decides (created_at): the caller holds
+// every other value, and RETURNING * would send the bodies just written (XML, request, result)
+// back to it.
 func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, taxInvoiceInsert,
 		arg.ID,
@@ -155,6 +165,7 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 		arg.RequestID,
 		arg.BillingReferenceInvoiceID,
 		arg.BillingReferenceNumber,
+		arg.ChainSellerID,
 	)
 	var created_at time.Time
 	err := row.Scan(&created_at)

@@ -11,22 +11,39 @@ import (
 	"github.com/google/uuid"
 )
 
-const usageEventInsert = `-- name: UsageEventInsert :exec
-INSERT INTO usage_events (id, organization_id, product, occurred_at)
-VALUES ($1, $2, $3,
-        coalesce((SELECT c.frozen_time FROM test_clocks c WHERE c.organization_id = $2), now()))
+const usageRecord = `-- name: UsageRecord :one
+WITH event AS (
+    INSERT INTO usage_events (id, organization_id, product, occurred_at)
+    VALUES ($3, $1, $2,
+            coalesce((SELECT c.frozen_time FROM test_clocks c WHERE c.organization_id = $1), now()))
+)
+INSERT INTO usage_counters (organization_id, product, month, operations)
+VALUES ($1, $2, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1)
+ON CONFLICT (organization_id, product, month) DO UPDATE SET operations = usage_counters.operations + 1
+RETURNING organization_id, product, month, operations, warning_reached_at, hard_limit_reached_at
 `
 
-type UsageEventInsertParams struct {
-	ID             uuid.UUID
+type UsageRecordParams struct {
 	OrganizationID uuid.UUID
 	Product        string
+	ID             uuid.UUID
 }
 
-// An operation's usage is recorded at the organization's billing time (docs/design.md, "Usage
-// rating"): its test clock's frozen time when it is on one, so a clock's periods rate the usage
-// made while the clock stood in them.
-func (q *Queries) UsageEventInsert(ctx context.Context, arg UsageEventInsertParams) error {
-	_, err := q.db.Exec(ctx, usageEventInsert, arg.ID, arg.OrganizationID, arg.Product)
-	return err
+// Records one operation of a product in one statement: its usage event, and the month's
+// counter incremented (its row lock orders concurrent operations), which it returns. The event
+// is recorded at the organization's billing time (docs/design.md, "Usage rating"): its test
+// clock's frozen time when it is on one, so a clock's periods rate the usage made while the
+// clock stood in them. The counter's month is the UTC month of now().
+func (q *Queries) UsageRecord(ctx context.Context, arg UsageRecordParams) (UsageCounter, error) {
+	row := q.db.QueryRow(ctx, usageRecord, arg.OrganizationID, arg.Product, arg.ID)
+	var i UsageCounter
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.Product,
+		&i.Month,
+		&i.Operations,
+		&i.WarningReachedAt,
+		&i.HardLimitReachedAt,
+	)
+	return i, err
 }

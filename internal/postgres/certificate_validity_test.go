@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/einvoice/egstest"
 	"github.com/provider/coreapi/internal/httpapi"
@@ -74,12 +76,13 @@ func TestGenerate_RefusesACertificateOutsideItsValidity(t *testing.T) {
 	})
 }
 
-// servicesOfNewOrganization opens the database at dsn with the services over it, creates an
-// organization as the operator, and returns a context acting as that organization.
-func servicesOfNewOrganization(tb testing.TB, dsn string) (*postgres.DB, core.Services, *core.Organization, context.Context) {
+// servicesOfNewOrganization opens the database at dsn (its pool configured by options) with the
+// services over it, creates an organization as the operator, and returns a context acting as
+// that organization.
+func servicesOfNewOrganization(tb testing.TB, dsn string, options ...func(*pgxpool.Config)) (*postgres.DB, core.Services, *core.Organization, context.Context) {
 	tb.Helper()
 	ctx := context.Background()
-	d, err := postgres.Open(ctx, dsn)
+	d, err := postgres.Open(ctx, dsn, options...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,7 +6,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider/coreapi/internal/core"
 	"github.com/provider/coreapi/internal/einvoice"
@@ -16,13 +20,17 @@ import (
 // BenchmarkTaxInvoiceStorage generates, stamps and stores simplified invoices through the
 // service, as generateSimplifiedInvoice does, over a pool of one connection, and reports
 // beside Go's figures the CPU time of that connection's PostgreSQL backend per invoice
-// (pg-cpu-µs/op, from /proc: clock ticks of 10 ms, so run a few thousand). The sub-benchmarks
-// store the bodies with each TOAST compression and without, and maintain fewer indexes. Run
+// (pg-cpu-µs/op, from /proc: clock ticks of 10 ms, so run a few thousand) and the statements
+// it sent per invoice (statements/op: each a round trip, begin and commit included; unlike CPU
+// time, the machine's load does not move it). The sub-benchmarks store the bodies with each
+// TOAST compression and without, and maintain fewer indexes. Run
 // it with
 // `go test -run x -bench TaxInvoiceStorage -benchtime 2000x ./internal/postgres/`.
 func BenchmarkTaxInvoiceStorage(b *testing.B) {
 	ctx := context.Background()
-	d, services, org, tenant := servicesOfNewOrganization(b, pgtest.NewDatabase(b)+" pool_max_conns=1")
+	statements := new(statementCounter)
+	d, services, org, tenant := servicesOfNewOrganization(b, pgtest.NewDatabase(b)+" pool_max_conns=1",
+		func(c *pgxpool.Config) { c.ConnConfig.Tracer = statements })
 	in := core.TaxInvoiceGenerate{OrganizationID: org.ID, Request: benchInvoiceRequest(), RequestJSON: []byte(benchInvoiceJSON)}
 	var backend int
 	if err := d.Pool.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
@@ -46,6 +54,7 @@ func BenchmarkTaxInvoiceStorage(b *testing.B) {
 				b.Fatal(err)
 			}
 			before := cpuTicks(b, backend)
+			sent := statements.n.Load()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := services.TaxInvoices.GenerateTaxInvoice(tenant, in); err != nil {
@@ -54,9 +63,21 @@ func BenchmarkTaxInvoiceStorage(b *testing.B) {
 			}
 			// USER_HZ is 100 on Linux: a tick is 10 ms.
 			b.ReportMetric(float64(cpuTicks(b, backend)-before)*10_000/float64(b.N), "pg-cpu-µs/op")
+			b.ReportMetric(float64(statements.n.Load()-sent)/float64(b.N), "statements/op")
 		})
 	}
 }
+
+// statementCounter counts the statements a pool's connections send (pgx's query tracer sees
+// every one, begin and commit included).
+type statementCounter struct{ n atomic.Int64 }
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (*statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // cpuTicks is the user and system CPU time of process pid in clock ticks.
 func cpuTicks(b *testing.B, pid int) int64 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
 	"github.com/provider/coreapi/internal/core"
@@ -99,21 +100,14 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
 		// The counter row stays locked until commit: concurrent invoices of one EGS unit
 		// queue here, each sees the previous one's hash, and a rollback leaves no gap.
-		next, err := q.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{
-			OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, FirstHash: einvoice.FirstPIH,
-		})
+		icv, pih, err := NextInChain(ctx, q, orgID, sellerID, egs)
 		if err != nil {
 			return err
 		}
 		if out, err = s.db.storeTaxDocument(ctx, q, taxDocument{
 			OrganizationID: orgID, ConnectedBusinessID: business, EGSUnitID: egs, Kind: kind, Draft: draft, Key: key,
-			ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: issuedAt, RequestedType: in.Request.RequestedType,
-			RequestJSON: in.RequestJSON, OriginalID: in.Original, ReferenceNumber: referenceNumber,
-			SetHash: func(hash string) error {
-				return q.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{
-					OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, LastInvoiceHash: hash,
-				})
-			},
+			ICV: icv, PIH: pih, IssuedAt: issuedAt, RequestedType: in.Request.RequestedType,
+			RequestJSON: in.RequestJSON, OriginalID: in.Original, ReferenceNumber: referenceNumber, ChainSellerID: &sellerID,
 		}); err != nil {
 			return err
 		}
@@ -143,6 +137,35 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	return out, nil
 }
 
+// NextInChain locks the chain of a seller's EGS unit (its counter row, until the transaction
+// of q ends) and returns the ICV and PIH of its next document, which TaxInvoiceInsert moves the
+// chain on to. The seller's first document on the unit starts the chain; when another
+// transaction started it first, this one waits for it and locks the row it made. Exported for
+// the load benchmark's floor, which runs the same SQL.
+func NextInChain(ctx context.Context, q *dbq.Queries, orgID, sellerID uuid.UUID, egs string) (icv int64, pih string, err error) {
+	chain := dbq.EinvoiceCounterLockParams{OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs}
+	locked, err := q.EinvoiceCounterLock(ctx, chain)
+	if err == nil {
+		return locked.NextIcv, locked.LastInvoiceHash, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, "", err
+	}
+	started, err := q.EinvoiceCounterStart(ctx, dbq.EinvoiceCounterStartParams{
+		OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, FirstHash: einvoice.FirstPIH,
+	})
+	if err == nil {
+		return started.NextIcv, started.LastInvoiceHash, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, "", err
+	}
+	// The insert waited for the transaction that started the chain and found its row
+	// committed, which a new statement's snapshot sees: lock it.
+	locked, err = q.EinvoiceCounterLock(ctx, chain)
+	return locked.NextIcv, locked.LastInvoiceHash, err
+}
+
 // taxDocument is a document the engine prepared, with its place in its seller's chain, to
 // render, stamp and store: the organization's own (GenerateTaxInvoice), or the platform's for
 // a billing invoice (the organization is the buyer).
@@ -161,7 +184,11 @@ type taxDocument struct {
 	// The original a note corrects: by id when it is one of this service's, by number always.
 	OriginalID      *uuid.UUID
 	ReferenceNumber *string
-	// SetHash records the document's hash as its chain's last, for the next document's PIH.
+	// ChainSellerID is the seller whose chain (einvoice_counters, locked by NextInChain) the
+	// document's insert moves on to it; nil for a chain kept elsewhere, which SetHash moves on.
+	ChainSellerID *uuid.UUID
+	// SetHash records the document's hash as its chain's last, for the next document's PIH
+	// (nil when ChainSellerID names the chain).
 	SetHash func(hash string) error
 }
 
@@ -185,8 +212,10 @@ func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocume
 	if err != nil {
 		return nil, err
 	}
-	if err := doc.SetHash(inv.Hash); err != nil {
-		return nil, err
+	if doc.SetHash != nil {
+		if err := doc.SetHash(inv.Hash); err != nil {
+			return nil, err
+		}
 	}
 	result, err := json.Marshal(inv)
 	if err != nil {
@@ -214,6 +243,7 @@ func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocume
 		RequestID:                 nonEmpty(core.RequestIDFrom(ctx)),
 		BillingReferenceInvoiceID: doc.OriginalID,
 		BillingReferenceNumber:    doc.ReferenceNumber,
+		ChainSellerID:             doc.ChainSellerID,
 	})
 	if err != nil {
 		return nil, err
@@ -373,16 +403,16 @@ func invalidInvoiceError(issues []einvoice.Issue) *core.Error {
 func (s *TaxInvoiceService) stampingKey(ctx context.Context, orgID uuid.UUID, req einvoice.Request) (*einvoice.SandboxKey, string, error) {
 	const pointer = "/egs_unit_id"
 	q := s.db.queries(ctx)
-	hasUnits, err := q.EgsUnitAny(ctx, orgID)
+	keys, err := q.EinvoiceStampingKeysGet(ctx, orgID)
 	if err != nil {
 		return nil, "", translate(err)
 	}
-	if !hasUnits {
+	if !keys.HasUnits {
 		egs := einvoice.DefaultEGSUnit
 		if req.EGSUnitID != nil {
 			egs = *req.EGSUnitID
 		}
-		key, err := s.sandboxKey(ctx, orgID)
+		key, err := s.loadSandboxKey(ctx, orgID, keys.PrivateKey, keys.Certificate)
 		return key, egs, err
 	}
 	var unitID uuid.UUID
@@ -434,11 +464,20 @@ func certificateValidAt(key *einvoice.SandboxKey, egs string, signingAt time.Tim
 }
 
 // sandboxKey returns the organization's sandbox stamping key, creating it on first use.
-// Concurrent first uses race on the primary key; the loser keeps the winner's key.
 func (s *TaxInvoiceService) sandboxKey(ctx context.Context, orgID uuid.UUID) (*einvoice.SandboxKey, error) {
-	q := s.db.queries(ctx)
-	row, err := q.EinvoiceSandboxKeyGet(ctx, orgID)
-	if core.ErrorCode(translate(err)) == core.ENotFound {
+	row, err := s.db.queries(ctx).EinvoiceSandboxKeyGet(ctx, orgID)
+	if err != nil && core.ErrorCode(translate(err)) != core.ENotFound {
+		return nil, translate(err)
+	}
+	return s.loadSandboxKey(ctx, orgID, row.PrivateKey, row.Certificate)
+}
+
+// loadSandboxKey returns the organization's sandbox stamping key as read (sealed, with its
+// certificate), creating it when there was none (sealed nil). Concurrent first uses race on
+// the primary key; the loser keeps the winner's key.
+func (s *TaxInvoiceService) loadSandboxKey(ctx context.Context, orgID uuid.UUID, sealed, certificate []byte) (*einvoice.SandboxKey, error) {
+	if sealed == nil {
+		q := s.db.queries(ctx)
 		key, err := einvoice.NewSandboxKey(orgID.String(), s.now())
 		if err != nil {
 			return nil, err
@@ -448,14 +487,13 @@ func (s *TaxInvoiceService) sandboxKey(ctx context.Context, orgID uuid.UUID) (*e
 		}); err != nil {
 			return nil, translate(err)
 		}
-		row, err = q.EinvoiceSandboxKeyGet(ctx, orgID)
+		row, err := q.EinvoiceSandboxKeyGet(ctx, orgID)
 		if err != nil {
 			return nil, translate(err)
 		}
-	} else if err != nil {
-		return nil, translate(err)
+		sealed, certificate = row.PrivateKey, row.Certificate
 	}
-	key, err := s.keys.load(row.PrivateKey, row.Certificate, func() ([]byte, error) { return s.box.Open(row.PrivateKey, orgID[:]) })
+	key, err := s.keys.load(sealed, certificate, func() ([]byte, error) { return s.box.Open(sealed, orgID[:]) })
 	if err != nil {
 		return nil, fmt.Errorf("sandbox key of organization %s: %w", orgID, err)
 	}

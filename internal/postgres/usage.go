@@ -56,10 +56,7 @@ func (d *DB) recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, p
 	if err != nil {
 		return err
 	}
-	if err := q.UsageEventInsert(ctx, dbq.UsageEventInsertParams{ID: id, OrganizationID: orgID, Product: product}); err != nil {
-		return err
-	}
-	counter, err := q.UsageCounterIncrement(ctx, dbq.UsageCounterIncrementParams{OrganizationID: orgID, Product: product})
+	counter, err := q.UsageRecord(ctx, dbq.UsageRecordParams{ID: id, OrganizationID: orgID, Product: product})
 	if err != nil {
 		return err
 	}

@@ -399,9 +399,12 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "spend controls are not part of the floor", http.StatusConflict)
 		return
 	}
-	stored, err := q.EinvoiceSandboxKeyGet(ctx, org)
-	if err != nil {
+	stored, err := q.EinvoiceStampingKeysGet(ctx, org)
+	if err == nil && stored.PrivateKey == nil {
 		// The API creates the key on first use; the driver's warm-up does that through it.
+		err = pgx.ErrNoRows
+	}
+	if err != nil {
 		fail(w, err)
 		return
 	}
@@ -423,7 +426,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
 	tq := dbq.New(tx)
 	egs := einvoice.DefaultEGSUnit
-	next, err := tq.EinvoiceCounterNext(ctx, dbq.EinvoiceCounterNextParams{OrganizationID: org, SellerID: org, EgsUnitID: egs, FirstHash: einvoice.FirstPIH})
+	icv, pih, err := postgres.NextInChain(ctx, tq, org, org, egs)
 	if err != nil {
 		fail(w, err)
 		return
@@ -431,15 +434,11 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	issuedAt := time.Now().UTC().Truncate(time.Second)
 	invoiceUUID := uuid.New()
 	identity := einvoice.Identity{
-		Number: fmt.Sprintf("SINV-%06d", next.LastIcv), UUID: invoiceUUID.String(),
-		ICV: next.LastIcv, PIH: next.LastInvoiceHash, IssuedAt: issuedAt,
+		Number: fmt.Sprintf("SINV-%06d", icv), UUID: invoiceUUID.String(),
+		ICV: icv, PIH: pih, IssuedAt: issuedAt,
 	}
 	inv, err := draft.Generate(identity, key)
 	if err != nil {
-		fail(w, err)
-		return
-	}
-	if err := tq.EinvoiceCounterSetHash(ctx, dbq.EinvoiceCounterSetHashParams{OrganizationID: org, SellerID: org, EgsUnitID: egs, LastInvoiceHash: inv.Hash}); err != nil {
 		fail(w, err)
 		return
 	}
@@ -453,7 +452,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		ID: id, OrganizationID: org, EgsUnitID: egs, Icv: identity.ICV, Number: identity.Number,
 		Uuid: invoiceUUID, Pih: identity.PIH, InvoiceHash: inv.Hash, Status: einvoice.StatusGenerated,
 		InvoiceType: inv.Type, RequestedType: req.RequestedType, Valid: inv.Valid(),
-		PayableAmount: inv.Totals.Payable, IssuedAt: issuedAt, Request: body, Result: result, Xml: inv.XML,
+		PayableAmount: inv.Totals.Payable, IssuedAt: issuedAt, Request: body, Result: result, Xml: inv.XML, ChainSellerID: &org,
 	}); err != nil {
 		fail(w, err)
 		return
@@ -465,11 +464,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if err := tq.UsageEventInsert(ctx, dbq.UsageEventInsertParams{ID: uuid.Must(uuid.NewV7()), OrganizationID: org, Product: "einvoice"}); err != nil {
-		fail(w, err)
-		return
-	}
-	if _, err := tq.UsageCounterIncrement(ctx, dbq.UsageCounterIncrementParams{OrganizationID: org, Product: "einvoice"}); err != nil {
+	if _, err := tq.UsageRecord(ctx, dbq.UsageRecordParams{ID: uuid.Must(uuid.NewV7()), OrganizationID: org, Product: "einvoice"}); err != nil {
 		fail(w, err)
 		return
 	}
