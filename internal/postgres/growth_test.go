@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -18,13 +19,13 @@ import (
 // TestGrowthSummaryRollups checks that the summary read from the rollups is the summary read
 // from the events, provider-wide and for organizations (one never seen), for windows that
 // start at every part of a day, with and without internal traffic, over events inserted in
-// many statements, concurrently (COPY and the service), in random order (so most of them
-// backdated behind their visitor's last sighting), and ones dated after their arrival that
-// the window reaches.
+// many statements, before migration 00560 (its backfill) and after it concurrently (COPY and
+// the service), in random order (so most of them backdated behind their visitor's last
+// sighting), and ones dated after their arrival that the window reaches.
 func TestGrowthSummaryRollups(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t)
+	dsn, db := openUpgradable(t)
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
 	now := time.Now()
 	event := func(rng *rand.Rand, at time.Time) []any {
@@ -50,17 +51,30 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			pgx.CopyFromRows(rows))
 		return err
 	}
-	// 4 writers at once, each 5 statements of 300 events over the last 40 days.
+	randomEvents := func(rng *rand.Rand) (rows [][]any) {
+		for range 300 {
+			rows = append(rows, event(rng, now.Add(-time.Duration(rng.Int64N(int64(40*24*time.Hour))))))
+		}
+		return rows
+	}
+	if err := postgres.MigrateDownTo(ctx, dsn, 559); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // 3 statements of 300 events over the last 40 days, for the backfill
+		if err := insert(randomEvents(rand.New(rand.NewPCG(5, uint64(i))))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := postgres.Migrate(ctx, dsn, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	// Then 4 writers at once, each 5 statements.
 	errs := make(chan error, 4)
 	for w := range 4 {
 		go func() {
 			rng := rand.New(rand.NewPCG(3, uint64(w)))
 			for range 5 {
-				var rows [][]any
-				for range 300 {
-					rows = append(rows, event(rng, now.Add(-time.Duration(rng.Int64N(int64(40*24*time.Hour))))))
-				}
-				if err := insert(rows); err != nil {
+				if err := insert(randomEvents(rng)); err != nil {
 					errs <- err
 					return
 				}
