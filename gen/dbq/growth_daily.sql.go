@@ -36,7 +36,9 @@ type GrowthDailyCountsRow struct {
 // The window ends now: a visitor or actor is in it when last seen at or after @since. Those
 // last seen after since's day are summed from the *_days tables; those last seen on since's
 // day, after since, are counted on the last-seen index; those seen only in events dated after
-// their arrival (growth_events_future) are read from growth_events.
+// their arrival (growth_events_future) are read from growth_events, and each looked up by
+// its key: a correlated lookup, not an anti-join, which the planner would make a hash of every
+// visitor seen since (it expects thousands of such events where there are a handful).
 // Events per dimension of one organization over the whole days [from_day, to_day].
 func (q *Queries) GrowthDailyCounts(ctx context.Context, arg GrowthDailyCountsParams) ([]GrowthDailyCountsRow, error) {
 	rows, err := q.db.Query(ctx, growthDailyCounts,
@@ -123,10 +125,9 @@ FROM (
       AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) < growth_day($4) + interval '1 day'
     GROUP BY a.event_name
     UNION ALL
-    SELECT f.event_name, count(*) FROM future f WHERE NOT EXISTS (
-        SELECT 1 FROM growth_organization_actors a
-        WHERE a.organization_id = $1::text AND a.event_name = f.event_name AND a.actor = f.actor
-          AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) >= $4)
+    SELECT f.event_name, count(*) FROM future f WHERE coalesce((
+        SELECT CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END FROM growth_organization_actors a
+        WHERE a.organization_id = $1::text AND a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $4
     GROUP BY f.event_name
 ) actors
 GROUP BY event_name
@@ -193,9 +194,9 @@ FROM (
       AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) < growth_day($3) + interval '1 day'
     GROUP BY a.event_name
     UNION ALL
-    SELECT f.event_name, count(*) FROM future f WHERE NOT EXISTS (
-        SELECT 1 FROM growth_actors a WHERE a.event_name = f.event_name AND a.actor = f.actor
-          AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) >= $3)
+    SELECT f.event_name, count(*) FROM future f WHERE coalesce((
+        SELECT CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END FROM growth_actors a
+        WHERE a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $3
     GROUP BY f.event_name
 ) actors
 GROUP BY event_name
@@ -259,10 +260,9 @@ SELECT
         WHERE v.organization_id = $1::text
           AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $3
           AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) < growth_day($3) + interval '1 day')
-     + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND NOT EXISTS (
-          SELECT 1 FROM growth_organization_visitors v
-          WHERE v.organization_id = $1::text AND v.anonymous_id = f.anonymous_id
-            AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $3)))::bigint AS anonymous_visitors
+     + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
+          SELECT CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END FROM growth_organization_visitors v
+          WHERE v.organization_id = $1::text AND v.anonymous_id = f.anonymous_id), '-infinity') < $3))::bigint AS anonymous_visitors
 `
 
 type GrowthDailyUniquesParams struct {
@@ -301,17 +301,17 @@ WITH future AS (
 SELECT
     ((SELECT count(*) FROM growth_organizations o
       WHERE (CASE WHEN $1::boolean THEN o.last_any ELSE o.last_external END) >= $2)
-     + (SELECT count(DISTINCT f.organization_id) FROM future f WHERE NOT EXISTS (
-          SELECT 1 FROM growth_organizations o WHERE o.organization_id = f.organization_id
-            AND (CASE WHEN $1::boolean THEN o.last_any ELSE o.last_external END) >= $2)))::bigint AS organizations,
+     + (SELECT count(DISTINCT f.organization_id) FROM future f WHERE coalesce((
+          SELECT CASE WHEN $1::boolean THEN o.last_any ELSE o.last_external END FROM growth_organizations o
+          WHERE o.organization_id = f.organization_id), '-infinity') < $2))::bigint AS organizations,
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_visitor_days d
       WHERE d.any_traffic = $1::boolean AND d.day > growth_day($2))
      + (SELECT count(*) FROM growth_visitors v
         WHERE (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $2
           AND (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) < growth_day($2) + interval '1 day')
-     + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND NOT EXISTS (
-          SELECT 1 FROM growth_visitors v WHERE v.anonymous_id = f.anonymous_id
-            AND (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $2)))::bigint AS anonymous_visitors
+     + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
+          SELECT CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END FROM growth_visitors v
+          WHERE v.anonymous_id = f.anonymous_id), '-infinity') < $2))::bigint AS anonymous_visitors
 `
 
 type GrowthDailyUniquesAnyOrganizationParams struct {
