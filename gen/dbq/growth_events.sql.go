@@ -35,151 +35,6 @@ type GrowthEventInsertBatchParams struct {
 	Properties          []byte
 }
 
-const growthRollupCounts = `-- name: GrowthRollupCounts :many
-SELECT dimension, key, sum(events)::bigint AS events
-FROM growth_hourly_counts
-WHERE hour >= $1 AND hour < $2 AND (NOT internal OR $3::boolean)
-GROUP BY dimension, key
-`
-
-type GrowthRollupCountsParams struct {
-	FromHour        time.Time
-	ToHour          time.Time
-	IncludeInternal bool
-}
-
-type GrowthRollupCountsRow struct {
-	Dimension string
-	Key       *string
-	Events    int64
-}
-
-// Events per dimension over the whole hours [from_hour, to_hour) (migration 00101).
-func (q *Queries) GrowthRollupCounts(ctx context.Context, arg GrowthRollupCountsParams) ([]GrowthRollupCountsRow, error) {
-	rows, err := q.db.Query(ctx, growthRollupCounts, arg.FromHour, arg.ToHour, arg.IncludeInternal)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []GrowthRollupCountsRow
-	for rows.Next() {
-		var i GrowthRollupCountsRow
-		if err := rows.Scan(&i.Dimension, &i.Key, &i.Events); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const growthRollupFunnel = `-- name: GrowthRollupFunnel :many
-WITH future AS (
-    SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= $3 AND occurred_at <= $4
-      AND traffic_type = ANY($5::text[]) AND event_name = ANY($1::text[])
-)
-SELECT event_name, count(*)::bigint AS actors
-FROM (
-    SELECT a.event_name FROM growth_actors a
-    WHERE a.event_name = ANY($1::text[])
-      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) >= $3
-    UNION ALL
-    SELECT f.event_name FROM future f WHERE NOT EXISTS (
-        SELECT 1 FROM growth_actors a WHERE a.event_name = f.event_name AND a.actor = f.actor
-          AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) >= $3)
-) actors
-GROUP BY event_name
-`
-
-type GrowthRollupFunnelParams struct {
-	FunnelEvents    []string
-	IncludeInternal bool
-	Since           time.Time
-	Until           time.Time
-	TrafficTypes    []string
-}
-
-type GrowthRollupFunnelRow struct {
-	EventName string
-	Actors    int64
-}
-
-// GrowthSummaryFunnel from the rollups, the window ending now (as GrowthRollupUniques).
-func (q *Queries) GrowthRollupFunnel(ctx context.Context, arg GrowthRollupFunnelParams) ([]GrowthRollupFunnelRow, error) {
-	rows, err := q.db.Query(ctx, growthRollupFunnel,
-		arg.FunnelEvents,
-		arg.IncludeInternal,
-		arg.Since,
-		arg.Until,
-		arg.TrafficTypes,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []GrowthRollupFunnelRow
-	for rows.Next() {
-		var i GrowthRollupFunnelRow
-		if err := rows.Scan(&i.EventName, &i.Actors); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const growthRollupUniques = `-- name: GrowthRollupUniques :one
-WITH future AS (
-    SELECT organization_id, anonymous_id FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= $2 AND occurred_at <= $3
-      AND traffic_type = ANY($4::text[])
-)
-SELECT
-    ((SELECT count(*) FROM growth_organizations o
-      WHERE (CASE WHEN $1::boolean THEN o.last_any ELSE o.last_external END) >= $2)
-     + (SELECT count(DISTINCT f.organization_id) FROM future f WHERE NOT EXISTS (
-          SELECT 1 FROM growth_organizations o WHERE o.organization_id = f.organization_id
-            AND (CASE WHEN $1::boolean THEN o.last_any ELSE o.last_external END) >= $2)))::bigint AS organizations,
-    ((SELECT count(*) FROM growth_visitors v
-      WHERE (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $2)
-     + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND NOT EXISTS (
-          SELECT 1 FROM growth_visitors v WHERE v.anonymous_id = f.anonymous_id
-            AND (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $2)))::bigint AS anonymous_visitors
-`
-
-type GrowthRollupUniquesParams struct {
-	IncludeInternal bool
-	Since           time.Time
-	Until           time.Time
-	TrafficTypes    []string
-}
-
-type GrowthRollupUniquesRow struct {
-	Organizations     int64
-	AnonymousVisitors int64
-}
-
-// Distinct organizations and visitors seen since @since, the window ending now: those last
-// seen since then, and those seen only in events dated after their arrival.
-func (q *Queries) GrowthRollupUniques(ctx context.Context, arg GrowthRollupUniquesParams) (GrowthRollupUniquesRow, error) {
-	row := q.db.QueryRow(ctx, growthRollupUniques,
-		arg.IncludeInternal,
-		arg.Since,
-		arg.Until,
-		arg.TrafficTypes,
-	)
-	var i GrowthRollupUniquesRow
-	err := row.Scan(&i.Organizations, &i.AnonymousVisitors)
-	return i, err
-}
-
 const growthSummaryCounts = `-- name: GrowthSummaryCounts :many
 SELECT
     CASE WHEN GROUPING(event_name) = 0 THEN 'event_name'
@@ -409,11 +264,16 @@ func (q *Queries) GrowthSummaryFunnelAnyOrganization(ctx context.Context, arg Gr
 }
 
 const growthSummaryPlanSettings = `-- name: GrowthSummaryPlanSettings :exec
-SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', '64MB', true)
+SELECT set_config('plan_cache_mode', 'force_custom_plan', true), set_config('work_mem', '64MB', true),
+    set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)
 `
 
 // For the summary's transaction: plan each query for its actual window, and give its hash
-// aggregates room for a month of events in memory.
+// aggregates room for a month of events in memory. No JIT and no parallel workers: the
+// rollups' statements read a few thousand rows, but the planner's estimate of the events
+// dated after their arrival (thousands, where there are a handful) made it compile them
+// (1.5-1.9 s of a 30 ms statement at a million events), and starting workers cost more than
+// the daily counts they would share (100-200 ms against 20 ms on two loaded cores).
 func (q *Queries) GrowthSummaryPlanSettings(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, growthSummaryPlanSettings)
 	return err

@@ -199,6 +199,24 @@ type GrowthActor struct {
 	Actor        string
 	LastExternal *time.Time
 	LastAny      time.Time
+	PrevExternal *time.Time
+	PrevAny      *time.Time
+}
+
+type GrowthActorDay struct {
+	EventName  string
+	Day        time.Time
+	AnyTraffic bool
+	Actors     int64
+}
+
+type GrowthDailyCount struct {
+	OrganizationID string
+	Day            time.Time
+	Internal       bool
+	Dimension      string
+	Key            *string
+	Events         int64
 }
 
 type GrowthEvent struct {
@@ -263,10 +281,60 @@ type GrowthOrganization struct {
 	LastAny        time.Time
 }
 
+type GrowthOrganizationActor struct {
+	OrganizationID string
+	EventName      string
+	Actor          string
+	LastExternal   *time.Time
+	LastAny        time.Time
+	PrevExternal   *time.Time
+	PrevAny        *time.Time
+}
+
+type GrowthOrganizationActorDay struct {
+	OrganizationID string
+	EventName      string
+	Day            time.Time
+	AnyTraffic     bool
+	Actors         int64
+}
+
+type GrowthOrganizationVisitor struct {
+	OrganizationID string
+	AnonymousID    string
+	LastExternal   *time.Time
+	LastAny        time.Time
+	PrevExternal   *time.Time
+	PrevAny        *time.Time
+}
+
+type GrowthOrganizationVisitorDay struct {
+	OrganizationID string
+	Day            time.Time
+	AnyTraffic     bool
+	Visitors       int64
+}
+
+type GrowthProviderDailyCount struct {
+	Day       time.Time
+	Internal  bool
+	Dimension string
+	Key       *string
+	Events    int64
+}
+
 type GrowthVisitor struct {
 	AnonymousID  string
 	LastExternal *time.Time
 	LastAny      time.Time
+	PrevExternal *time.Time
+	PrevAny      *time.Time
+}
+
+type GrowthVisitorDay struct {
+	Day        time.Time
+	AnyTraffic bool
+	Visitors   int64
 }
 
 type IdempotencyKey struct {

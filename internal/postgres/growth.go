@@ -123,7 +123,7 @@ func (s *GrowthService) GrowthSummary(ctx context.Context, f core.GrowthSummaryF
 			return err
 		}
 		read := summaryFromEvents
-		if org == nil && !s.rawSummary {
+		if !s.rawSummary {
 			read = summaryFromRollups
 		}
 		return read(ctx, q, w, sum)
@@ -202,73 +202,138 @@ func summaryFromAllEvents(ctx context.Context, q *dbq.Queries, w summaryWindow, 
 	return nil
 }
 
-// summaryFromRollups reads the provider-wide summary from the rollups of migration 00101,
-// whose size follows hours, visitors and organizations rather than events: whole hours of
-// counts from growth_hourly_counts and the partial hours at both ends from growth_events;
-// distinct visitors, organizations and funnel actors from when each was last seen, which
-// answers exactly because the window ends now.
+// summaryFromRollups reads the summary from the daily rollups of migration 00560, whose size
+// follows days, keys, visitors and organizations rather than events: whole days of counts
+// from the daily counts and the partial days at both ends from growth_events; distinct
+// visitors, organizations and funnel actors from when each was last seen, which answers
+// exactly because the window ends now.
 func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, sum *core.GrowthSummary) error {
-	fromHour, toHour := w.since.Truncate(time.Hour), w.until.Truncate(time.Hour)
-	if fromHour.Before(w.since) {
-		fromHour = fromHour.Add(time.Hour)
-	}
-	var counts []dbq.GrowthSummaryCountsRow
-	raw := func(since, until time.Time) error {
-		rows, err := allCounts(ctx, q, since, until, w.traffic)
-		counts = append(counts, rows...)
+	counts, err := rollupCounts(ctx, q, w)
+	if err != nil {
 		return err
 	}
-	if !fromHour.Before(toHour) {
-		if err := raw(w.since, w.until); err != nil {
-			return err
-		}
-	} else {
-		if err := raw(w.since, fromHour.Add(-time.Microsecond)); err != nil { // timestamptz has microseconds
-			return err
-		}
-		if err := raw(toHour, w.until); err != nil {
-			return err
-		}
-		hours, err := q.GrowthRollupCounts(ctx, dbq.GrowthRollupCountsParams{FromHour: fromHour, ToHour: toHour, IncludeInternal: w.includeInternal})
+	var funnel []dbq.GrowthSummaryFunnelRow
+	if w.org == nil {
+		uniques, err := q.GrowthDailyUniquesAnyOrganization(ctx, dbq.GrowthDailyUniquesAnyOrganizationParams{
+			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+		})
 		if err != nil {
 			return err
 		}
-		for _, h := range hours {
-			row := dbq.GrowthSummaryCountsRow{Dimension: h.Dimension, Events: h.Events}
-			switch h.Dimension {
-			case "event_name":
-				row.EventName = *h.Key
-			case "product":
-				row.Product = h.Key
-			case "source":
-				row.Source = h.Key
-			}
-			counts = append(counts, row)
+		rows, err := q.GrowthDailyFunnelAnyOrganization(ctx, dbq.GrowthDailyFunnelAnyOrganizationParams{
+			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+		})
+		if err != nil {
+			return err
+		}
+		sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
+		for _, r := range rows {
+			funnel = append(funnel, dbq.GrowthSummaryFunnelRow(r))
+		}
+	} else {
+		uniques, err := q.GrowthDailyUniques(ctx, dbq.GrowthDailyUniquesParams{
+			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+		})
+		if err != nil {
+			return err
+		}
+		rows, err := q.GrowthDailyFunnel(ctx, dbq.GrowthDailyFunnelParams{
+			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+		})
+		if err != nil {
+			return err
+		}
+		sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
+		for _, r := range rows {
+			funnel = append(funnel, dbq.GrowthSummaryFunnelRow(r))
 		}
 	}
-	uniques, err := q.GrowthRollupUniques(ctx, dbq.GrowthRollupUniquesParams{
-		Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
-	})
-	if err != nil {
-		return err
-	}
-	funnel, err := q.GrowthRollupFunnel(ctx, dbq.GrowthRollupFunnelParams{
-		Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
-	})
-	if err != nil {
-		return err
-	}
-	sum.UniqueOrganizations, sum.UniqueAnonymousVisitors = uniques.Organizations, uniques.AnonymousVisitors
-	fillCounts(sum, mergeCounts(counts))
-	steps := make([]dbq.GrowthSummaryFunnelRow, len(funnel))
-	for i, r := range funnel {
-		steps[i] = dbq.GrowthSummaryFunnelRow(r)
-	}
-	fillFunnel(sum, steps)
+	fillCounts(sum, counts)
+	fillFunnel(sum, funnel)
 	return nil
 }
 
-// mergeCounts adds up the rows of the same dimension and value.
+// rollupCounts are the window's events per dimension: the daily counts of every day it
+// touches, corrected at its ends from growth_events. The first day's boundary is read from
+// whichever side of since is shorter (at most half a day of events), the last day's from
+// after until (events dated after their arrival, or stored since until was taken).
+func rollupCounts(ctx context.Context, q *dbq.Queries, w summaryWindow) ([]dbq.GrowthSummaryCountsRow, error) {
+	var counts []dbq.GrowthSummaryCountsRow
+	raw := func(since, until time.Time, sign int64) error {
+		rows, err := rawCounts(ctx, q, w, since, until)
+		for _, r := range rows {
+			r.Events *= sign
+			counts = append(counts, r)
+		}
+		return err
+	}
+	first, last := w.since.Truncate(day), w.until.Truncate(day)
+	if first.Equal(last) {
+		err := raw(w.since, w.until, 1)
+		return mergeCounts(counts), err
+	}
+	if w.since.Sub(first) <= day/2 {
+		if err := raw(first, w.since.Add(-time.Microsecond), -1); err != nil { // timestamptz has microseconds
+			return nil, err
+		}
+	} else {
+		if err := raw(w.since, first.Add(day-time.Microsecond), 1); err != nil {
+			return nil, err
+		}
+		first = first.Add(day)
+	}
+	if err := raw(w.until.Add(time.Microsecond), last.Add(day-time.Microsecond), -1); err != nil {
+		return nil, err
+	}
+	days, err := dailyCounts(ctx, q, w, first, last)
+	return mergeCounts(append(counts, days...)), err
+}
+
+// day is a UTC day: Truncate counts from the zero time, a UTC midnight (as growth_day).
+const day = 24 * time.Hour
+
+// rawCounts are the events per dimension in [since, until] from growth_events.
+func rawCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, since, until time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
+	if w.org == nil {
+		return allCounts(ctx, q, since, until, w.traffic)
+	}
+	return q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
+		Since: since, Until: until, TrafficTypes: w.traffic, OrganizationID: *w.org,
+	})
+}
+
+// dailyCounts are the events per dimension of the whole days [from, to].
+func dailyCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
+	var rows []dbq.GrowthDailyCountsRow
+	var err error
+	if w.org == nil {
+		var all []dbq.GrowthDailyCountsAnyOrganizationRow
+		all, err = q.GrowthDailyCountsAnyOrganization(ctx, dbq.GrowthDailyCountsAnyOrganizationParams{
+			FromDay: from, ToDay: to, IncludeInternal: w.includeInternal,
+		})
+		for _, r := range all {
+			rows = append(rows, dbq.GrowthDailyCountsRow(r))
+		}
+	} else {
+		rows, err = q.GrowthDailyCounts(ctx, dbq.GrowthDailyCountsParams{
+			OrganizationID: *w.org, FromDay: from, ToDay: to, IncludeInternal: w.includeInternal,
+		})
+	}
+	counts := make([]dbq.GrowthSummaryCountsRow, len(rows))
+	for i, r := range rows {
+		counts[i] = dbq.GrowthSummaryCountsRow{Dimension: r.Dimension, Events: r.Events}
+		switch r.Dimension {
+		case "event_name":
+			counts[i].EventName = *r.Key
+		case "product":
+			counts[i].Product = r.Key
+		case "source":
+			counts[i].Source = r.Key
+		}
+	}
+	return counts, err
+}
+
 // allCounts are the event counts of every organization in [since, until].
 func allCounts(ctx context.Context, q *dbq.Queries, since, until time.Time, traffic []string) ([]dbq.GrowthSummaryCountsRow, error) {
 	rows, err := q.GrowthSummaryCountsAnyOrganization(ctx, dbq.GrowthSummaryCountsAnyOrganizationParams{
@@ -281,6 +346,8 @@ func allCounts(ctx context.Context, q *dbq.Queries, since, until time.Time, traf
 	return counts, err
 }
 
+// mergeCounts adds up the rows of the same dimension and value, and leaves out the values
+// whose corrections took them to no events.
 func mergeCounts(rows []dbq.GrowthSummaryCountsRow) []dbq.GrowthSummaryCountsRow {
 	type key struct {
 		dimension, value string
@@ -303,7 +370,7 @@ func mergeCounts(rows []dbq.GrowthSummaryCountsRow) []dbq.GrowthSummaryCountsRow
 		index[k] = len(out)
 		out = append(out, r)
 	}
-	return out
+	return slices.DeleteFunc(out, func(r dbq.GrowthSummaryCountsRow) bool { return r.Events == 0 })
 }
 
 func deref(s *string) (string, bool) {

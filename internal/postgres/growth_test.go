@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -15,18 +16,19 @@ import (
 	"github.com/provider/coreapi/internal/postgres"
 )
 
-// TestGrowthSummaryRollups checks that the provider-wide summary read from the rollups is
-// the summary read from the events, for windows that do and do not start on an hour, with
-// and without internal traffic, over events inserted in many statements (COPY and the
-// service), backfilled ones, and ones dated after their arrival that the window reaches.
+// TestGrowthSummaryRollups checks that the summary read from the rollups is the summary read
+// from the events, provider-wide and for organizations (one never seen), for windows that
+// start at every part of a day, with and without internal traffic, over events inserted in
+// many statements, before migration 00560 (its backfill) and after it concurrently (COPY and
+// the service), in random order (so most of them backdated behind their visitor's last
+// sighting), and ones dated after their arrival that the window reaches.
 func TestGrowthSummaryRollups(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t)
+	dsn, db := openUpgradable(t)
 	operator := core.WithPrincipal(ctx, &core.Principal{Kind: core.PrincipalOperator, Subject: "dev:operator"})
-	rng := rand.New(rand.NewPCG(3, 4))
 	now := time.Now()
-	event := func(at time.Time) []any {
+	event := func(rng *rand.Rand, at time.Time) []any {
 		var anon, product, source *string
 		if rng.IntN(3) > 0 {
 			a := fmt.Sprintf("visitor-%04d", rng.IntN(400))
@@ -43,33 +45,68 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			core.GrowthEventNames[rng.IntN(len(core.GrowthEventNames))], core.TrafficTypes[rng.IntN(len(core.TrafficTypes))],
 			anon, product, source, []byte(`{}`)}
 	}
-	insert := func(rows [][]any) {
-		t.Helper()
+	insert := func(rows [][]any) error {
 		_, err := db.Pool.CopyFrom(ctx, pgx.Identifier{"growth_events"},
 			[]string{"id", "organization_id", "occurred_at", "event_name", "traffic_type", "anonymous_id", "product", "source", "properties"},
 			pgx.CopyFromRows(rows))
-		if err != nil {
+		return err
+	}
+	randomEvents := func(rng *rand.Rand) (rows [][]any) {
+		for range 300 {
+			rows = append(rows, event(rng, now.Add(-time.Duration(rng.Int64N(int64(40*24*time.Hour))))))
+		}
+		return rows
+	}
+	if err := postgres.MigrateDownTo(ctx, dsn, 559); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // 3 statements of 300 events over the last 40 days, for the backfill
+		if err := insert(randomEvents(rand.New(rand.NewPCG(5, uint64(i))))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for range 20 { // 20 statements of 300 events over the last 40 days (10 backfilled)
-		var rows [][]any
-		for range 300 {
-			rows = append(rows, event(now.Add(-time.Duration(rng.Int64N(int64(40*24*time.Hour))))))
-		}
-		insert(rows)
+	if err := postgres.Migrate(ctx, dsn, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
 	}
+	// Then 4 writers at once, each 5 statements.
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			rng := rand.New(rand.NewPCG(3, uint64(w)))
+			for range 5 {
+				if err := insert(randomEvents(rng)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
 	var soon [][]any // dated after their arrival, but before the summaries
 	for range 50 {
-		soon = append(soon, event(now.Add(time.Duration(rng.Int64N(int64(time.Second))))))
+		soon = append(soon, event(rng, now.Add(time.Duration(rng.Int64N(int64(time.Second))))))
 	}
-	insert(soon)
-	insert([][]any{event(now.Add(time.Hour))}) // after the window
+	if err := insert(soon); err != nil {
+		t.Fatal(err)
+	}
+	if err := insert([][]any{event(rng, now.Add(time.Hour))}); err != nil { // after the window
+		t.Fatal(err)
+	}
 	growth := postgres.NewGrowthService(db)
 	for i := range 30 {
-		if err := growth.RecordGrowthEvent(operator, core.GrowthEvent{
+		e := core.GrowthEvent{
 			EventName: "page_view", OrganizationID: fmt.Sprintf("org-%02d", i), AnonymousID: ptr(fmt.Sprintf("visitor-%04d", i)),
-		}); err != nil {
+		}
+		if i%3 == 0 { // backdated by the API's occurred_at
+			e.OccurredAt = now.Add(-time.Duration(i) * 20 * time.Hour)
+		}
+		if err := growth.RecordGrowthEvent(operator, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,26 +114,34 @@ func TestGrowthSummaryRollups(t *testing.T) {
 
 	raw := postgres.NewGrowthService(db)
 	raw.SummaryFromEvents()
-	for _, window := range []time.Duration{0, 40 * time.Minute, 2*time.Hour + 17*time.Minute + 3*time.Second, 3 * 24 * time.Hour, 30 * 24 * time.Hour, 45 * 24 * time.Hour, -time.Hour} {
-		for _, internal := range []bool{false, true} {
-			f := core.GrowthSummaryFilter{IncludeInternalTraffic: internal}
-			if window != 0 {
-				since := time.Now().Add(-window)
-				f.Since = &since
-			}
-			want, err := raw.GrowthSummary(operator, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := growth.GrowthSummary(operator, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got.Until, want.Until, got.Since, want.Since = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("window %v, internal %v: from the rollups\n%+v\nfrom the events\n%+v", window, internal, got, want)
-			} else if window == 30*24*time.Hour && got.TotalEvents < 1_000 {
-				t.Errorf("too few events counted to mean anything: %d", got.TotalEvents)
+	windows := []time.Duration{0, 40 * time.Minute, 2*time.Hour + 17*time.Minute + 3*time.Second, 11*time.Hour + 59*time.Minute,
+		13 * time.Hour, 23*time.Hour + 30*time.Minute, 36 * time.Hour, 3 * 24 * time.Hour, 20*24*time.Hour + 5*time.Hour,
+		30 * 24 * time.Hour, 45 * 24 * time.Hour, -time.Hour}
+	for range 4 {
+		windows = append(windows, time.Duration(rng.Int64N(int64(41*24*time.Hour))))
+	}
+	for _, org := range []*string{nil, ptr("org-00"), ptr("org-07"), ptr("org-99")} {
+		for _, window := range windows {
+			for _, internal := range []bool{false, true} {
+				f := core.GrowthSummaryFilter{IncludeInternalTraffic: internal, OrganizationID: org}
+				if window != 0 {
+					since := time.Now().Add(-window)
+					f.Since = &since
+				}
+				want, err := raw.GrowthSummary(operator, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := growth.GrowthSummary(operator, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.Until, want.Until, got.Since, want.Since = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("organization %v, window %v, internal %v: from the rollups\n%+v\nfrom the events\n%+v", org, window, internal, got, want)
+				} else if org == nil && window == 30*24*time.Hour && got.TotalEvents < 1_000 {
+					t.Errorf("too few events counted to mean anything: %d", got.TotalEvents)
+				}
 			}
 		}
 	}

@@ -71,10 +71,10 @@ var tenancyExempt = map[string]string{
 	// Workers and sweeps (internal/jobs): they run for no principal over every organization's
 	// rows; what they then change of a tenant's rows they reach by the row's own
 	// organization_id.
-	"IdempotencyKeyDeleteExpired":    "sweep: removes expired records of every organization",
-	"GrowthRollupUniques":            "operator-only provider-wide rollup of every organization",
-	"GrowthRollupFunnel":             "operator-only provider-wide rollup of every organization",
-	"BillingStepsDueAnyOrganization": "worker: the renewal run's scan of every organization on no test clock; each step is then locked by its organization_id",
+	"IdempotencyKeyDeleteExpired":       "sweep: removes expired records of every organization",
+	"GrowthDailyUniquesAnyOrganization": "operator-only provider-wide rollup of every organization",
+	"GrowthDailyFunnelAnyOrganization":  "operator-only provider-wide rollup of every organization",
+	"BillingStepsDueAnyOrganization":    "worker: the renewal run's scan of every organization on no test clock; each step is then locked by its organization_id",
 }
 
 // TestEveryTenantQueryFiltersOnOrganization reads every sqlc query of db/queries and the

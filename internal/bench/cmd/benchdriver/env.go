@@ -186,9 +186,12 @@ func freeLoopback() string {
 	return ln.Addr().String()
 }
 
+// readyTimeout bounds waitReady (-ready-timeout).
+var readyTimeout = 2 * time.Minute
+
 // waitReady polls until the process answers HTTP (the API: /readyz; the floor: anything).
 func waitReady(ctx context.Context, p *process) error {
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(readyTimeout)
 	for time.Now().Before(deadline) {
 		if ctx.Err() != nil {
 			return ctx.Err()

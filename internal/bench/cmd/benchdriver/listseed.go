@@ -95,7 +95,9 @@ func seedLists(ctx context.Context, base, dsn string, rows int) (*listFixture, e
 	log.Printf("%d growth events stored in %v", rows, time.Since(start).Round(time.Second))
 	// Visibility maps and statistics, as autovacuum leaves them on a table at rest.
 	start = time.Now()
-	if _, err := pool.Exec(ctx, "VACUUM ANALYZE request_logs, growth_events, growth_hourly_counts, growth_visitors, growth_organizations, growth_actors"); err != nil {
+	if _, err := pool.Exec(ctx, "VACUUM ANALYZE request_logs, growth_events, growth_hourly_counts, growth_visitors, growth_organizations, growth_actors, "+
+		"growth_daily_counts, growth_provider_daily_counts, growth_organization_visitors, growth_organization_actors, "+
+		"growth_visitor_days, growth_actor_days, growth_organization_visitor_days, growth_organization_actor_days"); err != nil {
 		return nil, err
 	}
 	var size string

@@ -62,6 +62,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 1, "alternations per scenario; the median round is reported")
 	flag.Uint64Var(&o.workers, "workers", 32, "concurrent connections of the saturation phase")
 	flag.IntVar(&o.orgs, "orgs", 32, "organizations seeded (each with its own API keys)")
+	flag.DurationVar(&readyTimeout, "ready-timeout", readyTimeout, "how long a server may take to answer /readyz: its migrations run first (a build migrating a kept -lists-seeded database of 10 million rows wants many minutes)")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of the scenarios: the mixed load on the API for this long, sampling RSS")
 	flag.Func("only", "run only the scenarios (with -lists: the reads) whose name matches this regular expression (e.g. 'growth' or 'get-org|catalogue')", func(expr string) (err error) {
 		o.only, err = regexp.Compile(expr)
