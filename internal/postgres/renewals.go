@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,23 +24,22 @@ import (
 // Both take each step through billingStep, at the organization's billing time (billingNow's, read
 // with the row lock).
 
-// billStepsBatch is how many due steps BillDue reads at a time, per worker.
-const billStepsBatch = 50
-
 // BillDue takes every billing step due by the wall clock, of every organization on no test
-// clock, oldest first, each in a transaction of its own, and returns how many it took. The
-// steps of each batch it reads are taken by renewalWorkers goroutines at once, each on a
-// connection of its own. Any number of processes may run it at once: a step is taken under
-// its subscription's row lock (one that another run or a request holds is skipped, and stays
-// due for a later read), only if it is still due then, and subscription_renewals refuses a
-// second renewal of a period. A step that fails is reported (with the others) and left for
-// the next run; the others go on.
+// clock, oldest first, and returns how many it took. It reads the due steps renewalWorkers
+// batches (renewalBatchSize steps) at a time and takes each batch on a goroutine and a
+// connection of its own: the batch's plain renewals in one transaction (renewBatch), its other
+// steps (and all of them, when that transaction fails) each in a transaction of its own
+// (billingStep). Any number of processes may run it at once: a step is taken under its
+// subscription's row lock (one that another run or a request holds is skipped, and stays due
+// for a later read), only if it is still due then, and subscription_renewals refuses a second
+// renewal of a period. A step that fails is reported (with the others) and left for the next
+// run; the others go on.
 func (d *DB) BillDue(ctx context.Context) (int, error) {
 	workers := d.renewalWorkers()
 	taken := 0
 	var errs []error
 	for {
-		rows, err := d.queries(ctx).BillingStepsDueAnyOrganization(ctx, dbq.BillingStepsDueAnyOrganizationParams{Now: now(), MaxRows: int32(billStepsBatch * workers)})
+		rows, err := d.queries(ctx).BillingStepsDueAnyOrganization(ctx, dbq.BillingStepsDueAnyOrganizationParams{Now: now(), MaxRows: int32(renewalBatchSize * workers)})
 		if err != nil {
 			return taken, errors.Join(append(errs, err)...)
 		}
@@ -64,39 +65,57 @@ func (d *DB) renewalWorkers() int {
 	return max(1, int(d.Pool.Config().MaxConns)/2)
 }
 
-// takeSteps takes the billing steps of rows on workers goroutines, each step in a transaction
-// of its own, skipping a subscription locked by anyone else, and returns how many it took and
+// takeSteps takes the billing steps of rows in batches of renewalBatchSize, on workers
+// goroutines, skipping a subscription locked by anyone else, and returns how many it took and
 // the errors of those that failed.
-func (d *DB) takeSteps(ctx context.Context, rows []dbq.BillingStepsDueAnyOrganizationRow, workers int) (int, []error) {
+func (d *DB) takeSteps(ctx context.Context, rows []dueStep, workers int) (int, []error) {
 	var (
 		mu    sync.Mutex
 		taken int
 		errs  []error
 		wg    sync.WaitGroup
 	)
-	steps := make(chan dbq.BillingStepsDueAnyOrganizationRow)
-	for range min(workers, len(rows)) {
+	batches := make(chan []dueStep)
+	for range min(workers, (len(rows)+renewalBatchSize-1)/renewalBatchSize) {
 		wg.Go(func() {
-			for r := range steps {
-				took, err := d.billingStep(ctx, r.OrganizationID, r.ID, skipLocked)
+			for batch := range batches {
+				took, failed := d.takeBatch(ctx, batch)
 				mu.Lock()
-				if err != nil {
-					errs = append(errs, fmt.Errorf("subscription %s: %w", r.ID, err))
-				} else if took {
-					taken++
-				}
+				taken += took
+				errs = append(errs, failed...)
 				mu.Unlock()
 			}
 		})
 	}
-	for _, r := range rows {
+	for batch := range slices.Chunk(rows, renewalBatchSize) {
 		if ctx.Err() != nil {
 			break
 		}
-		steps <- r
+		batches <- batch
 	}
-	close(steps)
+	close(batches)
 	wg.Wait()
+	return taken, errs
+}
+
+// takeBatch takes the steps of batch: its plain renewals together (renewBatch), then the rest
+// one at a time, and returns how many it took and the errors of the steps that failed. A
+// batch transaction that fails is logged, not reported: its steps are then taken one at a
+// time, and each reports its own failure.
+func (d *DB) takeBatch(ctx context.Context, batch []dueStep) (int, []error) {
+	taken, rest, err := d.renewBatch(ctx, batch)
+	if err != nil && ctx.Err() == nil {
+		slog.WarnContext(ctx, "renewal batch failed; its steps are taken one at a time", "steps", len(batch), "error", err)
+	}
+	var errs []error
+	for _, r := range rest {
+		took, err := d.billingStep(ctx, r.OrganizationID, r.ID, skipLocked)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("subscription %s: %w", r.ID, err))
+		} else if took {
+			taken++
+		}
+	}
 	return taken, errs
 }
 
