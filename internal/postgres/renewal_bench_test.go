@@ -137,7 +137,7 @@ func processCPU(b *testing.B) time.Duration {
 // seedRenewals makes the scenario's plan (fee 10000, 2 units included, graduated ≤4 @100,
 // ≤6 @50 + flat 300, beyond @20), n organizations with one subscription each whose renewal fell
 // due an hour ago, and 9 units of usage each in the period that renewal closes.
-func seedRenewals(b *testing.B, dsn string, n int) {
+func seedRenewals(b testing.TB, dsn string, n int) {
 	b.Helper()
 	ctx := context.Background()
 	db, err := postgres.Open(ctx, dsn)
@@ -190,7 +190,7 @@ func wantRatedInvoices(b *testing.B, pool *pgxpool.Pool, n int) {
 
 // copyDatabase makes a copy of the database of dsn (CREATE DATABASE … TEMPLATE), dropped at
 // the end, and returns the copy's name.
-func copyDatabase(b *testing.B, dsn string) string {
+func copyDatabase(b testing.TB, dsn string) string {
 	b.Helper()
 	ctx := context.Background()
 	cfg, err := pgx.ParseConfig(dsn)

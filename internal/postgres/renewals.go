@@ -103,12 +103,23 @@ func (d *DB) takeSteps(ctx context.Context, rows []dueStep, workers int) (int, [
 // batch transaction that fails is logged, not reported: its steps are then taken one at a
 // time, and each reports its own failure.
 func (d *DB) takeBatch(ctx context.Context, batch []dueStep) (int, []error) {
+	if d.renewStepByStep {
+		return d.takeOneByOne(ctx, batch)
+	}
 	taken, rest, err := d.renewBatch(ctx, batch)
 	if err != nil && ctx.Err() == nil {
 		slog.WarnContext(ctx, "renewal batch failed; its steps are taken one at a time", "steps", len(batch), "error", err)
 	}
+	took, errs := d.takeOneByOne(ctx, rest)
+	return taken + took, errs
+}
+
+// takeOneByOne takes each of steps in a transaction of its own (billingStep) and returns how
+// many it took and the errors of those that failed.
+func (d *DB) takeOneByOne(ctx context.Context, steps []dueStep) (int, []error) {
+	taken := 0
 	var errs []error
-	for _, r := range rest {
+	for _, r := range steps {
 		took, err := d.billingStep(ctx, r.OrganizationID, r.ID, skipLocked)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("subscription %s: %w", r.ID, err))
