@@ -14,11 +14,13 @@ FOR UPDATE OF s SKIP LOCKED;
 -- name: RenewalBatchDueAnyOrganization :many
 -- Which of the locked subscriptions still have a billing step due at @now (BillingStepDue, for
 -- many): checked once their rows are locked, so a step another process has just taken is not
--- taken twice.
-SELECT DISTINCT b.organization_id, b.id FROM subscription_billing_steps b
-JOIN (SELECT unnest(@organization_ids::uuid[]) AS organization_id, unnest(@ids::uuid[]) AS id) x
-  ON b.organization_id = x.organization_id AND b.id = x.id
-WHERE b.due_at <= @now::timestamptz;
+-- taken twice. Each subscription is looked up on its own (LATERAL … LIMIT 1: the view's
+-- branches by their keys), never by reading the whole view.
+SELECT x.organization_id::uuid AS organization_id, x.id::uuid AS id
+FROM (SELECT unnest(@organization_ids::uuid[]) AS organization_id, unnest(@ids::uuid[]) AS id) x
+CROSS JOIN LATERAL (SELECT 1 FROM subscription_billing_steps b
+                    WHERE b.organization_id = x.organization_id AND b.id = x.id AND b.due_at <= @now::timestamptz
+                    LIMIT 1) due;
 
 -- name: UsageCountsInPeriodsAnyOrganization :many
 -- UsageCountInPeriod for many: the usage of each subscription's organization and product in

@@ -147,7 +147,6 @@ func (q *Queries) BillingInvoiceInsertManyAnyOrganization(ctx context.Context, a
 }
 
 const renewalBatchClaimAnyOrganization = `-- name: RenewalBatchClaimAnyOrganization :many
-
 SELECT s.id, s.created_at, s.updated_at, s.organization_id, s.product_id, s.plan_id, s.commercial_status, s.service_status, s.billing_status, s.provisioning_request_id, s.requested_configuration, s.started_at, s.billing_anchor_at, s.renews_at, s.suspended_at, s.terminated_at, s.suspended_by, s.cancelled_by, s.provisioned_at, s.service_ends_at, s.dunning_invoice_id, s.dunning_retries, s.dunning_next_at, s.usage_since, coalesce(c.frozen_time, $1::timestamptz)::timestamptz AS billing_time,
        EXISTS (SELECT 1 FROM customer_credit_balances b WHERE b.organization_id = s.organization_id AND b.balance > 0) AS has_credit
 FROM subscriptions s
@@ -169,10 +168,6 @@ type RenewalBatchClaimAnyOrganizationRow struct {
 	HasCredit    bool
 }
 
-// The set-based renewal step (internal/postgres/renewalbatch.go; docs/design.md, "A run's
-// batches"): the wall-clock run renews a batch of plain renewals, of many organizations, in one
-// transaction with these statements, each over the whole batch. Every row they read or write
-// names its organization, paired with the subscription's id in the arrays they take.
 // Locks the batch's subscriptions that nobody else holds (BillingStepClaim's SKIP LOCKED, for
 // many) and answers, with each, its organization's billing time (its test clock's, or
 // @wall_clock) and whether the organization has a positive credit balance (such a renewal goes
@@ -225,10 +220,11 @@ func (q *Queries) RenewalBatchClaimAnyOrganization(ctx context.Context, arg Rene
 }
 
 const renewalBatchDueAnyOrganization = `-- name: RenewalBatchDueAnyOrganization :many
-SELECT DISTINCT b.organization_id, b.id FROM subscription_billing_steps b
-JOIN (SELECT unnest($1::uuid[]) AS organization_id, unnest($2::uuid[]) AS id) x
-  ON b.organization_id = x.organization_id AND b.id = x.id
-WHERE b.due_at <= $3::timestamptz
+SELECT x.organization_id::uuid AS organization_id, x.id::uuid AS id
+FROM (SELECT unnest($1::uuid[]) AS organization_id, unnest($2::uuid[]) AS id) x
+CROSS JOIN LATERAL (SELECT 1 FROM subscription_billing_steps b
+                    WHERE b.organization_id = x.organization_id AND b.id = x.id AND b.due_at <= $3::timestamptz
+                    LIMIT 1) due
 `
 
 type RenewalBatchDueAnyOrganizationParams struct {
@@ -244,7 +240,8 @@ type RenewalBatchDueAnyOrganizationRow struct {
 
 // Which of the locked subscriptions still have a billing step due at @now (BillingStepDue, for
 // many): checked once their rows are locked, so a step another process has just taken is not
-// taken twice.
+// taken twice. Each subscription is looked up on its own (LATERAL … LIMIT 1: the view's
+// branches by their keys), never by reading the whole view.
 func (q *Queries) RenewalBatchDueAnyOrganization(ctx context.Context, arg RenewalBatchDueAnyOrganizationParams) ([]RenewalBatchDueAnyOrganizationRow, error) {
 	rows, err := q.db.Query(ctx, renewalBatchDueAnyOrganization, arg.OrganizationIds, arg.Ids, arg.Now)
 	if err != nil {
