@@ -61,7 +61,7 @@ func (d *DB) BillDue(ctx context.Context) (int, error) {
 	}
 }
 
-// renewalWorkers is how many steps BillDue takes at once: RenewalConcurrency, or by default
+// renewalWorkers is how many batches BillDue takes at once: RenewalConcurrency, or by default
 // half the pool's connections (at least one), so a run never holds more than half the pool
 // and requests keep the rest.
 func (d *DB) renewalWorkers() int {
@@ -126,6 +126,9 @@ func (d *DB) takeOneByOne(ctx context.Context, steps []dueStep) (int, []error) {
 	taken := 0
 	var errs []error
 	for _, r := range steps {
+		if ctx.Err() != nil {
+			return taken, append(errs, ctx.Err())
+		}
 		took, err := d.billingStep(ctx, r.OrganizationID, r.ID, skipLocked)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("subscription %s: %w", r.ID, err))
