@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -55,11 +56,14 @@ func BenchmarkRenewal(b *testing.B) {
 	backends := poolBackends(b, db.Pool)
 
 	b.ResetTimer()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	goCPU, pgCPU := processCPU(b), backendsCPU(b, backends)
 	start := time.Now()
 	taken, err := db.BillDue(ctx)
 	api := time.Since(start)
 	goCPU, pgCPU = processCPU(b)-goCPU, backendsCPU(b, backends)-pgCPU
+	runtime.ReadMemStats(&after)
 	b.StopTimer()
 	if err != nil || taken != n {
 		b.Fatalf("BillDue took %d of %d: %v", taken, n, err)
@@ -75,10 +79,17 @@ func BenchmarkRenewal(b *testing.B) {
 	b.ReportMetric(perInvoice(goCPU), "go-cpu-µs/invoice")
 	b.ReportMetric(perInvoice(pgCPU), "pg-cpu-µs/invoice")
 	b.ReportMetric(perInvoice(floorPG), "floor-pg-cpu-µs/invoice")
-	b.Logf("%d renewals, %d at once: BillDue %v (%.0f invoices/s), floor %v (%.0f invoices/s, %d statements on %d connections), ratio %.2f; "+
-		"CPU per invoice: Go %.0f µs, PostgreSQL %.0f µs (floor %.0f µs)",
-		n, workers, api.Round(time.Millisecond), apiRate, floor.Round(time.Millisecond), floorRate, rec.count(), len(rec.byConn), apiRate/floorRate,
-		perInvoice(goCPU), perInvoice(pgCPU), perInvoice(floorPG))
+	// The process's allocations during BillDue (the recorder's slices of statements among them,
+	// a few bytes a statement): unlike CPU times they do not move with the machine's load.
+	allocated, allocs := float64(after.TotalAlloc-before.TotalAlloc)/float64(n), float64(after.Mallocs-before.Mallocs)/float64(n)
+	statements := float64(rec.count()) / float64(n)
+	b.ReportMetric(allocated, "B/invoice")
+	b.ReportMetric(allocs, "allocs/invoice")
+	b.ReportMetric(statements, "statements/invoice")
+	b.Logf("%d renewals, %d at once: BillDue %v (%.0f invoices/s), floor %v (%.0f invoices/s, %d statements on %d connections: %.2f an invoice), ratio %.2f; "+
+		"CPU per invoice: Go %.0f µs, PostgreSQL %.0f µs (floor %.0f µs); allocated per invoice: %.0f B in %.0f allocations",
+		n, workers, api.Round(time.Millisecond), apiRate, floor.Round(time.Millisecond), floorRate, rec.count(), len(rec.byConn), statements, apiRate/floorRate,
+		perInvoice(goCPU), perInvoice(pgCPU), perInvoice(floorPG), allocated, allocs)
 }
 
 // envCount is the positive count in environment variable name, or def when it is unset.
