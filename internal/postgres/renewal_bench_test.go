@@ -24,13 +24,14 @@ import (
 // The renewal scenario (docs/performance.md, "Renewals"): RENEWAL_BENCH_N subscriptions, one
 // organization each, on a rated plan of the address product, each with 9 units of usage in
 // the period its renewal closes, all due by the wall clock; one process's BillDue renews and
-// rates them all, RENEWAL_CONCURRENCY steps at once (default 8) on a pool of twice as many
+// rates them all, RENEWAL_CONCURRENCY batches at once (default 8) on a pool of twice as many
 // connections (BillDue's default takes half the pool). The floor replays, on a copy of the
 // same seeded database, exactly the SQL statements BillDue sent (recorded by a pgx tracer, with
 // their arguments and transactions), each connection's in its order on a connection of its
 // own, all at once: the same database work without the Go around it. Beside the rates it
 // reports the CPU time per invoice of this process (Go) and of the PostgreSQL backends of
-// its connections (from /proc: ticks of 10 ms), and of the floor's backends.
+// its connections (from /proc: ticks of 10 ms), and of the floor's backends, and this
+// process's allocations and statements per invoice.
 //
 //	make bench-renewal RENEWAL_BENCH_N=100000 RENEWAL_CONCURRENCY=8
 func BenchmarkRenewal(b *testing.B) {
