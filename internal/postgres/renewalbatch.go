@@ -220,7 +220,7 @@ func (d *DB) storeRenewals(ctx context.Context, q *dbq.Queries, b *renewalBatch)
 	if len(jobs.TaxDocuments)+len(jobs.Deliveries) == 0 {
 		return nil
 	}
-	return d.enqueue(ctx, func(q Jobs, tx pgx.Tx) error { return q.InsertMany(ctx, tx, jobs) })
+	return d.enqueue(ctx, func(queue Jobs, tx pgx.Tx) error { return queue.InsertMany(ctx, tx, jobs) })
 }
 
 // insertBatchInvoices stores the invoices of the batch's renewals (insertInvoice for many) and
