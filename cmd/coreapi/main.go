@@ -91,8 +91,9 @@ const environmentHelp = `Environment:
                               (default 50); over a quota a create is 409 quota_exceeded
   RENEWAL_INTERVAL            how often the renewal run looks for renewals and ended services
                               that are due (default 1m)
-  RENEWAL_CONCURRENCY         how many of them a run takes at once, each on a connection of
-                              the pool (default half the pool's connections, at least 1)
+  RENEWAL_CONCURRENCY         how many batches of them (100 each) a run takes at once, each on
+                              a connection of the pool (default half the pool's connections,
+                              at least 1)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the other standard
                               OTEL_* variables: traces (OTLP over HTTP) of each request, its
                               database statements and the webhook deliveries; off unless an

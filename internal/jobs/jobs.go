@@ -160,6 +160,22 @@ func (q *Queue) InsertTaxDocuments(ctx context.Context, tx pgx.Tx, organizationI
 	return err
 }
 
+// InsertMany implements postgres.Jobs.
+func (q *Queue) InsertMany(ctx context.Context, tx pgx.Tx, jobs postgres.QueuedJobs) error {
+	params := make([]river.InsertManyParams, 0, len(jobs.TaxDocuments)+len(jobs.Deliveries))
+	for _, inv := range jobs.TaxDocuments {
+		params = append(params, river.InsertManyParams{Args: TaxDocumentsArgs{OrganizationID: inv.OrganizationID, InvoiceID: inv.InvoiceID}})
+	}
+	for _, d := range jobs.Deliveries {
+		params = append(params, river.InsertManyParams{Args: DeliverWebhookArgs{OrganizationID: d.OrganizationID, EventID: d.EventID, DeliveryID: d.DeliveryID}})
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	_, err := q.client.InsertManyTx(ctx, tx, params)
+	return err
+}
+
 var _ postgres.Jobs = (*Queue)(nil)
 
 // RegisterMetrics exposes the depth of the provisioning queue as the gauge

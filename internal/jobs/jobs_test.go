@@ -269,3 +269,45 @@ func TestSweepsArePeriodicJobs(t *testing.T) {
 	f.waitFor(t, 1, "SELECT count(*) FROM river_job WHERE kind = 'sweep_idempotency_keys' AND state = 'completed'")
 	f.waitFor(t, 1, "SELECT count(*) FROM river_job WHERE kind = 'maintain_partitions' AND state = 'completed'")
 }
+
+// TestInsertMany: a renewal batch's jobs (tax documents and first delivery attempts) are
+// queued in its transaction, each with the arguments InsertTaxDocuments and
+// InsertWebhookDelivery give it; rolled back, none is.
+func TestInsertMany(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	q := f.queue(t)
+	ctx := context.Background()
+	org, invoice, event, delivery := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	batch := postgres.QueuedJobs{
+		TaxDocuments: []postgres.InvoiceOfOrganization{{OrganizationID: org, InvoiceID: invoice}},
+		Deliveries:   []postgres.QueuedDelivery{{OrganizationID: org, EventID: event, DeliveryID: delivery}},
+	}
+	for _, commit := range []bool{false, true} {
+		tx, err := f.db.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.InsertMany(ctx, tx, batch); err != nil {
+			t.Fatal(err)
+		}
+		end := tx.Rollback
+		if commit {
+			end = tx.Commit
+		}
+		if err := end(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.count(t, `SELECT count(*) FROM river_job WHERE kind = 'issue_tax_documents'
+		AND args->>'organization_id' = $1 AND args->>'invoice_id' = $2`, org.String(), invoice.String()); n != 1 {
+		t.Errorf("%d tax document jobs, want 1", n)
+	}
+	if n := f.count(t, `SELECT count(*) FROM river_job WHERE kind = 'deliver_webhook'
+		AND args->>'organization_id' = $1 AND args->>'event_id' = $2 AND args->>'delivery_id' = $3`, org.String(), event.String(), delivery.String()); n != 1 {
+		t.Errorf("%d delivery jobs, want 1", n)
+	}
+	if err := q.InsertMany(ctx, nil, postgres.QueuedJobs{}); err != nil {
+		t.Errorf("nothing to queue: %v", err)
+	}
+}

@@ -15,9 +15,19 @@ import (
 // when there is none, e.g. background jobs). Webhook events are not derived from it: each
 // service publishes its typed event next to its audit entry (DB.publish).
 func audit(ctx context.Context, q *dbq.Queries, e core.AuditEntry) error {
-	id, err := uuid.NewV7()
+	params, err := auditParams(ctx, e)
 	if err != nil {
 		return err
+	}
+	return q.AuditEventInsert(ctx, params)
+}
+
+// auditParams is the row audit stores for e: a new id, the actor and request of ctx, and e's
+// states as JSON.
+func auditParams(ctx context.Context, e core.AuditEntry) (dbq.AuditEventInsertParams, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return dbq.AuditEventInsertParams{}, err
 	}
 	params := dbq.AuditEventInsertParams{
 		ID:             id,
@@ -34,16 +44,14 @@ func audit(ctx context.Context, q *dbq.Queries, e core.AuditEntry) error {
 	}
 	params.RequestID = nonEmpty(core.RequestIDFrom(ctx))
 	if params.Before, err = jsonOrNil(e.Before); err != nil {
-		return err
+		return params, err
 	}
 	after := e.After
 	if e.Reason != "" {
 		after = map[string]any{"resource": e.After, "reason": e.Reason}
 	}
-	if params.After, err = jsonOrNil(after); err != nil {
-		return err
-	}
-	return q.AuditEventInsert(ctx, params)
+	params.After, err = jsonOrNil(after)
+	return params, err
 }
 
 func jsonOrNil(v any) ([]byte, error) {

@@ -58,9 +58,13 @@ type DB struct {
 
 	organizationTypes organizationTypes // see catalogueAudience
 
-	// RenewalConcurrency is how many billing steps the wall-clock renewal run (BillDue)
-	// takes at once, each on a connection of its own; 0: half the pool's connections.
+	// RenewalConcurrency is how many batches of billing steps the wall-clock renewal run
+	// (BillDue) takes at once, each on a connection of its own; 0: half the pool's connections.
 	RenewalConcurrency int
+
+	// renewStepByStep makes BillDue take every step in a transaction of its own, as before
+	// renewal batches: the batch's tests compare the two (export_test.go).
+	renewStepByStep bool
 
 	// Quotas bound what each organization may hold (core.Quotas; zero limits are defaults).
 	// Read at every check, so a test may change them between requests.

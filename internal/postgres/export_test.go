@@ -79,3 +79,7 @@ func (s *EGSUnitService) SetClock(now func() time.Time) { s.now = now }
 
 // SetClock makes s stamp documents as if it were now().
 func (s *TaxInvoiceService) SetClock(now func() time.Time) { s.now = now }
+
+// RenewStepByStep makes BillDue take every billing step in a transaction of its own, without
+// renewal batches.
+func (d *DB) RenewStepByStep() { d.renewStepByStep = true }

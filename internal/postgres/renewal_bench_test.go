@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -23,13 +24,14 @@ import (
 // The renewal scenario (docs/performance.md, "Renewals"): RENEWAL_BENCH_N subscriptions, one
 // organization each, on a rated plan of the address product, each with 9 units of usage in
 // the period its renewal closes, all due by the wall clock; one process's BillDue renews and
-// rates them all, RENEWAL_CONCURRENCY steps at once (default 8) on a pool of twice as many
+// rates them all, RENEWAL_CONCURRENCY batches at once (default 8) on a pool of twice as many
 // connections (BillDue's default takes half the pool). The floor replays, on a copy of the
 // same seeded database, exactly the SQL statements BillDue sent (recorded by a pgx tracer, with
 // their arguments and transactions), each connection's in its order on a connection of its
 // own, all at once: the same database work without the Go around it. Beside the rates it
 // reports the CPU time per invoice of this process (Go) and of the PostgreSQL backends of
-// its connections (from /proc: ticks of 10 ms), and of the floor's backends.
+// its connections (from /proc: ticks of 10 ms), and of the floor's backends, and this
+// process's allocations and statements per invoice.
 //
 //	make bench-renewal RENEWAL_BENCH_N=100000 RENEWAL_CONCURRENCY=8
 func BenchmarkRenewal(b *testing.B) {
@@ -55,11 +57,14 @@ func BenchmarkRenewal(b *testing.B) {
 	backends := poolBackends(b, db.Pool)
 
 	b.ResetTimer()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	goCPU, pgCPU := processCPU(b), backendsCPU(b, backends)
 	start := time.Now()
 	taken, err := db.BillDue(ctx)
 	api := time.Since(start)
 	goCPU, pgCPU = processCPU(b)-goCPU, backendsCPU(b, backends)-pgCPU
+	runtime.ReadMemStats(&after)
 	b.StopTimer()
 	if err != nil || taken != n {
 		b.Fatalf("BillDue took %d of %d: %v", taken, n, err)
@@ -75,10 +80,17 @@ func BenchmarkRenewal(b *testing.B) {
 	b.ReportMetric(perInvoice(goCPU), "go-cpu-µs/invoice")
 	b.ReportMetric(perInvoice(pgCPU), "pg-cpu-µs/invoice")
 	b.ReportMetric(perInvoice(floorPG), "floor-pg-cpu-µs/invoice")
-	b.Logf("%d renewals, %d at once: BillDue %v (%.0f invoices/s), floor %v (%.0f invoices/s, %d statements on %d connections), ratio %.2f; "+
-		"CPU per invoice: Go %.0f µs, PostgreSQL %.0f µs (floor %.0f µs)",
-		n, workers, api.Round(time.Millisecond), apiRate, floor.Round(time.Millisecond), floorRate, rec.count(), len(rec.byConn), apiRate/floorRate,
-		perInvoice(goCPU), perInvoice(pgCPU), perInvoice(floorPG))
+	// The process's allocations during BillDue (the recorder's slices of statements among them,
+	// a few bytes a statement): unlike CPU times they do not move with the machine's load.
+	allocated, allocs := float64(after.TotalAlloc-before.TotalAlloc)/float64(n), float64(after.Mallocs-before.Mallocs)/float64(n)
+	statements := float64(rec.count()) / float64(n)
+	b.ReportMetric(allocated, "B/invoice")
+	b.ReportMetric(allocs, "allocs/invoice")
+	b.ReportMetric(statements, "statements/invoice")
+	b.Logf("%d renewals, %d at once: BillDue %v (%.0f invoices/s), floor %v (%.0f invoices/s, %d statements on %d connections: %.2f an invoice), ratio %.2f; "+
+		"CPU per invoice: Go %.0f µs, PostgreSQL %.0f µs (floor %.0f µs); allocated per invoice: %.0f B in %.0f allocations",
+		n, workers, api.Round(time.Millisecond), apiRate, floor.Round(time.Millisecond), floorRate, rec.count(), len(rec.byConn), statements, apiRate/floorRate,
+		perInvoice(goCPU), perInvoice(pgCPU), perInvoice(floorPG), allocated, allocs)
 }
 
 // envCount is the positive count in environment variable name, or def when it is unset.
@@ -137,7 +149,7 @@ func processCPU(b *testing.B) time.Duration {
 // seedRenewals makes the scenario's plan (fee 10000, 2 units included, graduated ≤4 @100,
 // ≤6 @50 + flat 300, beyond @20), n organizations with one subscription each whose renewal fell
 // due an hour ago, and 9 units of usage each in the period that renewal closes.
-func seedRenewals(b *testing.B, dsn string, n int) {
+func seedRenewals(b testing.TB, dsn string, n int) {
 	b.Helper()
 	ctx := context.Background()
 	db, err := postgres.Open(ctx, dsn)
@@ -190,7 +202,7 @@ func wantRatedInvoices(b *testing.B, pool *pgxpool.Pool, n int) {
 
 // copyDatabase makes a copy of the database of dsn (CREATE DATABASE … TEMPLATE), dropped at
 // the end, and returns the copy's name.
-func copyDatabase(b *testing.B, dsn string) string {
+func copyDatabase(b testing.TB, dsn string) string {
 	b.Helper()
 	ctx := context.Background()
 	cfg, err := pgx.ParseConfig(dsn)

@@ -153,8 +153,9 @@ func TestBillDue(t *testing.T) {
 	}
 }
 
-// TestBillDue_WorkersAndRunsAtOnce: two runs at once, each taking four steps at a time on
-// four connections, renew every period of every subscription exactly once; a subscription
+// TestBillDue_WorkersAndRunsAtOnce: two runs at once, each taking up to four batches at a time
+// on four connections (here each read is one batch, which the two runs' claims share between
+// them), renew every period of every subscription exactly once; a subscription
 // whose row someone else holds (as a request does) is skipped without waiting, and the next
 // run renews it.
 func TestBillDue_WorkersAndRunsAtOnce(t *testing.T) {

@@ -28,6 +28,26 @@ type Jobs interface {
 	// InsertTaxDocuments queues the issuing of what a billing invoice is owed of tax
 	// documents (DB.IssueTaxDocuments).
 	InsertTaxDocuments(ctx context.Context, tx pgx.Tx, organizationID, invoiceID uuid.UUID) error
+	// InsertMany queues, in one statement, the tax documents and first delivery attempts that
+	// InsertTaxDocuments and InsertWebhookDelivery queue one at a time: a renewal batch's.
+	InsertMany(ctx context.Context, tx pgx.Tx, jobs QueuedJobs) error
+}
+
+// QueuedJobs is the work of a renewal batch: the tax documents of its invoices and the first
+// attempts of its webhook deliveries.
+type QueuedJobs struct {
+	TaxDocuments []InvoiceOfOrganization
+	Deliveries   []QueuedDelivery
+}
+
+// InvoiceOfOrganization names a billing invoice with its organization.
+type InvoiceOfOrganization struct {
+	OrganizationID, InvoiceID uuid.UUID
+}
+
+// QueuedDelivery is a new webhook delivery with its organization and event.
+type QueuedDelivery struct {
+	OrganizationID, EventID, DeliveryID uuid.UUID
 }
 
 // RequeuedDelivery is a delivery queued again, its event (the partition key of both), and

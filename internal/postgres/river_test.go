@@ -32,6 +32,7 @@ func (noJobs) RequeueWebhookDeliveries(context.Context, pgx.Tx, uuid.UUID, []pos
 	return nil
 }
 func (noJobs) InsertTaxDocuments(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
+func (noJobs) InsertMany(context.Context, pgx.Tx, postgres.QueuedJobs) error          { return nil }
 
 // openUpgradable opens a database of its own, which a test of a migration's data may roll
 // back and forward (MigrateDownTo, Migrate), with events rendered and no jobs queued.

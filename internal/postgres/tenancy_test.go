@@ -75,6 +75,19 @@ var tenancyExempt = map[string]string{
 	"GrowthDailyUniquesAnyOrganization": "operator-only provider-wide rollup of every organization",
 	"GrowthDailyFunnelAnyOrganization":  "operator-only provider-wide rollup of every organization",
 	"BillingStepsDueAnyOrganization":    "worker: the renewal run's scan of every organization on no test clock; each step is then locked by its organization_id",
+
+	// The renewal run's batch (renewalbatch.go): one statement for the subscriptions of many
+	// organizations, each named by its organization_id with its id (joined on both).
+	"RenewalBatchClaimAnyOrganization":             "worker: locks the batch's subscriptions by (organization_id, id)",
+	"RenewalBatchDueAnyOrganization":               "worker: the batch's due check, by (organization_id, id)",
+	"UsageCountsInPeriodsAnyOrganization":          "worker: the batch's usage, by organization_id and product",
+	"WebhookEndpointListEnabledAnyOrganization":    "worker: the endpoints of the batch's organizations",
+	"BillingInvoiceInsertManyAnyOrganization":      "worker: the batch's invoices, each with its organization_id",
+	"SubscriptionRenewalInsertManyAnyOrganization": "worker: the batch's renewal records, each with its organization_id",
+	"SubscriptionRenewManyAnyOrganization":         "worker: the batch's locked subscriptions, by (organization_id, id)",
+	"AuditEventInsertManyAnyOrganization":          "worker: the batch's audit entries, each with its organization_id",
+	"WebhookEventInsertManyAnyOrganization":        "worker: the batch's webhook events, each with its organization_id",
+	"WebhookDeliveryInsertManyAnyOrganization":     "worker: the batch's deliveries, each with its organization_id",
 }
 
 // TestEveryTenantQueryFiltersOnOrganization reads every sqlc query of db/queries and the
