@@ -82,8 +82,34 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 	if err != nil {
 		return nil, nil, err
 	}
-	q := s.db.queries(ctx)
 	filtered := f.ResourceType != nil || f.ResourceID != nil || f.Action != nil || f.Since != nil || f.Until != nil
+	var rows []dbq.AuditEvent
+	var walk keyRange
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
+		if err := q.KeysetListPlanSettings(ctx); err != nil {
+			return err
+		}
+		rows, walk, err = auditPage(ctx, q, org, after, filtered, f)
+		return err
+	})
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	events := make([]core.AuditEvent, len(rows))
+	for i, r := range rows {
+		events[i] = core.AuditEvent{
+			ID: r.ID, OccurredAt: r.OccurredAt, OrganizationID: shownOrganization(r.OrganizationID), ActorType: r.ActorType,
+			ActorID: r.ActorID, ActorKeyPrefix: r.ActorKeyPrefix, Action: r.Action, ResourceType: r.ResourceType,
+			ResourceID: r.ResourceID, RequestID: r.RequestID, Before: r.Before, After: r.After,
+		}
+	}
+	events, next := windowPage(events, f.Limit, func(e core.AuditEvent) uuid.UUID { return e.ID }, walk)
+	return events, next, nil
+}
+
+// auditPage reads one page of the audit trail of org (nil: every organization's) below the
+// cursor after, a filtered one within the bounded walk of pageRange.
+func auditPage(ctx context.Context, q *dbq.Queries, org, after *uuid.UUID, filtered bool, f core.AuditFilter) ([]dbq.AuditEvent, keyRange, error) {
 	walk, err := pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
 		if org != nil {
 			return q.AuditEventScanFloor(ctx, dbq.AuditEventScanFloorParams{OrganizationID: *org, Before: before, Skip: skip})
@@ -91,7 +117,7 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 		return q.AuditEventScanFloorAnyOrganization(ctx, dbq.AuditEventScanFloorAnyOrganizationParams{Before: before, Skip: skip})
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, walk, err
 	}
 	params := dbq.AuditEventListAnyOrganizationParams{
 		ResourceType: f.ResourceType, ResourceID: f.ResourceID, Action: f.Action,
@@ -106,17 +132,5 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 	} else {
 		rows, err = q.AuditEventListAnyOrganization(ctx, params)
 	}
-	if err != nil {
-		return nil, nil, translate(err)
-	}
-	events := make([]core.AuditEvent, len(rows))
-	for i, r := range rows {
-		events[i] = core.AuditEvent{
-			ID: r.ID, OccurredAt: r.OccurredAt, OrganizationID: shownOrganization(r.OrganizationID), ActorType: r.ActorType,
-			ActorID: r.ActorID, ActorKeyPrefix: r.ActorKeyPrefix, Action: r.Action, ResourceType: r.ResourceType,
-			ResourceID: r.ResourceID, RequestID: r.RequestID, Before: r.Before, After: r.After,
-		}
-	}
-	events, next := windowPage(events, f.Limit, func(e core.AuditEvent) uuid.UUID { return e.ID }, walk)
-	return events, next, nil
+	return rows, walk, err
 }

@@ -221,17 +221,23 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 	if err != nil {
 		return nil, nil, err
 	}
-	q := s.db.queries(ctx)
 	filtered := f.StatusClass != nil || f.Method != nil || f.PathPrefix != nil || f.Since != nil || f.Until != nil ||
 		f.APIKeyID != nil || f.Operation != nil || f.IdempotencyKey != nil
-	walk, err := pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
-		return q.RequestLogScanFloor(ctx, dbq.RequestLogScanFloorParams{OrganizationID: params.OrganizationID, Before: before, Skip: skip})
+	var walk keyRange
+	var rows []dbq.RequestLog
+	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
+		if err := q.KeysetListPlanSettings(ctx); err != nil {
+			return err
+		}
+		if walk, err = pageRange(after, filtered, func(before uuid.UUID, skip int32) (uuid.UUID, error) {
+			return q.RequestLogScanFloor(ctx, dbq.RequestLogScanFloorParams{OrganizationID: params.OrganizationID, Before: before, Skip: skip})
+		}); err != nil {
+			return err
+		}
+		params.Before, params.Floor = walk.before, walk.floor
+		rows, err = q.RequestLogList(ctx, params)
+		return err
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	params.Before, params.Floor = walk.before, walk.floor
-	rows, err := q.RequestLogList(ctx, params)
 	if err != nil {
 		return nil, nil, translate(err)
 	}
