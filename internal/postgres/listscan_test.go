@@ -46,6 +46,32 @@ type planNode struct {
 	Plans        []planNode `json:"Plans"`
 }
 
+// Begin opens a savepoint (a service's own transaction inside the test's) whose queries are
+// explained as the transaction's.
+func (e *explainingTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	nested, err := e.Tx.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &explainingSavepoint{Tx: nested, root: e}, nil
+}
+
+// explainingSavepoint is a savepoint of an explainingTx.
+type explainingSavepoint struct {
+	pgx.Tx
+	root *explainingTx
+}
+
+func (s *explainingSavepoint) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	s.root.explain(ctx, sql, args)
+	return s.Tx.Query(ctx, sql, args...)
+}
+
+func (s *explainingSavepoint) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	s.root.explain(ctx, sql, args)
+	return s.Tx.QueryRow(ctx, sql, args...)
+}
+
 func (e *explainingTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	e.explain(ctx, sql, args)
 	return e.Tx.Query(ctx, sql, args...)
