@@ -93,7 +93,7 @@ func (s *AuditService) ListAuditEvents(ctx context.Context, f core.AuditFilter) 
 		return err
 	})
 	if err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, err // WithTx translates
 	}
 	events := make([]core.AuditEvent, len(rows))
 	for i, r := range rows {

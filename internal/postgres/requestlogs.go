@@ -239,7 +239,7 @@ func (s *RequestLogService) ListRequestLogs(ctx context.Context, f core.RequestL
 		return err
 	})
 	if err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, err // WithTx translates
 	}
 	logs := make([]*core.RequestLog, len(rows))
 	for i, r := range rows {
