@@ -17,7 +17,8 @@ const Redacted = "[REDACTED]"
 // tokens, keys of any kind (the API key's value, private keys, the webhook secret), client
 // secrets, credentials, signatures and authorization values. idempotency_key and the
 // public parts of a key (key_prefix, prefix) are not secret.
-var secretField = regexp.MustCompile(`(?i)(secret|password|passphrase|token|private_?key|api_?key|full_?key|credential|authorization|signature|otp|pin$)`)
+// The words are secretWords, anywhere in the name, or "pin" at its end.
+var secretField = regexp.MustCompile(`(?i)(` + strings.Join(secretWords, "|") + `|pin$)`)
 
 // publicFields match the rule by name but are not secret.
 var publicFields = map[string]bool{"idempotency_key": true, "key_prefix": true, "token_type": true, "token_endpoint": true}
@@ -55,7 +56,8 @@ func secretName(name string) bool {
 	return bytes.HasSuffix(lower, []byte("pin"))
 }
 
-// secretWords are the words of secretField, lower case, its optional underscores spelled out.
+// secretWords are the words of secretField, lower case (both spellings where an underscore is
+// optional): one list for the expression and for secretName.
 var secretWords = []string{"secret", "password", "passphrase", "token", "private_key", "privatekey", "api_key", "apikey",
 	"full_key", "fullkey", "credential", "authorization", "signature", "otp"}
 
