@@ -403,6 +403,9 @@ func TestWebhookDelivery_ReceiversAnswers(t *testing.T) {
 
 	t.Run("GoneDisablesAtOnce", func(t *testing.T) {
 		t.Parallel()
+		// An organization of its own: its watcher must hear of this endpoint's disabling only,
+		// not of the endpoints the sibling subtests' retries disable.
+		org, token := newOrganization(t, env)
 		watcher := newReceiver(t, nil)
 		watching := createEndpoint(t, env, token, endpointBody(org, watcher.URL, "webhook_endpoint.disabled"))
 		recv := newReceiver(t, func(int, received) int { return http.StatusGone })
