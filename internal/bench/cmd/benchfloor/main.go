@@ -487,8 +487,12 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writes.Add(func(q *dbq.Queries) error { return q.AuditEventInsert(ctx, audit) })
-	response := map[string]any{"invoice": id, "result": inv, "xml": inv.XML}
-	event, err := json.Marshal(response)
+	// The event's data is the invoice's identity and total, never its XML (the API's
+	// TaxInvoiceEventData).
+	event, err := json.Marshal(map[string]any{
+		"id": id, "organization_id": org, "status": einvoice.StatusGenerated, "invoice_type": inv.Type, "uuid": invoiceUUID,
+		"icv": identity.ICV, "payable_amount": inv.Totals.Payable, "currency": einvoice.Currency, "created_at": at.TransactionTime,
+	})
 	if err != nil {
 		fail(w, err)
 		return
@@ -521,7 +525,7 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply(w, http.StatusCreated, response)
+	reply(w, http.StatusCreated, map[string]any{"invoice": id, "result": inv, "xml": inv.XML})
 }
 
 // readJSON reads the whole body (the floor keeps it for request hashes) and decodes it.
