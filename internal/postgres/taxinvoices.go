@@ -36,12 +36,12 @@ func NewTaxInvoiceService(d *DB, box *secretbox.Box) *TaxInvoiceService {
 
 // GenerateTaxInvoice implements core.TaxInvoiceService: every kind, one generator.
 //
-// Its statements travel in three round trips, each pipelined: what admits and stamps the
-// document (the standing, unless cached, the spend control, the stamping keys), read before
-// any check; the BEGIN with the lock of the document's chain; then the document with
-// everything written beside it (its audit entry, its event, its usage count), before the
-// COMMIT. Only what depends on a result comes after it, one statement at a time (a chain's
-// start, a unit's key, webhook deliveries, a spend control's decision).
+// Its statements take four round trips, the first three each a pipeline (Pipeline): what
+// admits and stamps the document (the standing, unless cached, the spend control, the
+// stamping keys), read before any check; the BEGIN with the lock of the document's chain; the
+// document with everything written beside it (its audit entry, its event, its usage count);
+// then the COMMIT. Only what depends on a result comes after its pipeline, one statement at a
+// time (a chain's start, a unit's key, webhook deliveries, a spend control's decision).
 func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxInvoiceGenerate) (*core.TaxInvoice, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
