@@ -18,15 +18,14 @@ import (
 // in between; in a transaction a failing statement aborts it, as it would have alone.
 //
 // A statement is queued as a function that makes it through the sqlc Queries it is given
-// (Add). That function runs twice: at once, with Queries that only record the statement, and
-// once its result has arrived (Send, Begin), with Queries that read that result; so it makes
-// exactly one statement and keeps what it returns. What is decided on the results — and any
-// statement that depends on them — comes after the pipeline is sent. The same queue can also
-// run statement by statement (Run), for callers that hold only Queries.
+// (Add). When the pipeline is sent (Send, Begin), that function runs twice: first with Queries
+// that only record the statement into the batch, then, once the batch's results have arrived,
+// with Queries that read its result; so it makes exactly one statement and keeps what it
+// returns. What is decided on the results — and any statement that depends on them — comes
+// after the pipeline is sent. The same queue can also run statement by statement (Run), for
+// callers that hold only Queries; then each function runs once.
 type Pipeline struct {
-	batch     pgx.Batch
-	runs      []func(q *dbq.Queries) error
-	recording *dbq.Queries // over a recorder into batch
+	runs []func(q *dbq.Queries) error
 }
 
 // errQueued is what a queued statement returns while it is only being recorded.
@@ -34,15 +33,19 @@ var errQueued = errors.New("postgres: the statement is queued in a pipeline; its
 
 // Add queues the one statement run makes (see Pipeline).
 func (p *Pipeline) Add(run func(q *dbq.Queries) error) {
-	if p.recording == nil {
-		p.recording = dbq.New(recorder{&p.batch})
-	}
-	queued := p.batch.Len()
-	_ = run(p.recording) // errQueued
-	if n := p.batch.Len() - queued; n != 1 {
-		panic(fmt.Sprintf("postgres: a pipelined function makes exactly one statement, not %d", n))
-	}
 	p.runs = append(p.runs, run)
+}
+
+// record queues in b the statement of each queued function, in order.
+func (p *Pipeline) record(b *pgx.Batch) {
+	q := dbq.New(recorder{b})
+	for _, run := range p.runs {
+		queued := b.Len()
+		_ = run(q) // errQueued
+		if n := b.Len() - queued; n != 1 {
+			panic(fmt.Sprintf("postgres: a pipelined function makes exactly one statement, not %d", n))
+		}
+	}
 }
 
 // Batcher sends batches: the pool, or a transaction.
@@ -57,7 +60,9 @@ func (p *Pipeline) Send(ctx context.Context, db Batcher) error {
 	if len(p.runs) == 0 {
 		return nil
 	}
-	return p.read(db.SendBatch(ctx, &p.batch), 0)
+	b := &pgx.Batch{}
+	p.record(b)
+	return p.read(db.SendBatch(ctx, b), 0)
 }
 
 // Run makes the queued statements one by one through q, each function with its own result,
@@ -77,7 +82,7 @@ func (p *Pipeline) Run(q *dbq.Queries) error {
 func (p *Pipeline) Begin(ctx context.Context, pool *pgxpool.Pool) (pgx.Tx, error) {
 	b := &pgx.Batch{}
 	b.BeginTx(pgx.TxOptions{})
-	b.QueuedQueries = append(b.QueuedQueries, p.batch.QueuedQueries...)
+	p.record(b)
 	br := pool.SendBatch(ctx, b)
 	tx := br.Tx()
 	if err := p.read(br, 1); err != nil {
