@@ -3,8 +3,9 @@
 -- previous invoice. The seller is the organization itself (seller_id = organization_id) or one
 -- of its connected businesses. The row stays locked until the transaction ends; the invoice's
 -- insert (TaxInvoiceInsert) moves it on, so the counter is written once per invoice. No row:
--- the seller's first invoice on the unit (EinvoiceCounterStart).
-SELECT (last_icv + 1)::bigint AS next_icv, last_invoice_hash FROM einvoice_counters
+-- the seller's first invoice on the unit (EinvoiceCounterStart). transaction_time is now(), the
+-- created_at the invoice's row will take: its audit entry and event are written beside it.
+SELECT (last_icv + 1)::bigint AS next_icv, last_invoice_hash, now()::timestamptz AS transaction_time FROM einvoice_counters
 WHERE organization_id = @organization_id AND seller_id = @seller_id AND egs_unit_id = @egs_unit_id
 FOR NO KEY UPDATE;
 
@@ -15,4 +16,4 @@ FOR NO KEY UPDATE;
 INSERT INTO einvoice_counters (organization_id, seller_id, egs_unit_id, last_icv, last_invoice_hash)
 VALUES (@organization_id, @seller_id, @egs_unit_id, 1, @first_hash::text)
 ON CONFLICT (organization_id, seller_id, egs_unit_id) DO NOTHING
-RETURNING last_icv AS next_icv, last_invoice_hash;
+RETURNING last_icv AS next_icv, last_invoice_hash, now()::timestamptz AS transaction_time;

@@ -7,12 +7,13 @@ package dbq
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
 
 const einvoiceCounterLock = `-- name: EinvoiceCounterLock :one
-SELECT (last_icv + 1)::bigint AS next_icv, last_invoice_hash FROM einvoice_counters
+SELECT (last_icv + 1)::bigint AS next_icv, last_invoice_hash, now()::timestamptz AS transaction_time FROM einvoice_counters
 WHERE organization_id = $1 AND seller_id = $2 AND egs_unit_id = $3
 FOR NO KEY UPDATE
 `
@@ -26,17 +27,19 @@ type EinvoiceCounterLockParams struct {
 type EinvoiceCounterLockRow struct {
 	NextIcv         int64
 	LastInvoiceHash string
+	TransactionTime time.Time
 }
 
 // Locks the counter of a seller's EGS unit and returns its next value with the hash of the
 // previous invoice. The seller is the organization itself (seller_id = organization_id) or one
 // of its connected businesses. The row stays locked until the transaction ends; the invoice's
 // insert (TaxInvoiceInsert) moves it on, so the counter is written once per invoice. No row:
-// the seller's first invoice on the unit (EinvoiceCounterStart).
+// the seller's first invoice on the unit (EinvoiceCounterStart). transaction_time is now(), the
+// created_at the invoice's row will take: its audit entry and event are written beside it.
 func (q *Queries) EinvoiceCounterLock(ctx context.Context, arg EinvoiceCounterLockParams) (EinvoiceCounterLockRow, error) {
 	row := q.db.QueryRow(ctx, einvoiceCounterLock, arg.OrganizationID, arg.SellerID, arg.EgsUnitID)
 	var i EinvoiceCounterLockRow
-	err := row.Scan(&i.NextIcv, &i.LastInvoiceHash)
+	err := row.Scan(&i.NextIcv, &i.LastInvoiceHash, &i.TransactionTime)
 	return i, err
 }
 
@@ -44,7 +47,7 @@ const einvoiceCounterStart = `-- name: EinvoiceCounterStart :one
 INSERT INTO einvoice_counters (organization_id, seller_id, egs_unit_id, last_icv, last_invoice_hash)
 VALUES ($1, $2, $3, 1, $4::text)
 ON CONFLICT (organization_id, seller_id, egs_unit_id) DO NOTHING
-RETURNING last_icv AS next_icv, last_invoice_hash
+RETURNING last_icv AS next_icv, last_invoice_hash, now()::timestamptz AS transaction_time
 `
 
 type EinvoiceCounterStartParams struct {
@@ -57,6 +60,7 @@ type EinvoiceCounterStartParams struct {
 type EinvoiceCounterStartRow struct {
 	NextIcv         int64
 	LastInvoiceHash string
+	TransactionTime time.Time
 }
 
 // Starts the chain of a seller's EGS unit at its first invoice (ICV 1, PIH first_hash), which
@@ -70,6 +74,6 @@ func (q *Queries) EinvoiceCounterStart(ctx context.Context, arg EinvoiceCounterS
 		arg.FirstHash,
 	)
 	var i EinvoiceCounterStartRow
-	err := row.Scan(&i.NextIcv, &i.LastInvoiceHash)
+	err := row.Scan(&i.NextIcv, &i.LastInvoiceHash, &i.TransactionTime)
 	return i, err
 }

@@ -402,8 +402,8 @@ func TestWebhookEvents_RolledBackChangesPublishNothing(t *testing.T) {
 }
 
 // TestWebhookEvents_EveryTypeHasAPublisher: the document's event types are core's, and the
-// source publishes every one: each core.Event* constant reaches DB.publish (or storeEvent,
-// which stores an event for one endpoint), directly or through a function that forwards its
+// source publishes every one: each core.Event* constant reaches DB.publish or queuePublish (or
+// storeEvent, which stores an event for one endpoint), directly or through a function that forwards its
 // core.EventType parameter there (act, markCrossing). A type nothing publishes fails here,
 // before any request is made; TestWebhookEvents_MatchTheDocument then proves each one fires.
 func TestWebhookEvents_EveryTypeHasAPublisher(t *testing.T) {
@@ -491,11 +491,12 @@ func publishedEvents(t *testing.T, root string) map[string][]string {
 		t.Fatal(err)
 	}
 	// publishers maps a function's name to the index of the core.EventType parameter it
-	// publishes: publish and storeEvent, then every function passing its own such
-	// parameter on to one of them, until nothing changes.
+	// publishes: publish, queuePublish (publish's statement queued in a pipeline) and
+	// storeEvent, then every function passing its own such parameter on to one of them,
+	// until nothing changes.
 	publishers := map[string]int{}
 	for _, fn := range funcs {
-		if name := fn.Name.Name; name == "publish" || name == "storeEvent" {
+		if name := fn.Name.Name; name == "publish" || name == "queuePublish" || name == "storeEvent" {
 			if i, _ := eventParam(fn); i >= 0 {
 				publishers[name] = i
 			}

@@ -22,6 +22,17 @@ func audit(ctx context.Context, q *dbq.Queries, e core.AuditEntry) error {
 	return q.AuditEventInsert(ctx, params)
 }
 
+// queueAudit is audit with its statement queued in p, to be sent in the transaction of the
+// change.
+func queueAudit(ctx context.Context, p *Pipeline, e core.AuditEntry) error {
+	params, err := auditParams(ctx, e)
+	if err != nil {
+		return err
+	}
+	p.Add(func(q *dbq.Queries) error { return q.AuditEventInsert(ctx, params) })
+	return nil
+}
+
 // auditParams is the row audit stores for e: a new id, the actor and request of ctx, and e's
 // states as JSON.
 func auditParams(ctx context.Context, e core.AuditEntry) (dbq.AuditEventInsertParams, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider/coreapi/gen/dbq"
@@ -48,7 +49,7 @@ func TestNextInChain_FirstDocumentsAtOnce(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			first, _ := begin(t)
-			icv, pih, err := postgres.NextInChain(ctx, dbq.New(first), org.ID, org.ID, c.egs)
+			icv, pih, err := nextInChain(ctx, first, org.ID, c.egs)
 			if err != nil || icv != 1 || pih != einvoice.FirstPIH {
 				t.Fatalf("the first document: ICV %d, PIH %q, %v; want 1, the first PIH", icv, pih, err)
 			}
@@ -61,7 +62,7 @@ func TestNextInChain_FirstDocumentsAtOnce(t *testing.T) {
 			got := make(chan position, 1)
 			failed := make(chan error, 1)
 			go func() {
-				icv, pih, err := postgres.NextInChain(ctx, dbq.New(second), org.ID, org.ID, c.egs)
+				icv, pih, err := nextInChain(ctx, second, org.ID, c.egs)
 				if err != nil {
 					failed <- err
 					return
@@ -90,4 +91,16 @@ func TestNextInChain_FirstDocumentsAtOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nextInChain locks the organization's own chain on egs in tx as the service does, and
+// returns the ICV and PIH of its next document.
+func nextInChain(ctx context.Context, tx pgx.Tx, org uuid.UUID, egs string) (int64, string, error) {
+	p := new(postgres.Pipeline)
+	next := postgres.QueueNextInChain(ctx, p, org, org, egs)
+	if err := p.Send(ctx, tx); err != nil {
+		return 0, "", err
+	}
+	at, err := next(dbq.New(tx))
+	return at.NextIcv, at.LastInvoiceHash, err
 }

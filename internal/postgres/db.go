@@ -231,12 +231,27 @@ var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver goose
 // IdempotencyService), fn runs in a savepoint of it instead: its work commits with the
 // outer transaction, or is undone alone when fn fails.
 func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context, q *dbq.Queries) error) error {
+	return d.withTxBeginning(ctx, nil, fn)
+}
+
+// withTxBeginning is WithTx whose transaction begins with the statements of first (nil: none),
+// sent in the round trip of its BEGIN (or, in a savepoint, in one round trip after it); fn
+// runs once their results are in.
+func (d *DB) withTxBeginning(ctx context.Context, first *Pipeline, fn func(ctx context.Context, q *dbq.Queries) error) error {
 	var tx pgx.Tx
 	var err error
 	var hooks *commitHooks // of the outermost transaction only
-	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
-		tx, err = outer.Begin(ctx)
-	} else {
+	switch outer, nested := ctx.Value(txKey{}).(pgx.Tx); {
+	case nested:
+		if tx, err = outer.Begin(ctx); err == nil && first != nil {
+			if err = first.Send(ctx, tx); err != nil {
+				_ = tx.Rollback(context.WithoutCancel(ctx))
+			}
+		}
+	case first != nil:
+		tx, err = first.Begin(ctx, d.Pool)
+		ctx, hooks = withCommitHooks(ctx)
+	default:
 		tx, err = d.Pool.BeginTx(ctx, pgx.TxOptions{})
 		ctx, hooks = withCommitHooks(ctx)
 	}
@@ -305,6 +320,15 @@ func withTx(ctx context.Context, tx pgx.Tx) context.Context {
 func inTx(ctx context.Context) bool {
 	_, ok := ctx.Value(txKey{}).(pgx.Tx)
 	return ok
+}
+
+// batcher sends pipelines outside an explicit transaction, or inside the transaction of ctx
+// when there is one (as queries runs statements).
+func (d *DB) batcher(ctx context.Context) Batcher {
+	if tx, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		return tx
+	}
+	return d.Pool
 }
 
 // queries runs statements outside an explicit transaction, or inside the transaction of ctx

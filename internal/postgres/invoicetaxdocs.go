@@ -197,7 +197,7 @@ func (t *taxDocumentIssuer) generate(ctx context.Context, purpose string, req ei
 	if req.BillingReference != nil {
 		referenceNumber = &req.BillingReference.Number
 	}
-	doc, err := t.db.storeTaxDocument(ctx, t.q, taxDocument{
+	doc, err := storeTaxDocument(ctx, t.q, taxDocument{
 		OrganizationID: t.inv.OrganizationID, EGSUnitID: core.PlatformEGSUnit, Kind: kind, RequestedType: req.RequestedType,
 		Draft: draft, Key: key, ICV: unit.LastIcv, PIH: unit.LastInvoiceHash, IssuedAt: t.db.billingNow(ctx, t.inv.OrganizationID), RequestJSON: requestJSON,
 		ReferenceNumber: referenceNumber,

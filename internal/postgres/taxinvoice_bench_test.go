@@ -20,11 +20,13 @@ import (
 // BenchmarkTaxInvoiceStorage generates, stamps and stores simplified invoices through the
 // service, as generateSimplifiedInvoice does, over a pool of one connection, and reports
 // beside Go's figures the CPU time of that connection's PostgreSQL backend per invoice
-// (pg-cpu-µs/op, from /proc: clock ticks of 10 ms, so run a few thousand) and the statements
-// it sent per invoice (statements/op: each a round trip, begin and commit included; unlike CPU
-// time, the machine's load does not move it). The sub-benchmarks store the bodies with each
-// TOAST compression and without, and maintain fewer indexes. Run
-// it with
+// (pg-cpu-µs/op, from /proc: clock ticks of 10 ms, so run a few thousand), the CPU time of this
+// whole test process (go-cpu-µs/op, from getrusage: the service, pgx and the garbage
+// collector), the statements it sent per invoice (statements/op, begin and commit included)
+// and the round trips they took (round-trips/op: a statement sent alone is one, a batch of
+// them one in all). Unlike CPU time, the machine's load moves neither count. The
+// sub-benchmarks store the bodies with each TOAST compression and without, and maintain fewer
+// indexes. Run it with
 // `go test -run x -bench TaxInvoiceStorage -benchtime 2000x ./internal/postgres/`.
 func BenchmarkTaxInvoiceStorage(b *testing.B) {
 	ctx := context.Background()
@@ -53,8 +55,8 @@ func BenchmarkTaxInvoiceStorage(b *testing.B) {
 			if _, err := d.Pool.Exec(ctx, v.sql); err != nil {
 				b.Fatal(err)
 			}
-			before := cpuTicks(b, backend)
-			sent := statements.n.Load()
+			before, goBefore := cpuTicks(b, backend), processCPU(b)
+			sent, trips := statements.n.Load(), statements.trips.Load()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := services.TaxInvoices.GenerateTaxInvoice(tenant, in); err != nil {
@@ -63,21 +65,36 @@ func BenchmarkTaxInvoiceStorage(b *testing.B) {
 			}
 			// USER_HZ is 100 on Linux: a tick is 10 ms.
 			b.ReportMetric(float64(cpuTicks(b, backend)-before)*10_000/float64(b.N), "pg-cpu-µs/op")
+			b.ReportMetric(float64((processCPU(b)-goBefore).Microseconds())/float64(b.N), "go-cpu-µs/op")
 			b.ReportMetric(float64(statements.n.Load()-sent)/float64(b.N), "statements/op")
+			b.ReportMetric(float64(statements.trips.Load()-trips)/float64(b.N), "round-trips/op")
 		})
 	}
 }
 
-// statementCounter counts the statements a pool's connections send (pgx's query tracer sees
-// every one, begin and commit included).
-type statementCounter struct{ n atomic.Int64 }
+// statementCounter counts the statements a pool's connections send (n: pgx's query tracer sees
+// every one sent alone, begin and commit included, its batch tracer every one in a batch) and
+// the round trips they take (trips: one per statement sent alone, one per batch).
+type statementCounter struct{ n, trips atomic.Int64 }
 
 func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
+	c.trips.Add(1)
 	return ctx
 }
 
 func (*statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.trips.Add(1)
+	return ctx
+}
+
+func (c *statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.n.Add(1)
+}
+
+func (*statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // cpuTicks is the user and system CPU time of process pid in clock ticks.
 func cpuTicks(b *testing.B, pid int) int64 {

@@ -35,6 +35,13 @@ func NewTaxInvoiceService(d *DB, box *secretbox.Box) *TaxInvoiceService {
 }
 
 // GenerateTaxInvoice implements core.TaxInvoiceService: every kind, one generator.
+//
+// Its statements take four round trips, the first three each a pipeline (Pipeline): what
+// admits and stamps the document (the standing, unless cached, the spend control, the
+// stamping keys), read before any check; the BEGIN with the lock of the document's chain; the
+// document with everything written beside it (its audit entry, its event, its usage count);
+// then the COMMIT. Only what depends on a result comes after its pipeline, one statement at a
+// time (a chain's start, a unit's key, webhook deliveries, a spend control's decision).
 func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxInvoiceGenerate) (*core.TaxInvoice, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
@@ -44,7 +51,16 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
-	if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice}); err != nil {
+	reads := new(Pipeline)
+	entitled := s.db.queueEntitle(ctx, reads, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice})
+	spendAdmits := queueCheckSpend(ctx, reads, orgID, productEinvoice)
+	stampingKey := s.queueStampingKey(ctx, reads, orgID, in.Request)
+	if err := reads.Send(ctx, s.db.batcher(ctx)); err != nil {
+		return nil, translate(err)
+	}
+	// Decided in the order they always were: a refusal's answer does not depend on the reads
+	// being pipelined.
+	if err := entitled(); err != nil {
 		return nil, err
 	}
 	kind, err := kindOfFamily(in.Request.RequestedType, in.Standard)
@@ -81,10 +97,10 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if !draft.Valid() {
 		return nil, invalidInvoiceError(draft.Issues)
 	}
-	if err := checkSpend(ctx, s.db.queries(ctx), orgID, productEinvoice); err != nil {
+	if err := spendAdmits(s.db.queries(ctx)); err != nil {
 		return nil, translate(err)
 	}
-	key, egs, err := s.stampingKey(ctx, orgID, in.Request)
+	key, egs, err := stampingKey()
 	if err != nil {
 		return nil, err
 	}
@@ -96,23 +112,30 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if ref := in.Request.BillingReference; ref != nil && kind.Note() {
 		referenceNumber = &ref.Number
 	}
+	// The counter row stays locked until commit: concurrent invoices of one EGS unit queue
+	// here, each sees the previous one's hash, and a rollback leaves no gap.
+	chain := new(Pipeline)
+	next := QueueNextInChain(ctx, chain, orgID, sellerID, egs)
 	var out *core.TaxInvoice
-	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		// The counter row stays locked until commit: concurrent invoices of one EGS unit
-		// queue here, each sees the previous one's hash, and a rollback leaves no gap.
-		icv, pih, err := NextInChain(ctx, q, orgID, sellerID, egs)
+	err = s.db.withTxBeginning(ctx, chain, func(ctx context.Context, q *dbq.Queries) error {
+		at, err := next(q)
 		if err != nil {
 			return err
 		}
-		if out, err = s.db.storeTaxDocument(ctx, q, taxDocument{
+		var row dbq.TaxInvoiceInsertParams
+		if row, out, err = renderTaxDocument(ctx, taxDocument{
 			OrganizationID: orgID, ConnectedBusinessID: business, EGSUnitID: egs, Kind: kind, Draft: draft, Key: key,
-			ICV: icv, PIH: pih, IssuedAt: issuedAt, RequestedType: in.Request.RequestedType,
+			ICV: at.NextIcv, PIH: at.LastInvoiceHash, IssuedAt: issuedAt, RequestedType: in.Request.RequestedType,
 			RequestJSON: in.RequestJSON, OriginalID: in.Original, ReferenceNumber: referenceNumber, ChainSellerID: &sellerID,
 		}); err != nil {
 			return err
 		}
+		// The row's created_at is the transaction's time, which the chain's lock read: the
+		// audit entry and the event written beside it show it before the row is sent.
+		out.CreatedAt = at.TransactionTime
+		writes := new(Pipeline)
 		inv := out.Invoice
-		if err := audit(ctx, q, core.AuditEntry{
+		if err := queueAudit(ctx, writes, core.AuditEntry{
 			OrganizationID: &orgID,
 			Action:         "tax_invoice.generated",
 			ResourceType:   "tax_invoice",
@@ -126,10 +149,28 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 		}); err != nil {
 			return err
 		}
-		if err := s.db.publish(ctx, q, orgID, core.EventTaxInvoiceGenerated, out); err != nil {
+		deliver, err := s.db.queuePublish(ctx, writes, orgID, core.EventTaxInvoiceGenerated, out)
+		if err != nil {
 			return err
 		}
-		return s.db.recordUsage(ctx, q, orgID, productEinvoice)
+		recorded, err := s.db.queueRecordUsage(ctx, writes, orgID, productEinvoice)
+		if err != nil {
+			return err
+		}
+		// The document itself goes last: its bodies make the batch's largest message, and pgx
+		// encodes the whole batch into one buffer, which would be copied again to grow for
+		// every statement after it.
+		writes.Add(func(q *dbq.Queries) (err error) {
+			out.CreatedAt, err = q.TaxInvoiceInsert(ctx, row)
+			return err
+		})
+		if err := writes.Send(ctx, s.db.batcher(ctx)); err != nil {
+			return err
+		}
+		if err := deliver(q); err != nil {
+			return err
+		}
+		return recorded(q)
 	})
 	if err != nil {
 		return nil, err
@@ -137,33 +178,39 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	return out, nil
 }
 
-// NextInChain locks the chain of a seller's EGS unit (its counter row, until the transaction
-// of q ends) and returns the ICV and PIH of its next document, which TaxInvoiceInsert moves the
-// chain on to. The seller's first document on the unit starts the chain; when another
-// transaction started it first, this one waits for it and locks the row it made. Exported for
-// the load benchmark's floor, which runs the same SQL.
-func NextInChain(ctx context.Context, q *dbq.Queries, orgID, sellerID uuid.UUID, egs string) (icv int64, pih string, err error) {
+// QueueNextInChain queues in p the lock of the chain of a seller's EGS unit (its counter row,
+// until the transaction p is sent in ends); the function returned gives, once p has been
+// sent, the ICV and PIH of its next document, which TaxInvoiceInsert moves the chain on to,
+// and the transaction's time (now(), which that document's row takes as its created_at). The
+// seller's first document on the unit starts the chain, through q; when another transaction
+// started it first, this one waits for it and locks the row it made. Exported for the load
+// benchmark's floor, which runs the same SQL.
+func QueueNextInChain(ctx context.Context, p *Pipeline, orgID, sellerID uuid.UUID, egs string) func(q *dbq.Queries) (dbq.EinvoiceCounterLockRow, error) {
 	chain := dbq.EinvoiceCounterLockParams{OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs}
-	locked, err := q.EinvoiceCounterLock(ctx, chain)
-	if err == nil {
-		return locked.NextIcv, locked.LastInvoiceHash, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return 0, "", err
-	}
-	started, err := q.EinvoiceCounterStart(ctx, dbq.EinvoiceCounterStartParams{
-		OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, FirstHash: einvoice.FirstPIH,
+	var locked dbq.EinvoiceCounterLockRow
+	var lockErr error
+	p.Add(func(q *dbq.Queries) error {
+		locked, lockErr = q.EinvoiceCounterLock(ctx, chain)
+		return ignoreNoRows(lockErr) // the chain's start, below
 	})
-	if err == nil {
-		return started.NextIcv, started.LastInvoiceHash, nil
+	return func(q *dbq.Queries) (dbq.EinvoiceCounterLockRow, error) {
+		if lockErr == nil {
+			return locked, nil
+		}
+		started, err := q.EinvoiceCounterStart(ctx, dbq.EinvoiceCounterStartParams{
+			OrganizationID: orgID, SellerID: sellerID, EgsUnitID: egs, FirstHash: einvoice.FirstPIH,
+		})
+		if err == nil {
+			return dbq.EinvoiceCounterLockRow(started), nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return locked, err
+		}
+		// The insert waited for the transaction that started the chain and found its row
+		// committed, which a new statement's snapshot sees: lock it.
+		locked, err = q.EinvoiceCounterLock(ctx, chain)
+		return locked, err
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return 0, "", err
-	}
-	// The insert waited for the transaction that started the chain and found its row
-	// committed, which a new statement's snapshot sees: lock it.
-	locked, err = q.EinvoiceCounterLock(ctx, chain)
-	return locked.NextIcv, locked.LastInvoiceHash, err
 }
 
 // taxDocument is a document the engine prepared, with its place in its seller's chain, to
@@ -194,10 +241,23 @@ type taxDocument struct {
 
 // storeTaxDocument renders and stamps doc, moves its chain on and stores it, in the
 // transaction of q (which holds the chain's row lock).
-func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocument) (*core.TaxInvoice, error) {
-	id, err := uuid.NewV7()
+func storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocument) (*core.TaxInvoice, error) {
+	row, out, err := renderTaxDocument(ctx, doc)
 	if err != nil {
 		return nil, err
+	}
+	if out.CreatedAt, err = q.TaxInvoiceInsert(ctx, row); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// renderTaxDocument renders and stamps doc: the row that stores it and moves its chain on
+// (TaxInvoiceInsert), and the document, but for its CreatedAt, which the database sets.
+func renderTaxDocument(ctx context.Context, doc taxDocument) (dbq.TaxInvoiceInsertParams, *core.TaxInvoice, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return dbq.TaxInvoiceInsertParams{}, nil, err
 	}
 	invoiceUUID := uuid.New()
 	issuedAt := doc.IssuedAt.UTC().Truncate(time.Second)
@@ -210,18 +270,18 @@ func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocume
 	}
 	inv, err := doc.Draft.Generate(identity, doc.Key)
 	if err != nil {
-		return nil, err
+		return dbq.TaxInvoiceInsertParams{}, nil, err
 	}
 	if doc.SetHash != nil {
 		if err := doc.SetHash(inv.Hash); err != nil {
-			return nil, err
+			return dbq.TaxInvoiceInsertParams{}, nil, err
 		}
 	}
 	result, err := json.Marshal(inv)
 	if err != nil {
-		return nil, err
+		return dbq.TaxInvoiceInsertParams{}, nil, err
 	}
-	createdAt, err := q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+	params := dbq.TaxInvoiceInsertParams{
 		ID:                        id,
 		OrganizationID:            doc.OrganizationID,
 		ConnectedBusinessID:       doc.ConnectedBusinessID,
@@ -244,16 +304,14 @@ func (d *DB) storeTaxDocument(ctx context.Context, q *dbq.Queries, doc taxDocume
 		BillingReferenceInvoiceID: doc.OriginalID,
 		BillingReferenceNumber:    doc.ReferenceNumber,
 		ChainSellerID:             doc.ChainSellerID,
-	})
-	if err != nil {
-		return nil, err
 	}
-	return &core.TaxInvoice{
+	out := &core.TaxInvoice{
 		ID: id, OrganizationID: doc.OrganizationID, ConnectedBusinessID: doc.ConnectedBusinessID, EGSUnitID: doc.EGSUnitID,
 		Status: einvoice.StatusGenerated, RequestedType: doc.RequestedType, Number: identity.Number, UUID: invoiceUUID,
-		ICV: identity.ICV, PIH: identity.PIH, IssuedAt: issuedAt, CreatedAt: createdAt, Invoice: *inv,
+		ICV: identity.ICV, PIH: identity.PIH, IssuedAt: issuedAt, Invoice: *inv,
 		BillingReferenceNumber: doc.ReferenceNumber, Request: doc.RequestJSON,
-	}, nil
+	}
+	return params, out, nil
 }
 
 // admit applies to an operation that uses the einvoice product for orgID what every such
@@ -395,31 +453,40 @@ func invalidInvoiceError(issues []einvoice.Issue) *core.Error {
 	return &core.Error{Code: core.EUnprocessable, Message: msg, Fields: fields}
 }
 
-// stampingKey is the key and certificate a document is stamped with, and the EGS unit whose
-// chain it joins. An organization that registered no EGS unit stamps with its sandbox key
-// under any egs_unit_id, as before units existed; one that did must name one of its units,
-// which must not be revoked and must be the seller's (its VAT number): the unit's key with its
-// production certificate, or its compliance certificate until it has one.
-func (s *TaxInvoiceService) stampingKey(ctx context.Context, orgID uuid.UUID, req einvoice.Request) (*einvoice.SandboxKey, string, error) {
-	const pointer = "/egs_unit_id"
-	q := s.db.queries(ctx)
-	keys, err := q.EinvoiceStampingKeysGet(ctx, orgID)
-	if err != nil {
-		return nil, "", translate(err)
-	}
-	if !keys.HasUnits {
-		egs := einvoice.DefaultEGSUnit
-		if req.EGSUnitID != nil {
-			egs = *req.EGSUnitID
+// queueStampingKey queues in p the read of what an organization's documents are stamped with;
+// the function returned gives, once p has been sent, the key and certificate a document is
+// stamped with, and the EGS unit whose chain it joins. An organization that registered no EGS
+// unit stamps with its sandbox key under any egs_unit_id, as before units existed; one that
+// did must name one of its units, which must not be revoked and must be the seller's (its VAT
+// number): the unit's key with its production certificate, or its compliance certificate until
+// it has one.
+func (s *TaxInvoiceService) queueStampingKey(ctx context.Context, p *Pipeline, orgID uuid.UUID, req einvoice.Request) func() (*einvoice.SandboxKey, string, error) {
+	var keys dbq.EinvoiceStampingKeysGetRow
+	p.Add(func(q *dbq.Queries) (err error) {
+		keys, err = q.EinvoiceStampingKeysGet(ctx, orgID)
+		return err
+	})
+	return func() (*einvoice.SandboxKey, string, error) {
+		if !keys.HasUnits {
+			egs := einvoice.DefaultEGSUnit
+			if req.EGSUnitID != nil {
+				egs = *req.EGSUnitID
+			}
+			key, err := s.loadSandboxKey(ctx, orgID, keys.PrivateKey, keys.Certificate)
+			return key, egs, err
 		}
-		key, err := s.loadSandboxKey(ctx, orgID, keys.PrivateKey, keys.Certificate)
-		return key, egs, err
+		return s.unitStampingKey(ctx, orgID, req)
 	}
+}
+
+// unitStampingKey is the stamping key of the registered EGS unit req names (queueStampingKey).
+func (s *TaxInvoiceService) unitStampingKey(ctx context.Context, orgID uuid.UUID, req einvoice.Request) (*einvoice.SandboxKey, string, error) {
+	const pointer = "/egs_unit_id"
 	var unitID uuid.UUID
 	if req.EGSUnitID != nil {
 		unitID, _ = uuid.Parse(*req.EGSUnitID)
 	}
-	row, err := q.EgsUnitGet(ctx, dbq.EgsUnitGetParams{OrganizationID: orgID, ID: unitID})
+	row, err := s.db.queries(ctx).EgsUnitGet(ctx, dbq.EgsUnitGetParams{OrganizationID: orgID, ID: unitID})
 	if core.ErrorCode(translate(err)) == core.ENotFound {
 		return nil, "", unprocessablef(pointer, "The organization stamps with its registered EGS units: name one of them by its id (listEgsUnits).")
 	}

@@ -23,26 +23,39 @@ const (
 // checkSpend refuses an operation up front when the month's count already stands at an
 // enabled hard limit, so a refused request does no work. recordUsage decides exactly.
 func checkSpend(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product string) error {
-	ctrl, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: product})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
+	p := new(Pipeline)
+	admitted := queueCheckSpend(ctx, p, orgID, product)
+	if err := p.Run(q); err != nil {
 		return err
 	}
-	if !ctrl.Enabled || ctrl.HardOperationLimit == nil {
+	return admitted(q)
+}
+
+// queueCheckSpend is checkSpend with its read of the spend control queued in p: the function
+// returned decides, once p has been sent, reading the month's count through q when the
+// control has an enabled hard limit.
+func queueCheckSpend(ctx context.Context, p *Pipeline, orgID uuid.UUID, product string) func(q *dbq.Queries) error {
+	var ctrl dbq.SpendControl
+	var ctrlErr error
+	p.Add(func(q *dbq.Queries) error {
+		ctrl, ctrlErr = q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: product})
+		return ignoreNoRows(ctrlErr)
+	})
+	return func(q *dbq.Queries) error {
+		if ctrlErr != nil || !ctrl.Enabled || ctrl.HardOperationLimit == nil {
+			return nil // no control (an error was returned by the pipeline)
+		}
+		counter, err := q.UsageCounterGet(ctx, dbq.UsageCounterGetParams{OrganizationID: orgID, Product: product})
+		if errors.Is(err, pgx.ErrNoRows) {
+			counter.Operations = 0
+		} else if err != nil {
+			return err
+		}
+		if counter.Operations >= *ctrl.HardOperationLimit {
+			return spendLimitReached(product, *ctrl.HardOperationLimit)
+		}
 		return nil
 	}
-	counter, err := q.UsageCounterGet(ctx, dbq.UsageCounterGetParams{OrganizationID: orgID, Product: product})
-	if errors.Is(err, pgx.ErrNoRows) {
-		counter.Operations = 0
-	} else if err != nil {
-		return err
-	}
-	if counter.Operations >= *ctrl.HardOperationLimit {
-		return spendLimitReached(product, *ctrl.HardOperationLimit)
-	}
-	return nil
 }
 
 // recordUsage records one usage unit of product for organization orgID within the caller's
@@ -52,49 +65,70 @@ func checkSpend(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product st
 // operation that would pass an enabled hard limit fails, rolling its whole transaction back.
 // The warning and the hard-limit crossings are recorded once per month.
 func (d *DB) recordUsage(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, product string) error {
+	p := new(Pipeline)
+	recorded, err := d.queueRecordUsage(ctx, p, orgID, product)
+	if err != nil {
+		return err
+	}
+	if err := p.Run(q); err != nil {
+		return err
+	}
+	return recorded(q)
+}
+
+// queueRecordUsage is recordUsage with its two statements (the count, then the read of the
+// spend control) queued in p: the function returned decides, once p has been sent, through
+// q (the transaction's).
+func (d *DB) queueRecordUsage(ctx context.Context, p *Pipeline, orgID uuid.UUID, product string) (func(q *dbq.Queries) error, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	counter, err := q.UsageRecord(ctx, dbq.UsageRecordParams{ID: id, OrganizationID: orgID, Product: product})
-	if err != nil {
+	var counter dbq.UsageCounter
+	var row dbq.SpendControl
+	var rowErr error
+	p.Add(func(q *dbq.Queries) (err error) {
+		counter, err = q.UsageRecord(ctx, dbq.UsageRecordParams{ID: id, OrganizationID: orgID, Product: product})
 		return err
-	}
-	// An organization's first successful operation is the first of a month, so only that one
-	// pays for the onboarding milestone (a refusal below rolls it back with the operation).
-	if counter.Operations == 1 {
-		if err := reachOnboarding(ctx, q, orgID, core.OnboardingFirstSuccess); err != nil {
-			return err
+	})
+	p.Add(func(q *dbq.Queries) error {
+		row, rowErr = q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: product})
+		return ignoreNoRows(rowErr)
+	})
+	return func(q *dbq.Queries) error {
+		// An organization's first successful operation is the first of a month, so only that
+		// one pays for the onboarding milestone (a refusal below rolls it back with the
+		// operation).
+		if counter.Operations == 1 {
+			if err := reachOnboarding(ctx, q, orgID, core.OnboardingFirstSuccess); err != nil {
+				return err
+			}
 		}
-	}
-	row, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: orgID, Product: product})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	ctrl := spendControlFromRow(row)
-	if !ctrl.Enabled || ctrl.HardOperationLimit == nil {
-		return nil
-	}
-	if counter.Operations > *ctrl.HardOperationLimit {
-		return spendLimitReached(product, *ctrl.HardOperationLimit)
-	}
-	month := dbq.UsageCounterMarkWarningParams{OrganizationID: orgID, Product: product, Month: counter.Month}
-	if at, _ := ctrl.WarningAt(); counter.Operations >= at {
-		if err := d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlWarningReached,
-			func() (int64, error) { return q.UsageCounterMarkWarning(ctx, month) }); err != nil {
-			return err
+		if rowErr != nil {
+			return nil // no control
 		}
-	}
-	if counter.Operations == *ctrl.HardOperationLimit {
-		return d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlHardLimitReached,
-			func() (int64, error) {
-				return q.UsageCounterMarkHardLimit(ctx, dbq.UsageCounterMarkHardLimitParams(month))
-			})
-	}
-	return nil
+		ctrl := spendControlFromRow(row)
+		if !ctrl.Enabled || ctrl.HardOperationLimit == nil {
+			return nil
+		}
+		if counter.Operations > *ctrl.HardOperationLimit {
+			return spendLimitReached(product, *ctrl.HardOperationLimit)
+		}
+		month := dbq.UsageCounterMarkWarningParams{OrganizationID: orgID, Product: product, Month: counter.Month}
+		if at, _ := ctrl.WarningAt(); counter.Operations >= at {
+			if err := d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlWarningReached,
+				func() (int64, error) { return q.UsageCounterMarkWarning(ctx, month) }); err != nil {
+				return err
+			}
+		}
+		if counter.Operations == *ctrl.HardOperationLimit {
+			return d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlHardLimitReached,
+				func() (int64, error) {
+					return q.UsageCounterMarkHardLimit(ctx, dbq.UsageCounterMarkHardLimitParams(month))
+				})
+		}
+		return nil
+	}, nil
 }
 
 // markCrossing records a crossing the first time this month, audited and published as

@@ -18,30 +18,47 @@ import (
 // exactly when its change commits (the outbox). Each service calls it next to the change the
 // event reports.
 func (d *DB) publish(ctx context.Context, q *dbq.Queries, orgID uuid.UUID, t core.EventType, v any, except ...core.EventType) error {
-	data, err := d.eventData(t, v)
+	p := new(Pipeline)
+	deliver, err := d.queuePublish(ctx, p, orgID, t, v, except...)
 	if err != nil {
 		return err
 	}
+	if err := p.Run(q); err != nil {
+		return err
+	}
+	return deliver(q)
+}
+
+// queuePublish is publish with the event's statement queued in p: the function returned
+// queues the deliveries, once p has been sent, through q (the transaction's).
+func (d *DB) queuePublish(ctx context.Context, p *Pipeline, orgID uuid.UUID, t core.EventType, v any, except ...core.EventType) (func(q *dbq.Queries) error, error) {
+	data, err := d.eventData(t, v)
+	if err != nil {
+		return nil, err
+	}
 	eventID, err := uuid.NewV7()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	exceptTypes := make([]string, len(except))
 	for i, e := range except {
 		exceptTypes[i] = string(e)
 	}
-	endpoints, err := q.WebhookEventInsertListSubscribed(ctx, dbq.WebhookEventInsertListSubscribedParams{
-		ID: eventID, OrganizationID: orgID, Type: string(t), Data: data, ExceptTypes: exceptTypes,
-	})
-	if err != nil {
+	var endpoints []uuid.UUID
+	p.Add(func(q *dbq.Queries) (err error) {
+		endpoints, err = q.WebhookEventInsertListSubscribed(ctx, dbq.WebhookEventInsertListSubscribedParams{
+			ID: eventID, OrganizationID: orgID, Type: string(t), Data: data, ExceptTypes: exceptTypes,
+		})
 		return err
-	}
-	for _, endpointID := range endpoints {
-		if err := d.insertWebhookDelivery(ctx, q, orgID, eventID, endpointID); err != nil {
-			return err
+	})
+	return func(q *dbq.Queries) error {
+		for _, endpointID := range endpoints {
+			if err := d.insertWebhookDelivery(ctx, q, orgID, eventID, endpointID); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	}, nil
 }
 
 // errNoEventEncoder is the error of publishing through a DB without an encoder.

@@ -325,14 +325,20 @@ func (f *floor) createSupportCase(w http.ResponseWriter, r *http.Request) {
 }
 
 func insertAudit(ctx context.Context, q *dbq.Queries, org uuid.UUID, actor, action, resourceType, resourceID string, after any) error {
-	b, err := json.Marshal(after)
+	row, err := auditRow(org, actor, action, resourceType, resourceID, after)
 	if err != nil {
 		return err
 	}
-	return q.AuditEventInsert(ctx, dbq.AuditEventInsertParams{
+	return q.AuditEventInsert(ctx, row)
+}
+
+// auditRow is the audit entry of an organization's change, after as JSON.
+func auditRow(org uuid.UUID, actor, action, resourceType, resourceID string, after any) (dbq.AuditEventInsertParams, error) {
+	b, err := json.Marshal(after)
+	return dbq.AuditEventInsertParams{
 		ID: uuid.Must(uuid.NewV7()), OrganizationID: org, ActorType: "organization", ActorID: &actor,
 		Action: action, ResourceType: resourceType, ResourceID: resourceID, After: b,
-	})
+	}, err
 }
 
 // createGrowthEvent: GrowthService.RecordGrowthEvent, group commit by COPY.
@@ -372,9 +378,10 @@ func (f *floor) createGrowthEvent(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusAccepted, map[string]string{"status": "accepted"})
 }
 
-// generateInvoice: TaxInvoiceService.GenerateSimplifiedInvoice without a spend control:
-// organization, spend control and stamping key reads, then the counter, the invoice, its
-// audit event and the usage count in one transaction.
+// generateInvoice: TaxInvoiceService.GenerateSimplifiedInvoice without a spend control, in
+// the API's three round trips: the organization, spend control and stamping key reads; the
+// BEGIN with the counter's lock; the invoice, its audit entry, its event and the usage count
+// (with the spend control's read); then the COMMIT.
 func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	var in invoiceRequest
 	body, err := readJSON(r, &in)
@@ -390,22 +397,32 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	org := in.OrganizationID
-	q := dbq.New(f.pool)
-	if _, err := q.OrganizationGetByID(ctx, org); err != nil {
+	reads := new(postgres.Pipeline)
+	reads.Add(func(q *dbq.Queries) (err error) {
+		_, err = q.OrganizationGetByID(ctx, org)
+		return err
+	})
+	var spendErr error
+	reads.Add(func(q *dbq.Queries) error {
+		_, spendErr = q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: org, Product: "einvoice"})
+		return nil
+	})
+	var stored dbq.EinvoiceStampingKeysGetRow
+	reads.Add(func(q *dbq.Queries) (err error) {
+		stored, err = q.EinvoiceStampingKeysGet(ctx, org)
+		return err
+	})
+	if err := reads.Send(ctx, f.pool); err != nil {
 		fail(w, err)
 		return
 	}
-	if _, err := q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: org, Product: "einvoice"}); !errors.Is(err, pgx.ErrNoRows) {
+	if !errors.Is(spendErr, pgx.ErrNoRows) {
 		http.Error(w, "spend controls are not part of the floor", http.StatusConflict)
 		return
 	}
-	stored, err := q.EinvoiceStampingKeysGet(ctx, org)
-	if err == nil && stored.PrivateKey == nil {
+	if stored.PrivateKey == nil {
 		// The API creates the key on first use; the driver's warm-up does that through it.
-		err = pgx.ErrNoRows
-	}
-	if err != nil {
-		fail(w, err)
+		fail(w, pgx.ErrNoRows)
 		return
 	}
 	private, err := f.box.Open(stored.PrivateKey, org[:])
@@ -418,15 +435,17 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	tx, err := f.pool.Begin(ctx)
+	egs := einvoice.DefaultEGSUnit
+	chain := new(postgres.Pipeline)
+	next := postgres.QueueNextInChain(ctx, chain, org, org, egs)
+	tx, err := chain.Begin(ctx, f.pool)
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
 	tq := dbq.New(tx)
-	egs := einvoice.DefaultEGSUnit
-	icv, pih, err := postgres.NextInChain(ctx, tq, org, org, egs)
+	at, err := next(tq)
 	if err != nil {
 		fail(w, err)
 		return
@@ -434,8 +453,8 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	issuedAt := time.Now().UTC().Truncate(time.Second)
 	invoiceUUID := uuid.New()
 	identity := einvoice.Identity{
-		Number: fmt.Sprintf("SINV-%06d", icv), UUID: invoiceUUID.String(),
-		ICV: icv, PIH: pih, IssuedAt: issuedAt,
+		Number: fmt.Sprintf("SINV-%06d", at.NextIcv), UUID: invoiceUUID.String(),
+		ICV: at.NextIcv, PIH: at.LastInvoiceHash, IssuedAt: issuedAt,
 	}
 	inv, err := draft.Generate(identity, key)
 	if err != nil {
@@ -448,28 +467,58 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := uuid.Must(uuid.NewV7())
-	if _, err := tq.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
-		ID: id, OrganizationID: org, EgsUnitID: egs, Icv: identity.ICV, Number: identity.Number,
-		Uuid: invoiceUUID, Pih: identity.PIH, InvoiceHash: inv.Hash, Status: einvoice.StatusGenerated,
-		InvoiceType: inv.Type, RequestedType: req.RequestedType, Valid: inv.Valid(),
-		PayableAmount: inv.Totals.Payable, IssuedAt: issuedAt, Request: body, Result: result, Xml: inv.XML, ChainSellerID: &org,
-	}); err != nil {
-		fail(w, err)
-		return
-	}
-	if err := insertAudit(ctx, tq, org, "dev:org:"+org.String(), "tax_invoice.generated", "tax_invoice", id.String(), map[string]any{
+	writes := new(postgres.Pipeline)
+	writes.Add(func(q *dbq.Queries) (err error) {
+		_, err = q.TaxInvoiceInsert(ctx, dbq.TaxInvoiceInsertParams{
+			ID: id, OrganizationID: org, EgsUnitID: egs, Icv: identity.ICV, Number: identity.Number,
+			Uuid: invoiceUUID, Pih: identity.PIH, InvoiceHash: inv.Hash, Status: einvoice.StatusGenerated,
+			InvoiceType: inv.Type, RequestedType: req.RequestedType, Valid: inv.Valid(),
+			PayableAmount: inv.Totals.Payable, IssuedAt: issuedAt, Request: body, Result: result, Xml: inv.XML, ChainSellerID: &org,
+		})
+		return err
+	})
+	audit, err := auditRow(org, "dev:org:"+org.String(), "tax_invoice.generated", "tax_invoice", id.String(), map[string]any{
 		"id": id, "number": identity.Number, "uuid": invoiceUUID, "egs_unit_id": egs, "icv": identity.ICV,
 		"invoice_hash": inv.Hash, "valid": inv.Valid(), "payable_amount": inv.Totals.Payable, "currency": einvoice.Currency,
-	}); err != nil {
+		"created_at": at.TransactionTime,
+	})
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	if _, err := tq.UsageRecord(ctx, dbq.UsageRecordParams{ID: uuid.Must(uuid.NewV7()), OrganizationID: org, Product: "einvoice"}); err != nil {
+	writes.Add(func(q *dbq.Queries) error { return q.AuditEventInsert(ctx, audit) })
+	// The event's data is the invoice's identity and total, never its XML (the API's
+	// TaxInvoiceEventData).
+	event, err := json.Marshal(map[string]any{
+		"id": id, "organization_id": org, "status": einvoice.StatusGenerated, "invoice_type": inv.Type, "uuid": invoiceUUID,
+		"icv": identity.ICV, "payable_amount": inv.Totals.Payable, "currency": einvoice.Currency, "created_at": at.TransactionTime,
+	})
+	if err != nil {
 		fail(w, err)
 		return
 	}
-	if _, err := tq.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: org, Product: "einvoice"}); !errors.Is(err, pgx.ErrNoRows) {
-		fail(w, fmt.Errorf("spend control: %w", err))
+	eventID := uuid.Must(uuid.NewV7())
+	writes.Add(func(q *dbq.Queries) (err error) {
+		_, err = q.WebhookEventInsertListSubscribed(ctx, dbq.WebhookEventInsertListSubscribedParams{
+			ID: eventID, OrganizationID: org, Type: "tax_invoice.generated", Data: event, ExceptTypes: []string{},
+		})
+		return err
+	})
+	usageID := uuid.Must(uuid.NewV7())
+	writes.Add(func(q *dbq.Queries) (err error) {
+		_, err = q.UsageRecord(ctx, dbq.UsageRecordParams{ID: usageID, OrganizationID: org, Product: "einvoice"})
+		return err
+	})
+	writes.Add(func(q *dbq.Queries) error {
+		_, spendErr = q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: org, Product: "einvoice"})
+		return nil
+	})
+	if err := writes.Send(ctx, tx); err != nil {
+		fail(w, err)
+		return
+	}
+	if !errors.Is(spendErr, pgx.ErrNoRows) {
+		fail(w, fmt.Errorf("spend control: %w", spendErr))
 		return
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -1,0 +1,160 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/provider/coreapi/gen/dbq"
+)
+
+// Pipeline sends sqlc statements that do not depend on each other's results in one round trip
+// (a pgx batch: every statement in one write, their results in one read) instead of one each.
+// PostgreSQL runs them in order, as if sent one by one, except that the client does not wait
+// in between; in a transaction a failing statement aborts it, as it would have alone.
+//
+// A statement is queued as a function that makes it through the sqlc Queries it is given
+// (Add). When the pipeline is sent (Send, Begin), that function runs twice: first with Queries
+// that only record the statement into the batch, then, once the batch's results have arrived,
+// with Queries that read its result; so it makes exactly one statement and keeps what it
+// returns. What is decided on the results — and any statement that depends on them — comes
+// after the pipeline is sent. The same queue can also run statement by statement (Run), for
+// callers that hold only Queries; then each function runs once.
+type Pipeline struct {
+	runs []func(q *dbq.Queries) error
+}
+
+// errQueued is what a queued statement returns while it is only being recorded.
+var errQueued = errors.New("postgres: the statement is queued in a pipeline; its result comes when the pipeline is sent")
+
+// Add queues the one statement run makes (see Pipeline).
+func (p *Pipeline) Add(run func(q *dbq.Queries) error) {
+	p.runs = append(p.runs, run)
+}
+
+// record queues in b the statement of each queued function, in order.
+func (p *Pipeline) record(b *pgx.Batch) {
+	q := dbq.New(recorder{b})
+	for _, run := range p.runs {
+		queued := b.Len()
+		_ = run(q) // errQueued
+		if n := b.Len() - queued; n != 1 {
+			panic(fmt.Sprintf("postgres: a pipelined function makes exactly one statement, not %d", n))
+		}
+	}
+}
+
+// Batcher sends batches: the pool, or a transaction.
+type Batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// Send sends the queued statements through db in one round trip (none when nothing is
+// queued) and gives each queued function its result, in order. It returns the first error a
+// function returns; the functions after it are not run.
+func (p *Pipeline) Send(ctx context.Context, db Batcher) error {
+	if len(p.runs) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	p.record(b)
+	return p.read(db.SendBatch(ctx, b), 0)
+}
+
+// Run makes the queued statements one by one through q, each function with its own result,
+// stopping at the first error: the pipeline without the batch.
+func (p *Pipeline) Run(q *dbq.Queries) error {
+	for _, run := range p.runs {
+		if err := run(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Begin begins a transaction on a connection of pool with the queued statements sent in the
+// same round trip as its BEGIN, gives each queued function its result and returns the
+// transaction. On an error the transaction is rolled back.
+func (p *Pipeline) Begin(ctx context.Context, pool *pgxpool.Pool) (pgx.Tx, error) {
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	p.record(b)
+	br := pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	if err := p.read(br, 1); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx)) // closed already when BEGIN itself failed
+		return nil, err
+	}
+	return tx, nil
+}
+
+// read reads the results of a sent batch whose first skip statements are not queued
+// functions' (Begin's BEGIN), then closes it.
+func (p *Pipeline) read(br pgx.BatchResults, skip int) error {
+	var err error
+	for range skip {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	q := dbq.New(results{br})
+	for i := 0; err == nil && i < len(p.runs); i++ {
+		err = p.runs[i](q)
+	}
+	if closeErr := br.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}
+
+// recorder is the dbq.DBTX of a statement being queued: it queues the statement in its batch.
+type recorder struct{ batch *pgx.Batch }
+
+func (r recorder) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	r.batch.Queue(sql, args...)
+	return pgconn.CommandTag{}, errQueued
+}
+
+func (r recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.batch.Queue(sql, args...)
+	return nil, errQueued
+}
+
+func (r recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	r.batch.Queue(sql, args...)
+	return queuedRow{}
+}
+
+func (recorder) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errors.New("postgres: COPY is not pipelined")
+}
+
+type queuedRow struct{}
+
+func (queuedRow) Scan(...any) error { return errQueued }
+
+// results is the dbq.DBTX of a queued statement reading its result: the next of the batch.
+type results struct{ br pgx.BatchResults }
+
+func (r results) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) { return r.br.Exec() }
+
+func (r results) Query(context.Context, string, ...any) (pgx.Rows, error) { return r.br.Query() }
+
+func (r results) QueryRow(context.Context, string, ...any) pgx.Row { return r.br.QueryRow() }
+
+func (results) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errors.New("postgres: COPY is not pipelined")
+}
+
+// ignoreNoRows is err, except that no row is no error: for a queued statement whose caller
+// decides on its missing row once the pipeline has been sent.
+func ignoreNoRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	return err
+}
