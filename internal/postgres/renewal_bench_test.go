@@ -54,6 +54,8 @@ func BenchmarkRenewal(b *testing.B) {
 	// Tax documents are excluded: they are issued asynchronously by their own job, and the
 	// job's insert is left out too (no queue in this process), on both sides.
 	db.Jobs = noJobs{}
+	// Wired as in a server, whose API is idle: the run goes at its full concurrency.
+	db.Requests = httpapi.NewInFlight(httpapi.DefaultQuiet)
 	backends := poolBackends(b, db.Pool)
 
 	b.ResetTimer()
