@@ -23,7 +23,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,7 +92,11 @@ const environmentHelp = `Environment:
                               that are due (default 1m)
   RENEWAL_CONCURRENCY         how many batches of them (100 each) a run takes at once, each on
                               a connection of the pool (default half the pool's connections,
-                              at least 1)
+                              at least 1), while the API is idle
+  RENEWAL_BUSY_SHARE          the share of the time a run works while the API serves requests
+                              (in flight, or within the last 100ms): batches of 10, one at a
+                              time, each followed by a pause (default 0.25: a pause of three
+                              times the batch's time; 1: the run does not give way)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the other standard
                               OTEL_* variables: traces (OTLP over HTTP) of each request, its
                               database statements and the webhook deliveries; off unless an
@@ -355,9 +358,8 @@ type config struct {
 	retention postgres.Retention
 	// renewalInterval is how often the renewal run starts.
 	renewalInterval time.Duration
-	// renewalConcurrency is how many billing steps a renewal run takes at once (0: the
-	// default, half the pool).
-	renewalConcurrency int
+	// renewals is the renewal run's concurrency and how it gives way to the API's requests.
+	renewals postgres.RenewalSettings
 }
 
 // loadDatabaseConfig reads what every command needs: where the database is, and the logs.
@@ -416,10 +418,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if cfg.renewalInterval, err = time.ParseDuration(valueOr(getenv("RENEWAL_INTERVAL"), jobs.DefaultRenewalInterval.String())); err != nil || cfg.renewalInterval <= 0 {
 		return cfg, fmt.Errorf("RENEWAL_INTERVAL must be a positive duration such as 1m")
 	}
-	if v := getenv("RENEWAL_CONCURRENCY"); v != "" {
-		if cfg.renewalConcurrency, err = strconv.Atoi(v); err != nil || cfg.renewalConcurrency < 1 {
-			return cfg, fmt.Errorf("RENEWAL_CONCURRENCY must be a positive number of connections such as 4")
-		}
+	if cfg.renewals, err = postgres.RenewalSettingsFromEnv(getenv); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -606,7 +606,10 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 	db.Events = httpapi.EventEncoder{}
 	db.Quotas = cfg.quotas
-	db.RenewalConcurrency = cfg.renewalConcurrency
+	db.Renewals = cfg.renewals
+	// The renewal run gives way to the requests this process serves.
+	inFlight := httpapi.NewInFlight(httpapi.DefaultQuiet)
+	db.Requests = inFlight
 	m := metrics.New()
 	if err := m.RegisterPool(db.Pool.Stat); err != nil {
 		return err
@@ -669,6 +672,7 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		Metrics:                  m,
 		Stopping:                 stopping,
 		Tracing:                  tracing,
+		InFlight:                 inFlight,
 	})
 	if err != nil {
 		return err

@@ -55,6 +55,9 @@ type Env struct {
 	HTTP   *http.Client // validates every response against the document
 	// Handler is the server's whole handler, for benchmarks that serve requests in process.
 	Handler http.Handler
+	// InFlight counts the requests the server serves; its renewal run gives way to them, as
+	// in production.
+	InFlight *httpapi.InFlight
 
 	stopWorkers func()
 	logs        *postgres.RequestLogWriter
@@ -141,6 +144,10 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 		t.Fatalf("apitest: %v", err)
 	}
 	cfg.Ready, cfg.RequestLogs, cfg.Metrics = db.Ping, logs, m
+	if cfg.InFlight == nil {
+		cfg.InFlight = httpapi.NewInFlight(httpapi.DefaultQuiet)
+	}
+	db.Requests = cfg.InFlight
 	hooks := WebhookPolicy
 	hooks.Development, hooks.Tracing = cfg.Development, cfg.Tracing
 	cache, _ := cfg.Services.Credentials.(credentialCacheOption)
@@ -193,7 +200,7 @@ func start(t testing.TB, dsn string, options []func(*httpapi.Config)) *Env {
 	if err != nil {
 		t.Fatalf("apitest: %v", err)
 	}
-	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, DB: db, dsn: dsn, doc: v.doc, router: v.router, Handler: handler, stopWorkers: stop, logs: logs}
+	e := &Env{t: t, URL: srv.URL, Pool: db.Pool, DB: db, dsn: dsn, doc: v.doc, router: v.router, Handler: handler, InFlight: cfg.InFlight, stopWorkers: stop, logs: logs}
 	e.HTTP = &http.Client{Transport: &validatingTransport{env: e, next: srv.Client().Transport}}
 	return e
 }

@@ -110,6 +110,9 @@ func (e *eventStream) VisitStreamEventsResponse(w http.ResponseWriter) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // proxies pass each event on at once
 	w.WriteHeader(http.StatusOK)
+	// A stream lasts as long as its client: the work that gives way to requests must not
+	// wait for it.
+	e.info.leaveInFlight()
 	err := e.send(w, rc, "session", "", map[string]any{"secret": e.secret, "organization_id": e.org, "types": e.types})
 	if err != nil {
 		return nil // the client is gone

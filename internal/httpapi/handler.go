@@ -44,6 +44,9 @@ type Config struct {
 	// Tracing, when set, gives every request a span named after its route template
 	// (internal/telemetry); nil: no spans.
 	Tracing trace.TracerProvider
+	// InFlight counts the requests being served, for the renewal run to give way to them
+	// (postgres.DB.Requests); nil: uncounted.
+	InFlight *InFlight
 }
 
 // LoadDocument returns the embedded OpenAPI document, parsed and validated once per process:
@@ -164,7 +167,7 @@ func NewHandler(ctx context.Context, cfg Config) (http.Handler, error) {
 	if cfg.Tracing != nil {
 		tracer = cfg.Tracing.Tracer("github.com/provider/coreapi/internal/httpapi")
 	}
-	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, tracer, root), nil
+	return withRequestContext(cfg.Logger, cfg.Metrics, cfg.RequestLogs, tracer, cfg.InFlight, root), nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

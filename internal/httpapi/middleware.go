@@ -39,6 +39,8 @@ type requestInfo struct {
 	// to check its credential again (recheckCredential).
 	gate *contract
 	op   *operation
+	// inFlight counts the request among the API's requests in flight until leaveInFlight.
+	inFlight *InFlight
 }
 
 // noteRequest records on the request's shared info what the request log needs to know.
@@ -84,8 +86,9 @@ var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
 // withRequestContext gives each request its id (echoed in the Request-Id header of every
 // response), a logger carrying it, panic recovery, an access log line and its metrics, and a
-// request log for sink once a principal was authenticated.
-func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSink, tracer trace.Tracer, next http.Handler) http.Handler {
+// request log for sink once a principal was authenticated; it counts the request in flight
+// (nil: uncounted) while it is served.
+func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSink, tracer trace.Tracer, inFlight *InFlight, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := "req_" + uuid.Must(uuid.NewV7()).String()
@@ -96,7 +99,9 @@ func withRequestContext(base *slog.Logger, m *metrics.Metrics, sink RequestLogSi
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		ctx = core.WithRequestID(ctx, id)
-		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base, connection: r.Context()}
+		inFlight.enter()
+		info := &requestInfo{header: r.Header, remoteAddr: r.RemoteAddr, log: base, connection: r.Context(), inFlight: inFlight}
+		defer info.leaveInFlight()
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)
 		// chi's routers below find their route context here: without one, the first would
 		// copy the request once more to carry it.

@@ -16,17 +16,19 @@ import (
 
 	"github.com/provider/coreapi/internal/apitest"
 	"github.com/provider/coreapi/internal/pgtest"
+	"github.com/provider/coreapi/internal/postgres"
 )
 
 // BenchmarkHotPathsDuringRenewal measures two hot paths of the API, in process through the
 // whole handler, without a renewal run and while one goes, in the same process and database
 // (docs/performance.md, "Renewals"): GET /v1/organizations/{id} and POST /v1/growth/events,
 // each with an API key (the credential cache on, as in production), one request after
-// another. The run is the wall-clock renewal run (DB.BillDue) of the server's own pool, at
-// its default concurrency (half the pool), over RENEWAL_HOTPATH_N (default 3000) rated
-// subscriptions due, seeded as BenchmarkRenewal's. It reports each path's median and 99th
-// percentile latency without the run (measured before and after it) and during it, and the
-// ratios during/without.
+// another. The run is the wall-clock renewal run (DB.BillDue) of the server's own pool,
+// configured as the server is (RENEWAL_CONCURRENCY, RENEWAL_BUSY_SHARE; unset, their
+// defaults) and giving way to the requests the server counts in flight, over
+// RENEWAL_HOTPATH_N (default 3000) rated subscriptions due, seeded as BenchmarkRenewal's. It
+// reports each path's median and 99th percentile latency without the run (measured before
+// and after it) and during it, and the ratios during/without.
 //
 //	go test -run '^$' -bench BenchmarkHotPathsDuringRenewal -benchtime 1x ./internal/httpapi/
 func BenchmarkHotPathsDuringRenewal(b *testing.B) {
@@ -37,14 +39,19 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 			b.Fatalf("RENEWAL_HOTPATH_N=%q: a positive count", s)
 		}
 	}
+	renewals, err := postgres.RenewalSettingsFromEnv(os.Getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
 	env := apitest.New(b, apitest.WithCredentialCache(5*time.Second))
 	env.StopWorkers() // the run measured is the only one: none of the job queue's own
+	env.DB.Renewals = renewals
 	org := createOrganization(b, env, minimalOrganization)["id"].(string)
 	plan := ratedPlan(b, env, "null")
 	pgtest.SeedDueRenewals(b, env.Pool, uuid.MustParse(org), uuid.MustParse(plan), n)
 	paths := hotPaths(b, env, org)
 
-	idle := paths.sample(b, 200, nil)
+	idle := paths.sample(b, hotPathIdleRounds, nil)
 	done := make(chan error, 1)
 	pool := env.DB.Pool.Stat()
 	start := time.Now()
@@ -58,7 +65,7 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 	during := paths.sample(b, 0, done)
 	run := time.Since(start)
 	poolAfter := env.DB.Pool.Stat()
-	idle.add(paths.sample(b, 200, nil))
+	idle.add(paths.sample(b, hotPathIdleRounds, nil))
 	b.StopTimer()
 
 	b.ReportMetric(float64(n)/run.Seconds(), "invoices/s")
@@ -71,11 +78,15 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 			float64(with[0])/float64(without[0]), float64(with[1])/float64(without[1]))
 	}
 	// Whether anyone (the run's workers or the requests) found the pool empty during the run.
-	b.Logf("renewal run: %d invoices in %v (%.0f/s), %d connections of a pool of %d; during it %d acquires, %d waited for a connection (%v in all)",
-		n, run.Round(time.Millisecond), float64(n)/run.Seconds(), max(1, env.DB.Pool.Config().MaxConns/2), env.DB.Pool.Config().MaxConns,
+	b.Logf("renewal run: %d invoices in %v (%.0f/s), settings %+v (0: the default), a pool of %d; during it %d acquires, %d waited for a connection (%v in all)",
+		n, run.Round(time.Millisecond), float64(n)/run.Seconds(), renewals, env.DB.Pool.Config().MaxConns,
 		poolAfter.AcquireCount()-pool.AcquireCount(), poolAfter.EmptyAcquireCount()-pool.EmptyAcquireCount(),
 		(poolAfter.EmptyAcquireWaitTime() - pool.EmptyAcquireWaitTime()).Round(time.Millisecond))
 }
+
+// hotPathIdleRounds is how many requests of each path BenchmarkHotPathsDuringRenewal sends
+// before the run and again after it: a 99th percentile of 1,000 is the 10th slowest.
+const hotPathIdleRounds = 500
 
 // hotPathSet is the requests BenchmarkHotPathsDuringRenewal times, by name.
 type hotPathSet struct {

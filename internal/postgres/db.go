@@ -58,9 +58,15 @@ type DB struct {
 
 	organizationTypes organizationTypes // see catalogueAudience
 
-	// RenewalConcurrency is how many batches of billing steps the wall-clock renewal run
-	// (BillDue) takes at once, each on a connection of its own; 0: half the pool's connections.
-	RenewalConcurrency int
+	// Renewals configure the wall-clock renewal run (BillDue): its concurrency, and how it
+	// gives way to the API's requests.
+	Renewals RenewalSettings
+	// Requests tells the renewal run whether the API is busy, for it to give way
+	// (renewalgiveway.go); nil: the run never gives way.
+	Requests Busyness
+	// renewalPause is how the run pauses while the API is busy; nil: it sleeps. The tests
+	// count the pauses instead (export_test.go).
+	renewalPause func(context.Context, time.Duration)
 
 	// renewStepByStep makes BillDue take every step in a transaction of its own, as before
 	// renewal batches: the batch's tests compare the two (export_test.go).

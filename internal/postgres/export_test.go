@@ -83,3 +83,13 @@ func (s *TaxInvoiceService) SetClock(now func() time.Time) { s.now = now }
 // RenewStepByStep makes BillDue take every billing step in a transaction of its own, without
 // renewal batches.
 func (d *DB) RenewStepByStep() { d.renewStepByStep = true }
+
+// OnRenewalPause makes the renewal run call pause with each pause it would make while the API
+// is busy, instead of sleeping.
+func (d *DB) OnRenewalPause(pause func(time.Duration)) {
+	d.renewalPause = func(_ context.Context, p time.Duration) { pause(p) }
+}
+
+// PauseAfter is how long the renewal run pauses after a batch that took worked while the API
+// is busy, for the batch to be share of the time.
+var PauseAfter = pauseAfter

@@ -54,6 +54,8 @@ func BenchmarkRenewal(b *testing.B) {
 	// Tax documents are excluded: they are issued asynchronously by their own job, and the
 	// job's insert is left out too (no queue in this process), on both sides.
 	db.Jobs = noJobs{}
+	// Wired as in a server, whose API is idle: the run goes at its full concurrency.
+	db.Requests = httpapi.NewInFlight(httpapi.DefaultQuiet)
 	backends := poolBackends(b, db.Pool)
 
 	b.ResetTimer()
@@ -70,6 +72,10 @@ func BenchmarkRenewal(b *testing.B) {
 		b.Fatalf("BillDue took %d of %d: %v", taken, n, err)
 	}
 	wantRatedInvoices(b, db.Pool, n)
+	// Printed at once: the floor's replay of a large run may take many minutes (it took ten
+	// and more at 100,000 on the loaded machine, docs/performance.md).
+	fmt.Fprintf(os.Stderr, "BillDue: %d invoices in %v (%.0f/s); CPU per invoice Go %.0f µs, PostgreSQL %.0f µs; the floor replays them now\n",
+		n, api.Round(time.Millisecond), float64(n)/api.Seconds(), float64(goCPU.Microseconds())/float64(n), float64(pgCPU.Microseconds())/float64(n))
 
 	floor, floorPG := replay(b, dsn, floorDB, rec.byConn)
 	apiRate, floorRate := float64(n)/api.Seconds(), float64(n)/floor.Seconds()

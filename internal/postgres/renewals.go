@@ -39,9 +39,10 @@ const renewalReadBatches = 10
 // subscription's row lock (one that another run or a request holds is skipped, and stays due
 // for a later read), only if it is still due then, and subscription_renewals refuses a second
 // renewal of a period. A step that fails is reported (with the others) and left for the next
-// run; the others go on.
+// run; the others go on. While the API is busy the run gives way to it (renewalgiveway.go).
 func (d *DB) BillDue(ctx context.Context) (int, error) {
 	workers := d.renewalWorkers()
+	giving := d.givingWay()
 	taken := 0
 	var errs []error
 	for {
@@ -49,7 +50,7 @@ func (d *DB) BillDue(ctx context.Context) (int, error) {
 		if err != nil {
 			return taken, errors.Join(append(errs, err)...)
 		}
-		took, failed := d.takeSteps(withBatchCatalogue(ctx), rows, workers)
+		took, failed := d.takeSteps(withBatchCatalogue(ctx), rows, workers, giving)
 		taken += took
 		errs = append(errs, failed...)
 		// A subscription several periods behind comes back once per period, and a full batch
@@ -61,20 +62,20 @@ func (d *DB) BillDue(ctx context.Context) (int, error) {
 	}
 }
 
-// renewalWorkers is how many batches BillDue takes at once: RenewalConcurrency, or by default
+// renewalWorkers is how many batches BillDue takes at once: Renewals.Concurrency, or by default
 // half the pool's connections (at least one), so a run never holds more than half the pool
 // and requests keep the rest.
 func (d *DB) renewalWorkers() int {
-	if d.RenewalConcurrency > 0 {
-		return d.RenewalConcurrency
+	if d.Renewals.Concurrency > 0 {
+		return d.Renewals.Concurrency
 	}
 	return max(1, int(d.Pool.Config().MaxConns)/2)
 }
 
 // takeSteps takes the billing steps of rows in batches of renewalBatchSize, on workers
-// goroutines, skipping a subscription locked by anyone else, and returns how many it took and
-// the errors of those that failed.
-func (d *DB) takeSteps(ctx context.Context, rows []dueStep, workers int) (int, []error) {
+// goroutines, giving way to the API as giving says, skipping a subscription locked by anyone
+// else, and returns how many it took and the errors of those that failed.
+func (d *DB) takeSteps(ctx context.Context, rows []dueStep, workers int, giving *givingWay) (int, []error) {
 	var (
 		mu    sync.Mutex
 		taken int
@@ -85,7 +86,7 @@ func (d *DB) takeSteps(ctx context.Context, rows []dueStep, workers int) (int, [
 	for range min(workers, (len(rows)+renewalBatchSize-1)/renewalBatchSize) {
 		wg.Go(func() {
 			for batch := range batches {
-				took, failed := d.takeBatch(ctx, batch)
+				took, failed := giving.take(ctx, batch, d.takeBatch)
 				mu.Lock()
 				taken += took
 				errs = append(errs, failed...)

@@ -162,7 +162,7 @@ func TestBillDue_WorkersAndRunsAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, operator := openOperatorDB(t)
-	db.RenewalConcurrency = 4
+	db.Renewals.Concurrency = 4
 	anchor := time.Now().UTC().AddDate(0, -2, -1).Truncate(time.Second)
 	periods := periodsSince(anchor, time.Now())
 	subs := make([]uuid.UUID, 24)
