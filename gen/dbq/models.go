@@ -268,11 +268,12 @@ type GrowthEventsLegacy struct {
 }
 
 type GrowthHourlyCount struct {
-	Hour      time.Time
-	Internal  bool
-	Dimension string
-	Key       *string
-	Events    int64
+	Hour           time.Time
+	Internal       bool
+	Dimension      string
+	Key            *string
+	Events         int64
+	OrganizationID string
 }
 
 type GrowthOrganization struct {

@@ -32,7 +32,6 @@ var globalTables = map[string]string{
 	"einvoice_sandbox_ca":          "the sandbox's certificate authority (one row)",
 	"growth_visitors":              "provider-wide growth rollup of anonymous visitors, kept by growth_events' statement trigger",
 	"growth_actors":                "provider-wide growth rollup of actors per event name",
-	"growth_hourly_counts":         "provider-wide growth rollup of hourly counts",
 	"growth_provider_daily_counts": "provider-wide growth rollup of daily counts",
 	"growth_visitor_days":          "provider-wide growth rollup: visitors per day of their last sighting",
 	"growth_actor_days":            "provider-wide growth rollup: actors per event name and day of their last sighting",

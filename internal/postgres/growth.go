@@ -254,70 +254,126 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 }
 
 // rollupCounts are the window's events per dimension: the daily counts of every day it
-// touches, corrected at its ends from growth_events. The first day's boundary is read from
-// whichever side of since is shorter (at most half a day of events), the last day's from
-// after until (events dated after their arrival, or stored since until was taken).
+// touches, corrected at its ends. The first day's boundary is counted on whichever side of
+// since is shorter (at most half a day, spanCounts), the last day's from growth_events after
+// until (events dated after their arrival, or stored since until was taken).
 func rollupCounts(ctx context.Context, q *dbq.Queries, w summaryWindow) ([]dbq.GrowthSummaryCountsRow, error) {
+	if w.since.After(w.until) {
+		return nil, nil
+	}
 	var counts []dbq.GrowthSummaryCountsRow
-	raw := func(since, until time.Time, sign int64) error {
-		rows, err := rawCounts(ctx, q, w, since, until)
-		for _, r := range rows {
-			r.Events *= sign
-			counts = append(counts, r)
-		}
-		return err
+	add := func(rows []dbq.GrowthSummaryCountsRow, sign int64) {
+		counts = append(counts, signed(rows, sign)...)
 	}
 	first, last := w.since.Truncate(day), w.until.Truncate(day)
-	if first.Equal(last) {
-		err := raw(w.since, w.until, 1)
-		return mergeCounts(counts), err
-	}
-	if w.since.Sub(first) <= day/2 {
-		if err := raw(first, w.since.Add(-time.Microsecond), -1); err != nil { // timestamptz has microseconds
-			return nil, err
-		}
-	} else {
-		if err := raw(w.since, first.Add(day-time.Microsecond), 1); err != nil {
-			return nil, err
-		}
+	boundary, sign := summarySpan{from: first, to: w.since}, int64(-1)
+	if first.Before(last) && w.since.Sub(first) > day/2 {
+		boundary, sign = summarySpan{from: w.since, to: first.Add(day)}, 1
 		first = first.Add(day)
 	}
-	if err := raw(w.until.Add(time.Microsecond), last.Add(day-time.Microsecond), -1); err != nil {
+	rows, err := spanCounts(ctx, q, w, boundary)
+	if err != nil {
 		return nil, err
 	}
-	days, err := dailyCounts(ctx, q, w, first, last)
-	return mergeCounts(append(counts, days...)), err
+	add(rows, sign)
+	rows, err = rawCounts(ctx, q, w, summarySpan{from: w.until.Add(time.Microsecond), to: last.Add(day)})
+	if err != nil {
+		return nil, err
+	}
+	add(rows, -1)
+	rows, err = levelCounts(ctx, q, w, day, first, last.Add(day))
+	add(rows, 1)
+	return mergeCounts(counts), err
 }
 
 // day is a UTC day: Truncate counts from the zero time, a UTC midnight (as growth_day).
 const day = 24 * time.Hour
 
-// rawCounts are the events per dimension in [since, until] from growth_events.
-func rawCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, since, until time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
+// summarySpan is the half-open interval [from, to).
+type summarySpan struct{ from, to time.Time }
+
+// spanCounts are the events per dimension in s, which is at most a day: the whole hours
+// nearest to its ends from the hourly counts, and the rest (at most half an hour at each
+// end) added from or taken off by growth_events.
+func spanCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, s summarySpan) ([]dbq.GrowthSummaryCountsRow, error) {
+	hours := summarySpan{from: s.from.Round(time.Hour), to: s.to.Round(time.Hour)}
+	var counts []dbq.GrowthSummaryCountsRow
+	parts := []struct {
+		span summarySpan
+		sign int64
+	}{
+		{summarySpan{s.from, hours.from}, 1}, {summarySpan{hours.from, s.from}, -1},
+		{summarySpan{hours.to, s.to}, 1}, {summarySpan{s.to, hours.to}, -1},
+	}
+	for _, p := range parts {
+		if !p.span.from.Before(p.span.to) {
+			continue
+		}
+		rows, err := rawCounts(ctx, q, w, p.span)
+		if err != nil {
+			return nil, err
+		}
+		counts = append(counts, signed(rows, p.sign)...)
+	}
+	rows, err := levelCounts(ctx, q, w, time.Hour, hours.from, hours.to)
+	return append(counts, rows...), err
+}
+
+// signed multiplies the counts of rows by sign (-1 takes them off), in place.
+func signed(rows []dbq.GrowthSummaryCountsRow, sign int64) []dbq.GrowthSummaryCountsRow {
+	for i := range rows {
+		rows[i].Events *= sign
+	}
+	return rows
+}
+
+// rawCounts are the events per dimension in s from growth_events.
+func rawCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, s summarySpan) ([]dbq.GrowthSummaryCountsRow, error) {
+	until := s.to.Add(-time.Microsecond) // the queries' until is inclusive; timestamptz has microseconds
 	if w.org == nil {
-		return allCounts(ctx, q, since, until, w.traffic)
+		return allCounts(ctx, q, s.from, until, w.traffic)
 	}
 	return q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
-		Since: since, Until: until, TrafficTypes: w.traffic, OrganizationID: *w.org,
+		Since: s.from, Until: until, TrafficTypes: w.traffic, OrganizationID: *w.org,
 	})
 }
 
-// dailyCounts are the events per dimension of the whole days [from, to].
-func dailyCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
+// levelCounts are the events per dimension of the whole days or hours (level) [from, to),
+// from the daily or hourly counts.
+func levelCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, level time.Duration, from, to time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
+	if !from.Before(to) {
+		return nil, nil
+	}
 	var rows []dbq.GrowthDailyCountsRow
 	var err error
-	if w.org == nil {
+	collect := func(n int, row func(i int) dbq.GrowthDailyCountsRow) {
+		for i := range n {
+			rows = append(rows, row(i))
+		}
+	}
+	switch {
+	case level == day && w.org == nil:
 		var all []dbq.GrowthDailyCountsAnyOrganizationRow
 		all, err = q.GrowthDailyCountsAnyOrganization(ctx, dbq.GrowthDailyCountsAnyOrganizationParams{
-			FromDay: from, ToDay: to, IncludeInternal: w.includeInternal,
+			FromDay: from, ToDay: to.Add(-day), IncludeInternal: w.includeInternal,
 		})
-		for _, r := range all {
-			rows = append(rows, dbq.GrowthDailyCountsRow(r))
-		}
-	} else {
+		collect(len(all), func(i int) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(all[i]) })
+	case level == day:
 		rows, err = q.GrowthDailyCounts(ctx, dbq.GrowthDailyCountsParams{
-			OrganizationID: *w.org, FromDay: from, ToDay: to, IncludeInternal: w.includeInternal,
+			OrganizationID: *w.org, FromDay: from, ToDay: to.Add(-day), IncludeInternal: w.includeInternal,
 		})
+	case w.org == nil:
+		var all []dbq.GrowthHourlyCountsAnyOrganizationRow
+		all, err = q.GrowthHourlyCountsAnyOrganization(ctx, dbq.GrowthHourlyCountsAnyOrganizationParams{
+			FromHour: from, ToHour: to, IncludeInternal: w.includeInternal,
+		})
+		collect(len(all), func(i int) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(all[i]) })
+	default:
+		var org []dbq.GrowthHourlyCountsRow
+		org, err = q.GrowthHourlyCounts(ctx, dbq.GrowthHourlyCountsParams{
+			OrganizationID: *w.org, FromHour: from, ToHour: to, IncludeInternal: w.includeInternal,
+		})
+		collect(len(org), func(i int) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(org[i]) })
 	}
 	counts := make([]dbq.GrowthSummaryCountsRow, len(rows))
 	for i, r := range rows {

@@ -114,20 +114,29 @@ func TestGrowthSummaryRollups(t *testing.T) {
 
 	raw := postgres.NewGrowthService(db)
 	raw.SummaryFromEvents()
-	windows := []time.Duration{0, 40 * time.Minute, 2*time.Hour + 17*time.Minute + 3*time.Second, 11*time.Hour + 59*time.Minute,
+	windows := []time.Duration{40 * time.Minute, 2*time.Hour + 17*time.Minute + 3*time.Second, 11*time.Hour + 59*time.Minute,
 		13 * time.Hour, 23*time.Hour + 30*time.Minute, 36 * time.Hour, 3 * 24 * time.Hour, 20*24*time.Hour + 5*time.Hour,
 		30 * 24 * time.Hour, 45 * 24 * time.Hour, -time.Hour}
 	for range 4 {
 		windows = append(windows, time.Duration(rng.Int64N(int64(41*24*time.Hour))))
 	}
+	sinces := []*time.Time{nil} // the default window
+	for _, window := range windows {
+		sinces = append(sinces, ptr(time.Now().Add(-window)))
+	}
+	// The hourly counts (00580) serve the first day's whole hours, to the hour nearest to
+	// since: sinces on, just before and just after an hour and a half hour, in either half
+	// of the day.
+	hour := time.Now().Truncate(time.Hour)
+	for _, at := range []time.Duration{-5 * time.Hour, -17 * time.Hour, -(9*24 + 20) * time.Hour} {
+		for _, offset := range []time.Duration{0, -time.Microsecond, 30*time.Minute - time.Microsecond, 30 * time.Minute} {
+			sinces = append(sinces, ptr(hour.Add(at+offset)))
+		}
+	}
 	for _, org := range []*string{nil, ptr("org-00"), ptr("org-07"), ptr("org-99")} {
-		for _, window := range windows {
+		for _, since := range sinces {
 			for _, internal := range []bool{false, true} {
-				f := core.GrowthSummaryFilter{IncludeInternalTraffic: internal, OrganizationID: org}
-				if window != 0 {
-					since := time.Now().Add(-window)
-					f.Since = &since
-				}
+				f := core.GrowthSummaryFilter{IncludeInternalTraffic: internal, OrganizationID: org, Since: since}
 				want, err := raw.GrowthSummary(operator, f)
 				if err != nil {
 					t.Fatal(err)
@@ -138,8 +147,8 @@ func TestGrowthSummaryRollups(t *testing.T) {
 				}
 				got.Until, want.Until, got.Since, want.Since = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 				if !reflect.DeepEqual(got, want) {
-					t.Errorf("organization %v, window %v, internal %v: from the rollups\n%+v\nfrom the events\n%+v", org, window, internal, got, want)
-				} else if org == nil && window == 30*24*time.Hour && got.TotalEvents < 1_000 {
+					t.Errorf("organization %v, since %v, internal %v: from the rollups\n%+v\nfrom the events\n%+v", org, since, internal, got, want)
+				} else if org == nil && since == nil && got.TotalEvents < 1_000 {
 					t.Errorf("too few events counted to mean anything: %d", got.TotalEvents)
 				}
 			}
