@@ -2,9 +2,9 @@
 -- The window ends now: a visitor or actor is in it when last seen at or after @since. Those
 -- last seen after since's day are summed from the *_days tables; those last seen on since's
 -- day, after since, are counted on the last-seen index; those seen only in events dated after
--- their arrival (growth_events_future) are read from growth_events, and each looked up by
--- its key: a correlated lookup, not an anti-join, which the planner would make a hash of every
--- visitor seen since (it expects thousands of such events where there are a handful).
+-- their arrival that no insert has folded into the last sightings yet (growth_pending_sightings,
+-- migration 00580) are each looked up by key: a correlated lookup, not an anti-join, which
+-- the planner would make a hash of every visitor seen since.
 
 -- name: GrowthDailyCounts :many
 -- Events per dimension of one organization over the whole days [from_day, to_day].
@@ -24,9 +24,9 @@ GROUP BY dimension, key;
 -- name: GrowthDailyUniques :one
 -- Whether the organization was seen since @since (0 or 1), and its distinct visitors.
 WITH future AS (
-    SELECT anonymous_id FROM growth_events
+    SELECT anonymous_id FROM growth_pending_sightings
     WHERE organization_id = @organization_id::text
-      AND occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+      AND occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[])
 )
 SELECT
@@ -47,8 +47,8 @@ SELECT
 -- name: GrowthDailyUniquesAnyOrganization :one
 -- The operator's provider-wide summary: distinct organizations and visitors of all.
 WITH future AS (
-    SELECT organization_id, anonymous_id FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+    SELECT organization_id, anonymous_id FROM growth_pending_sightings
+    WHERE occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[])
 )
 SELECT
@@ -70,9 +70,9 @@ SELECT
 -- Distinct actors per funnel step of one organization since @since.
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
+    FROM growth_pending_sightings
     WHERE organization_id = @organization_id::text
-      AND occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+      AND occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[]) AND event_name = ANY(@funnel_events::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
@@ -98,8 +98,8 @@ GROUP BY event_name;
 -- The operator's provider-wide summary: GrowthDailyFunnel of every organization.
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+    FROM growth_pending_sightings
+    WHERE occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[]) AND event_name = ANY(@funnel_events::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors

@@ -36,9 +36,9 @@ type GrowthDailyCountsRow struct {
 // The window ends now: a visitor or actor is in it when last seen at or after @since. Those
 // last seen after since's day are summed from the *_days tables; those last seen on since's
 // day, after since, are counted on the last-seen index; those seen only in events dated after
-// their arrival (growth_events_future) are read from growth_events, and each looked up by
-// its key: a correlated lookup, not an anti-join, which the planner would make a hash of every
-// visitor seen since (it expects thousands of such events where there are a handful).
+// their arrival that no insert has folded into the last sightings yet (growth_pending_sightings,
+// migration 00580) are each looked up by key: a correlated lookup, not an anti-join, which
+// the planner would make a hash of every visitor seen since.
 // Events per dimension of one organization over the whole days [from_day, to_day].
 func (q *Queries) GrowthDailyCounts(ctx context.Context, arg GrowthDailyCountsParams) ([]GrowthDailyCountsRow, error) {
 	rows, err := q.db.Query(ctx, growthDailyCounts,
@@ -108,9 +108,9 @@ func (q *Queries) GrowthDailyCountsAnyOrganization(ctx context.Context, arg Grow
 const growthDailyFunnel = `-- name: GrowthDailyFunnel :many
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
+    FROM growth_pending_sightings
     WHERE organization_id = $1::text
-      AND occurred_at > received_at AND occurred_at >= $4 AND occurred_at <= $5
+      AND occurred_at >= $4 AND occurred_at <= $5
       AND traffic_type = ANY($6::text[]) AND event_name = ANY($2::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
@@ -178,8 +178,8 @@ func (q *Queries) GrowthDailyFunnel(ctx context.Context, arg GrowthDailyFunnelPa
 const growthDailyFunnelAnyOrganization = `-- name: GrowthDailyFunnelAnyOrganization :many
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= $3 AND occurred_at <= $4
+    FROM growth_pending_sightings
+    WHERE occurred_at >= $3 AND occurred_at <= $4
       AND traffic_type = ANY($5::text[]) AND event_name = ANY($1::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
@@ -244,9 +244,9 @@ func (q *Queries) GrowthDailyFunnelAnyOrganization(ctx context.Context, arg Grow
 
 const growthDailyUniques = `-- name: GrowthDailyUniques :one
 WITH future AS (
-    SELECT anonymous_id FROM growth_events
+    SELECT anonymous_id FROM growth_pending_sightings
     WHERE organization_id = $1::text
-      AND occurred_at > received_at AND occurred_at >= $3 AND occurred_at <= $4
+      AND occurred_at >= $3 AND occurred_at <= $4
       AND traffic_type = ANY($5::text[])
 )
 SELECT
@@ -294,8 +294,8 @@ func (q *Queries) GrowthDailyUniques(ctx context.Context, arg GrowthDailyUniques
 
 const growthDailyUniquesAnyOrganization = `-- name: GrowthDailyUniquesAnyOrganization :one
 WITH future AS (
-    SELECT organization_id, anonymous_id FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= $2 AND occurred_at <= $3
+    SELECT organization_id, anonymous_id FROM growth_pending_sightings
+    WHERE occurred_at >= $2 AND occurred_at <= $3
       AND traffic_type = ANY($4::text[])
 )
 SELECT

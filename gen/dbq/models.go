@@ -316,6 +316,15 @@ type GrowthOrganizationVisitorDay struct {
 	Visitors       int64
 }
 
+type GrowthPendingSighting struct {
+	OrganizationID string
+	ID             uuid.UUID
+	OccurredAt     time.Time
+	EventName      string
+	TrafficType    string
+	AnonymousID    *string
+}
+
 type GrowthProviderDailyCount struct {
 	Day       time.Time
 	Internal  bool

@@ -65,6 +65,14 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Dated after their arrival: 00580 folds those due by then into the last sightings
+	// (soon), and keeps the other pending (after the window).
+	rng := rand.New(rand.NewPCG(3, 4))
+	soon := time.Now().Add(100 * time.Millisecond)
+	if err := insert([][]any{event(rng, soon), event(rng, soon), event(rng, soon), event(rng, now.Add(time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(soon))
 	if err := postgres.Migrate(ctx, dsn, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
@@ -87,17 +95,22 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	var soon [][]any // dated after their arrival, but before the summaries
+	// Dated after their arrival, but before the summaries: those of the first half second are
+	// due before the service's inserts below (which fold them into the last sightings), those
+	// of the second are due only after them (the summary looks them up).
+	arrival := time.Now()
+	var folded, pending [][]any
 	for range 50 {
-		soon = append(soon, event(rng, now.Add(time.Duration(rng.Int64N(int64(time.Second))))))
+		folded = append(folded, event(rng, arrival.Add(time.Duration(rng.Int64N(int64(time.Second/2))))))
+		pending = append(pending, event(rng, arrival.Add(time.Second+time.Duration(rng.Int64N(int64(time.Second/2))))))
 	}
-	if err := insert(soon); err != nil {
+	if err := insert(append(folded, pending...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := insert([][]any{event(rng, now.Add(time.Hour))}); err != nil { // after the window
 		t.Fatal(err)
 	}
+	time.Sleep(time.Until(arrival.Add(time.Second / 2)))
 	growth := postgres.NewGrowthService(db)
 	for i := range 30 {
 		e := core.GrowthEvent{
@@ -110,7 +123,14 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Until(now.Add(time.Second)))
+	time.Sleep(time.Until(arrival.Add(2 * time.Second)))
+	var due, later int
+	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FILTER (WHERE occurred_at <= now()), count(*) FILTER (WHERE occurred_at > now()) FROM growth_pending_sightings").Scan(&due, &later); err != nil {
+		t.Fatal(err)
+	}
+	if due != len(pending) || later != 2 {
+		t.Errorf("pending sightings: %d due and %d later, want %d and 2 (the others folded)", due, later, len(pending))
+	}
 
 	raw := postgres.NewGrowthService(db)
 	raw.SummaryFromEvents()
