@@ -276,6 +276,15 @@ type GrowthHourlyCount struct {
 	OrganizationID string
 }
 
+type GrowthMonthlyCount struct {
+	OrganizationID string
+	Month          time.Time
+	Internal       bool
+	Dimension      string
+	Key            *string
+	Events         int64
+}
+
 type GrowthOrganization struct {
 	OrganizationID string
 	LastExternal   *time.Time
@@ -327,6 +336,14 @@ type GrowthPendingSighting struct {
 
 type GrowthProviderDailyCount struct {
 	Day       time.Time
+	Internal  bool
+	Dimension string
+	Key       *string
+	Events    int64
+}
+
+type GrowthProviderMonthlyCount struct {
+	Month     time.Time
 	Internal  bool
 	Dimension string
 	Key       *string

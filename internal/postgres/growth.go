@@ -253,70 +253,132 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	return nil
 }
 
-// rollupCounts are the window's events per dimension: the daily counts of every day it
-// touches, corrected at its ends. The first day's boundary is counted on whichever side of
-// since is shorter (at most half a day, spanCounts), the last day's from growth_events after
-// until (events dated after their arrival, or stored since until was taken).
+// rollupCounts are the window's events per dimension: everything from since to the end of
+// until's month (spanCounts), less the events after until (dated after their arrival, or
+// stored since until was taken).
 func rollupCounts(ctx context.Context, q *dbq.Queries, w summaryWindow) ([]dbq.GrowthSummaryCountsRow, error) {
 	if w.since.After(w.until) {
 		return nil, nil
 	}
-	var counts []dbq.GrowthSummaryCountsRow
-	add := func(rows []dbq.GrowthSummaryCountsRow, sign int64) {
-		counts = append(counts, signed(rows, sign)...)
-	}
-	first, last := w.since.Truncate(day), w.until.Truncate(day)
-	boundary, sign := summarySpan{from: first, to: w.since}, int64(-1)
-	if first.Before(last) && w.since.Sub(first) > day/2 {
-		boundary, sign = summarySpan{from: w.since, to: first.Add(day)}, 1
-		first = first.Add(day)
-	}
-	rows, err := spanCounts(ctx, q, w, boundary)
+	end := month.next(month.floor(w.until))
+	counts, err := spanCounts(ctx, q, w, summarySpan{from: w.since, to: end}, summaryLevels)
 	if err != nil {
 		return nil, err
 	}
-	add(rows, sign)
-	rows, err = rawCounts(ctx, q, w, summarySpan{from: w.until.Add(time.Microsecond), to: last.Add(day)})
-	if err != nil {
-		return nil, err
-	}
-	add(rows, -1)
-	rows, err = levelCounts(ctx, q, w, day, first, last.Add(day))
-	add(rows, 1)
-	return mergeCounts(counts), err
+	after, err := rawCounts(ctx, q, w, summarySpan{from: w.until.Add(time.Microsecond), to: end})
+	return mergeCounts(append(counts, signed(after, -1)...)), err
 }
-
-// day is a UTC day: Truncate counts from the zero time, a UTC midnight (as growth_day).
-const day = 24 * time.Hour
 
 // summarySpan is the half-open interval [from, to).
 type summarySpan struct{ from, to time.Time }
 
-// spanCounts are the events per dimension in s, which is at most a day: the whole hours
-// nearest to its ends from the hourly counts, and the rest (at most half an hour at each
-// end) added from or taken off by growth_events.
-func spanCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, s summarySpan) ([]dbq.GrowthSummaryCountsRow, error) {
-	hours := summarySpan{from: s.from.Round(time.Hour), to: s.to.Round(time.Hour)}
-	var counts []dbq.GrowthSummaryCountsRow
-	parts := []struct {
+// summaryLevel is a rollup of growth_events' counts by UTC month, day or hour: the start of
+// the unit at or before a time, the start of the next one, and the counts of whole units.
+type summaryLevel struct {
+	floor, next func(time.Time) time.Time
+	counts      func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error)
+}
+
+// round is the start of the unit nearest to t.
+func (l summaryLevel) round(t time.Time) time.Time {
+	floor := l.floor(t)
+	if next := l.next(floor); next.Sub(t) < t.Sub(floor) {
+		return next
+	}
+	return floor
+}
+
+// The levels of the rollups, coarsest first (migrations 00560 and 00580).
+var (
+	month = summaryLevel{
+		floor: func(t time.Time) time.Time {
+			t = t.UTC()
+			return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		},
+		next: func(t time.Time) time.Time { return t.AddDate(0, 1, 0) },
+		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
+			if w.org == nil {
+				rows, err := q.GrowthMonthlyCountsAnyOrganization(ctx, dbq.GrowthMonthlyCountsAnyOrganizationParams{FromMonth: from, ToMonth: to, IncludeInternal: w.includeInternal})
+				return convertRows(rows, func(r dbq.GrowthMonthlyCountsAnyOrganizationRow) dbq.GrowthDailyCountsRow {
+					return dbq.GrowthDailyCountsRow(r)
+				}), err
+			}
+			rows, err := q.GrowthMonthlyCounts(ctx, dbq.GrowthMonthlyCountsParams{OrganizationID: *w.org, FromMonth: from, ToMonth: to, IncludeInternal: w.includeInternal})
+			return convertRows(rows, func(r dbq.GrowthMonthlyCountsRow) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(r) }), err
+		},
+	}
+	summaryLevels = []summaryLevel{month, {
+		floor: func(t time.Time) time.Time { return t.Truncate(24 * time.Hour) }, // from the zero time, a UTC midnight (as growth_day)
+		next:  func(t time.Time) time.Time { return t.Add(24 * time.Hour) },
+		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
+			last := to.Add(-24 * time.Hour) // the daily queries' last day is inclusive
+			if w.org == nil {
+				rows, err := q.GrowthDailyCountsAnyOrganization(ctx, dbq.GrowthDailyCountsAnyOrganizationParams{FromDay: from, ToDay: last, IncludeInternal: w.includeInternal})
+				return convertRows(rows, func(r dbq.GrowthDailyCountsAnyOrganizationRow) dbq.GrowthDailyCountsRow {
+					return dbq.GrowthDailyCountsRow(r)
+				}), err
+			}
+			return q.GrowthDailyCounts(ctx, dbq.GrowthDailyCountsParams{OrganizationID: *w.org, FromDay: from, ToDay: last, IncludeInternal: w.includeInternal})
+		},
+	}, {
+		floor: func(t time.Time) time.Time { return t.Truncate(time.Hour) },
+		next:  func(t time.Time) time.Time { return t.Add(time.Hour) },
+		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
+			if w.org == nil {
+				rows, err := q.GrowthHourlyCountsAnyOrganization(ctx, dbq.GrowthHourlyCountsAnyOrganizationParams{FromHour: from, ToHour: to, IncludeInternal: w.includeInternal})
+				return convertRows(rows, func(r dbq.GrowthHourlyCountsAnyOrganizationRow) dbq.GrowthDailyCountsRow {
+					return dbq.GrowthDailyCountsRow(r)
+				}), err
+			}
+			rows, err := q.GrowthHourlyCounts(ctx, dbq.GrowthHourlyCountsParams{OrganizationID: *w.org, FromHour: from, ToHour: to, IncludeInternal: w.includeInternal})
+			return convertRows(rows, func(r dbq.GrowthHourlyCountsRow) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(r) }), err
+		},
+	}}
+)
+
+func convertRows[From, To any](rows []From, convert func(From) To) []To {
+	out := make([]To, len(rows))
+	for i, r := range rows {
+		out[i] = convert(r)
+	}
+	return out
+}
+
+// spanCounts are the events per dimension in s: the whole units of the coarsest level between
+// the unit starts nearest to its ends, and what lies between those and its ends added or
+// taken off at the finer levels, down to growth_events. Each end costs at most half a unit
+// of each finer level: half a month of days, half a day of hours, half an hour of events.
+func spanCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, s summarySpan, levels []summaryLevel) ([]dbq.GrowthSummaryCountsRow, error) {
+	if len(levels) == 0 {
+		return rawCounts(ctx, q, w, s)
+	}
+	level := levels[0]
+	whole := summarySpan{from: level.round(s.from), to: level.round(s.to)}
+	if !whole.from.Before(whole.to) {
+		return spanCounts(ctx, q, w, s, levels[1:])
+	}
+	rows, err := level.counts(ctx, q, w, whole.from, whole.to)
+	if err != nil {
+		return nil, err
+	}
+	counts := levelRows(rows)
+	for _, part := range []struct {
 		span summarySpan
 		sign int64
 	}{
-		{summarySpan{s.from, hours.from}, 1}, {summarySpan{hours.from, s.from}, -1},
-		{summarySpan{hours.to, s.to}, 1}, {summarySpan{s.to, hours.to}, -1},
-	}
-	for _, p := range parts {
-		if !p.span.from.Before(p.span.to) {
+		{summarySpan{s.from, whole.from}, 1}, {summarySpan{whole.from, s.from}, -1},
+		{summarySpan{whole.to, s.to}, 1}, {summarySpan{s.to, whole.to}, -1},
+	} {
+		if !part.span.from.Before(part.span.to) {
 			continue
 		}
-		rows, err := rawCounts(ctx, q, w, p.span)
+		rows, err := spanCounts(ctx, q, w, part.span, levels[1:])
 		if err != nil {
 			return nil, err
 		}
-		counts = append(counts, signed(rows, p.sign)...)
+		counts = append(counts, signed(rows, part.sign)...)
 	}
-	rows, err := levelCounts(ctx, q, w, time.Hour, hours.from, hours.to)
-	return append(counts, rows...), err
+	return counts, nil
 }
 
 // signed multiplies the counts of rows by sign (-1 takes them off), in place.
@@ -338,43 +400,8 @@ func rawCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, s summarySp
 	})
 }
 
-// levelCounts are the events per dimension of the whole days or hours (level) [from, to),
-// from the daily or hourly counts.
-func levelCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, level time.Duration, from, to time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
-	if !from.Before(to) {
-		return nil, nil
-	}
-	var rows []dbq.GrowthDailyCountsRow
-	var err error
-	collect := func(n int, row func(i int) dbq.GrowthDailyCountsRow) {
-		for i := range n {
-			rows = append(rows, row(i))
-		}
-	}
-	switch {
-	case level == day && w.org == nil:
-		var all []dbq.GrowthDailyCountsAnyOrganizationRow
-		all, err = q.GrowthDailyCountsAnyOrganization(ctx, dbq.GrowthDailyCountsAnyOrganizationParams{
-			FromDay: from, ToDay: to.Add(-day), IncludeInternal: w.includeInternal,
-		})
-		collect(len(all), func(i int) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(all[i]) })
-	case level == day:
-		rows, err = q.GrowthDailyCounts(ctx, dbq.GrowthDailyCountsParams{
-			OrganizationID: *w.org, FromDay: from, ToDay: to.Add(-day), IncludeInternal: w.includeInternal,
-		})
-	case w.org == nil:
-		var all []dbq.GrowthHourlyCountsAnyOrganizationRow
-		all, err = q.GrowthHourlyCountsAnyOrganization(ctx, dbq.GrowthHourlyCountsAnyOrganizationParams{
-			FromHour: from, ToHour: to, IncludeInternal: w.includeInternal,
-		})
-		collect(len(all), func(i int) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(all[i]) })
-	default:
-		var org []dbq.GrowthHourlyCountsRow
-		org, err = q.GrowthHourlyCounts(ctx, dbq.GrowthHourlyCountsParams{
-			OrganizationID: *w.org, FromHour: from, ToHour: to, IncludeInternal: w.includeInternal,
-		})
-		collect(len(org), func(i int) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(org[i]) })
-	}
+// levelRows spreads a rollup's (dimension, key) rows over the columns of growth_events' rows.
+func levelRows(rows []dbq.GrowthDailyCountsRow) []dbq.GrowthSummaryCountsRow {
 	counts := make([]dbq.GrowthSummaryCountsRow, len(rows))
 	for i, r := range rows {
 		counts[i] = dbq.GrowthSummaryCountsRow{Dimension: r.Dimension, Events: r.Events}
@@ -387,7 +414,7 @@ func levelCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, level tim
 			counts[i].Source = r.Key
 		}
 	}
-	return counts, err
+	return counts
 }
 
 // allCounts are the event counts of every organization in [since, until].
