@@ -212,16 +212,19 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	if err != nil {
 		return err
 	}
+	d := sinceDayOf(w.since)
 	var funnel []dbq.GrowthSummaryFunnelRow
 	if w.org == nil {
 		uniques, err := q.GrowthDailyUniquesAnyOrganization(ctx, dbq.GrowthDailyUniquesAnyOrganizationParams{
 			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
 		}
 		rows, err := q.GrowthDailyFunnelAnyOrganization(ctx, dbq.GrowthDailyFunnelAnyOrganizationParams{
 			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
@@ -233,12 +236,14 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	} else {
 		uniques, err := q.GrowthDailyUniques(ctx, dbq.GrowthDailyUniquesParams{
 			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
 		}
 		rows, err := q.GrowthDailyFunnel(ctx, dbq.GrowthDailyFunnelParams{
 			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
@@ -251,6 +256,25 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	fillCounts(sum, counts)
 	fillFunnel(sum, funnel)
 	return nil
+}
+
+// sinceDay splits the visitors and actors last seen since a time: those of the days from
+// daysFrom, counted by day, and sign times those last seen in seen, on since's day. seen is
+// the shorter side of since (at most half a day): from since to the day's end, added to the
+// days after it, or from the day's start to since, taken off since's day.
+type sinceDay struct {
+	daysFrom time.Time
+	seen     summarySpan
+	sign     int64
+}
+
+func sinceDayOf(since time.Time) sinceDay {
+	start := since.Truncate(24 * time.Hour) // from the zero time, a UTC midnight (as growth_day)
+	if since.Sub(start) <= 12*time.Hour {
+		return sinceDay{daysFrom: start, seen: summarySpan{from: start, to: since}, sign: -1}
+	}
+	end := start.Add(24 * time.Hour)
+	return sinceDay{daysFrom: end, seen: summarySpan{from: since, to: end}, sign: 1}
 }
 
 // rollupCounts are the window's events per dimension: everything from since to the end of
