@@ -1,10 +1,12 @@
 -- The growth summary from the daily rollups of migration 00560 (postgres.summaryFromRollups).
--- The window ends now: a visitor or actor is in it when last seen at or after @since. Those
--- last seen after since's day are summed from the *_days tables; those last seen on since's
--- day, after since, are counted on the last-seen index; those seen only in events dated after
--- their arrival (growth_events_future) are read from growth_events, and each looked up by
--- its key: a correlated lookup, not an anti-join, which the planner would make a hash of every
--- visitor seen since (it expects thousands of such events where there are a handful).
+-- The window ends now: a visitor or actor is in it when last seen at or after @since. They are
+-- summed from the *_days tables from @days_from, and those last seen on since's day counted
+-- on the last-seen index on whichever side of since is shorter (postgres.sinceDay): added
+-- from since to the day's end, or taken off from the day's start to since (@seen_sign). Those
+-- seen only in events dated after their arrival that no insert has folded into the last
+-- sightings yet (growth_pending_sightings, migration 00580) are each looked up by key: a
+-- correlated lookup, not an anti-join, which the planner would make a hash of every visitor
+-- seen since.
 
 -- name: GrowthDailyCounts :many
 -- Events per dimension of one organization over the whole days [from_day, to_day].
@@ -24,9 +26,9 @@ GROUP BY dimension, key;
 -- name: GrowthDailyUniques :one
 -- Whether the organization was seen since @since (0 or 1), and its distinct visitors.
 WITH future AS (
-    SELECT anonymous_id FROM growth_events
+    SELECT anonymous_id FROM growth_pending_sightings
     WHERE organization_id = @organization_id::text
-      AND occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+      AND occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[])
 )
 SELECT
@@ -35,11 +37,11 @@ SELECT
      OR EXISTS (SELECT 1 FROM future))::int::bigint AS organizations,
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_organization_visitor_days d
       WHERE d.organization_id = @organization_id::text AND d.any_traffic = @include_internal::boolean
-        AND d.day > growth_day(@since))
-     + (SELECT count(*) FROM growth_organization_visitors v
+        AND d.day >= @days_from)
+     + sqlc.arg(seen_sign)::bigint * (SELECT count(*) FROM growth_organization_visitors v
         WHERE v.organization_id = @organization_id::text
-          AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @since
-          AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) < growth_day(@since) + interval '1 day')
+          AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @seen_from
+          AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) < @seen_to)
      + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
           SELECT CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END FROM growth_organization_visitors v
           WHERE v.organization_id = @organization_id::text AND v.anonymous_id = f.anonymous_id), '-infinity') < @since))::bigint AS anonymous_visitors;
@@ -47,8 +49,8 @@ SELECT
 -- name: GrowthDailyUniquesAnyOrganization :one
 -- The operator's provider-wide summary: distinct organizations and visitors of all.
 WITH future AS (
-    SELECT organization_id, anonymous_id FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+    SELECT organization_id, anonymous_id FROM growth_pending_sightings
+    WHERE occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[])
 )
 SELECT
@@ -58,10 +60,10 @@ SELECT
           SELECT CASE WHEN @include_internal::boolean THEN o.last_any ELSE o.last_external END FROM growth_organizations o
           WHERE o.organization_id = f.organization_id), '-infinity') < @since))::bigint AS organizations,
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_visitor_days d
-      WHERE d.any_traffic = @include_internal::boolean AND d.day > growth_day(@since))
-     + (SELECT count(*) FROM growth_visitors v
-        WHERE (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @since
-          AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) < growth_day(@since) + interval '1 day')
+      WHERE d.any_traffic = @include_internal::boolean AND d.day >= @days_from)
+     + sqlc.arg(seen_sign)::bigint * (SELECT count(*) FROM growth_visitors v
+        WHERE (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @seen_from
+          AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) < @seen_to)
      + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
           SELECT CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END FROM growth_visitors v
           WHERE v.anonymous_id = f.anonymous_id), '-infinity') < @since))::bigint AS anonymous_visitors;
@@ -70,21 +72,21 @@ SELECT
 -- Distinct actors per funnel step of one organization since @since.
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
+    FROM growth_pending_sightings
     WHERE organization_id = @organization_id::text
-      AND occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+      AND occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[]) AND event_name = ANY(@funnel_events::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
 FROM (
     SELECT d.event_name, d.actors FROM growth_organization_actor_days d
     WHERE d.organization_id = @organization_id::text AND d.event_name = ANY(@funnel_events::text[])
-      AND d.any_traffic = @include_internal::boolean AND d.day > growth_day(@since)
+      AND d.any_traffic = @include_internal::boolean AND d.day >= @days_from
     UNION ALL
-    SELECT a.event_name, count(*) FROM growth_organization_actors a
+    SELECT a.event_name, sqlc.arg(seen_sign)::bigint * count(*) AS actors FROM growth_organization_actors a
     WHERE a.organization_id = @organization_id::text AND a.event_name = ANY(@funnel_events::text[])
-      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) >= @since
-      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) < growth_day(@since) + interval '1 day'
+      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) >= @seen_from
+      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) < @seen_to
     GROUP BY a.event_name
     UNION ALL
     SELECT f.event_name, count(*) FROM future f WHERE coalesce((
@@ -98,20 +100,20 @@ GROUP BY event_name;
 -- The operator's provider-wide summary: GrowthDailyFunnel of every organization.
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= @since AND occurred_at <= @until
+    FROM growth_pending_sightings
+    WHERE occurred_at >= @since AND occurred_at <= @until
       AND traffic_type = ANY(@traffic_types::text[]) AND event_name = ANY(@funnel_events::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
 FROM (
     SELECT d.event_name, d.actors FROM growth_actor_days d
     WHERE d.event_name = ANY(@funnel_events::text[])
-      AND d.any_traffic = @include_internal::boolean AND d.day > growth_day(@since)
+      AND d.any_traffic = @include_internal::boolean AND d.day >= @days_from
     UNION ALL
-    SELECT a.event_name, count(*) FROM growth_actors a
+    SELECT a.event_name, sqlc.arg(seen_sign)::bigint * count(*) AS actors FROM growth_actors a
     WHERE a.event_name = ANY(@funnel_events::text[])
-      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) >= @since
-      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) < growth_day(@since) + interval '1 day'
+      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) >= @seen_from
+      AND (CASE WHEN @include_internal::boolean THEN a.last_any ELSE a.last_external END) < @seen_to
     GROUP BY a.event_name
     UNION ALL
     SELECT f.event_name, count(*) FROM future f WHERE coalesce((

@@ -33,12 +33,14 @@ type GrowthDailyCountsRow struct {
 }
 
 // The growth summary from the daily rollups of migration 00560 (postgres.summaryFromRollups).
-// The window ends now: a visitor or actor is in it when last seen at or after @since. Those
-// last seen after since's day are summed from the *_days tables; those last seen on since's
-// day, after since, are counted on the last-seen index; those seen only in events dated after
-// their arrival (growth_events_future) are read from growth_events, and each looked up by
-// its key: a correlated lookup, not an anti-join, which the planner would make a hash of every
-// visitor seen since (it expects thousands of such events where there are a handful).
+// The window ends now: a visitor or actor is in it when last seen at or after @since. They are
+// summed from the *_days tables from @days_from, and those last seen on since's day counted
+// on the last-seen index on whichever side of since is shorter (postgres.sinceDay): added
+// from since to the day's end, or taken off from the day's start to since (@seen_sign). Those
+// seen only in events dated after their arrival that no insert has folded into the last
+// sightings yet (growth_pending_sightings, migration 00580) are each looked up by key: a
+// correlated lookup, not an anti-join, which the planner would make a hash of every visitor
+// seen since.
 // Events per dimension of one organization over the whole days [from_day, to_day].
 func (q *Queries) GrowthDailyCounts(ctx context.Context, arg GrowthDailyCountsParams) ([]GrowthDailyCountsRow, error) {
 	rows, err := q.db.Query(ctx, growthDailyCounts,
@@ -108,26 +110,26 @@ func (q *Queries) GrowthDailyCountsAnyOrganization(ctx context.Context, arg Grow
 const growthDailyFunnel = `-- name: GrowthDailyFunnel :many
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
+    FROM growth_pending_sightings
     WHERE organization_id = $1::text
-      AND occurred_at > received_at AND occurred_at >= $4 AND occurred_at <= $5
-      AND traffic_type = ANY($6::text[]) AND event_name = ANY($2::text[])
+      AND occurred_at >= $8 AND occurred_at <= $9
+      AND traffic_type = ANY($10::text[]) AND event_name = ANY($2::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
 FROM (
     SELECT d.event_name, d.actors FROM growth_organization_actor_days d
     WHERE d.organization_id = $1::text AND d.event_name = ANY($2::text[])
-      AND d.any_traffic = $3::boolean AND d.day > growth_day($4)
+      AND d.any_traffic = $3::boolean AND d.day >= $4
     UNION ALL
-    SELECT a.event_name, count(*) FROM growth_organization_actors a
+    SELECT a.event_name, $5::bigint * count(*) AS actors FROM growth_organization_actors a
     WHERE a.organization_id = $1::text AND a.event_name = ANY($2::text[])
-      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) >= $4
-      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) < growth_day($4) + interval '1 day'
+      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) >= $6
+      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) < $7
     GROUP BY a.event_name
     UNION ALL
     SELECT f.event_name, count(*) FROM future f WHERE coalesce((
         SELECT CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END FROM growth_organization_actors a
-        WHERE a.organization_id = $1::text AND a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $4
+        WHERE a.organization_id = $1::text AND a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $8
     GROUP BY f.event_name
 ) actors
 GROUP BY event_name
@@ -137,6 +139,10 @@ type GrowthDailyFunnelParams struct {
 	OrganizationID  string
 	FunnelEvents    []string
 	IncludeInternal bool
+	DaysFrom        time.Time
+	SeenSign        int64
+	SeenFrom        time.Time
+	SeenTo          time.Time
 	Since           time.Time
 	Until           time.Time
 	TrafficTypes    []string
@@ -153,6 +159,10 @@ func (q *Queries) GrowthDailyFunnel(ctx context.Context, arg GrowthDailyFunnelPa
 		arg.OrganizationID,
 		arg.FunnelEvents,
 		arg.IncludeInternal,
+		arg.DaysFrom,
+		arg.SeenSign,
+		arg.SeenFrom,
+		arg.SeenTo,
 		arg.Since,
 		arg.Until,
 		arg.TrafficTypes,
@@ -178,25 +188,25 @@ func (q *Queries) GrowthDailyFunnel(ctx context.Context, arg GrowthDailyFunnelPa
 const growthDailyFunnelAnyOrganization = `-- name: GrowthDailyFunnelAnyOrganization :many
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
-    FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= $3 AND occurred_at <= $4
-      AND traffic_type = ANY($5::text[]) AND event_name = ANY($1::text[])
+    FROM growth_pending_sightings
+    WHERE occurred_at >= $7 AND occurred_at <= $8
+      AND traffic_type = ANY($9::text[]) AND event_name = ANY($1::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
 FROM (
     SELECT d.event_name, d.actors FROM growth_actor_days d
     WHERE d.event_name = ANY($1::text[])
-      AND d.any_traffic = $2::boolean AND d.day > growth_day($3)
+      AND d.any_traffic = $2::boolean AND d.day >= $3
     UNION ALL
-    SELECT a.event_name, count(*) FROM growth_actors a
+    SELECT a.event_name, $4::bigint * count(*) AS actors FROM growth_actors a
     WHERE a.event_name = ANY($1::text[])
-      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) >= $3
-      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) < growth_day($3) + interval '1 day'
+      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) >= $5
+      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) < $6
     GROUP BY a.event_name
     UNION ALL
     SELECT f.event_name, count(*) FROM future f WHERE coalesce((
         SELECT CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END FROM growth_actors a
-        WHERE a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $3
+        WHERE a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $7
     GROUP BY f.event_name
 ) actors
 GROUP BY event_name
@@ -205,6 +215,10 @@ GROUP BY event_name
 type GrowthDailyFunnelAnyOrganizationParams struct {
 	FunnelEvents    []string
 	IncludeInternal bool
+	DaysFrom        time.Time
+	SeenSign        int64
+	SeenFrom        time.Time
+	SeenTo          time.Time
 	Since           time.Time
 	Until           time.Time
 	TrafficTypes    []string
@@ -220,6 +234,10 @@ func (q *Queries) GrowthDailyFunnelAnyOrganization(ctx context.Context, arg Grow
 	rows, err := q.db.Query(ctx, growthDailyFunnelAnyOrganization,
 		arg.FunnelEvents,
 		arg.IncludeInternal,
+		arg.DaysFrom,
+		arg.SeenSign,
+		arg.SeenFrom,
+		arg.SeenTo,
 		arg.Since,
 		arg.Until,
 		arg.TrafficTypes,
@@ -244,10 +262,10 @@ func (q *Queries) GrowthDailyFunnelAnyOrganization(ctx context.Context, arg Grow
 
 const growthDailyUniques = `-- name: GrowthDailyUniques :one
 WITH future AS (
-    SELECT anonymous_id FROM growth_events
+    SELECT anonymous_id FROM growth_pending_sightings
     WHERE organization_id = $1::text
-      AND occurred_at > received_at AND occurred_at >= $3 AND occurred_at <= $4
-      AND traffic_type = ANY($5::text[])
+      AND occurred_at >= $3 AND occurred_at <= $8
+      AND traffic_type = ANY($9::text[])
 )
 SELECT
     (EXISTS (SELECT 1 FROM growth_organizations o WHERE o.organization_id = $1::text
@@ -255,11 +273,11 @@ SELECT
      OR EXISTS (SELECT 1 FROM future))::int::bigint AS organizations,
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_organization_visitor_days d
       WHERE d.organization_id = $1::text AND d.any_traffic = $2::boolean
-        AND d.day > growth_day($3))
-     + (SELECT count(*) FROM growth_organization_visitors v
+        AND d.day >= $4)
+     + $5::bigint * (SELECT count(*) FROM growth_organization_visitors v
         WHERE v.organization_id = $1::text
-          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $3
-          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) < growth_day($3) + interval '1 day')
+          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $6
+          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) < $7)
      + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
           SELECT CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END FROM growth_organization_visitors v
           WHERE v.organization_id = $1::text AND v.anonymous_id = f.anonymous_id), '-infinity') < $3))::bigint AS anonymous_visitors
@@ -269,6 +287,10 @@ type GrowthDailyUniquesParams struct {
 	OrganizationID  string
 	IncludeInternal bool
 	Since           time.Time
+	DaysFrom        time.Time
+	SeenSign        int64
+	SeenFrom        time.Time
+	SeenTo          time.Time
 	Until           time.Time
 	TrafficTypes    []string
 }
@@ -284,6 +306,10 @@ func (q *Queries) GrowthDailyUniques(ctx context.Context, arg GrowthDailyUniques
 		arg.OrganizationID,
 		arg.IncludeInternal,
 		arg.Since,
+		arg.DaysFrom,
+		arg.SeenSign,
+		arg.SeenFrom,
+		arg.SeenTo,
 		arg.Until,
 		arg.TrafficTypes,
 	)
@@ -294,9 +320,9 @@ func (q *Queries) GrowthDailyUniques(ctx context.Context, arg GrowthDailyUniques
 
 const growthDailyUniquesAnyOrganization = `-- name: GrowthDailyUniquesAnyOrganization :one
 WITH future AS (
-    SELECT organization_id, anonymous_id FROM growth_events
-    WHERE occurred_at > received_at AND occurred_at >= $2 AND occurred_at <= $3
-      AND traffic_type = ANY($4::text[])
+    SELECT organization_id, anonymous_id FROM growth_pending_sightings
+    WHERE occurred_at >= $2 AND occurred_at <= $7
+      AND traffic_type = ANY($8::text[])
 )
 SELECT
     ((SELECT count(*) FROM growth_organizations o
@@ -305,10 +331,10 @@ SELECT
           SELECT CASE WHEN $1::boolean THEN o.last_any ELSE o.last_external END FROM growth_organizations o
           WHERE o.organization_id = f.organization_id), '-infinity') < $2))::bigint AS organizations,
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_visitor_days d
-      WHERE d.any_traffic = $1::boolean AND d.day > growth_day($2))
-     + (SELECT count(*) FROM growth_visitors v
-        WHERE (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $2
-          AND (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) < growth_day($2) + interval '1 day')
+      WHERE d.any_traffic = $1::boolean AND d.day >= $3)
+     + $4::bigint * (SELECT count(*) FROM growth_visitors v
+        WHERE (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $5
+          AND (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) < $6)
      + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
           SELECT CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END FROM growth_visitors v
           WHERE v.anonymous_id = f.anonymous_id), '-infinity') < $2))::bigint AS anonymous_visitors
@@ -317,6 +343,10 @@ SELECT
 type GrowthDailyUniquesAnyOrganizationParams struct {
 	IncludeInternal bool
 	Since           time.Time
+	DaysFrom        time.Time
+	SeenSign        int64
+	SeenFrom        time.Time
+	SeenTo          time.Time
 	Until           time.Time
 	TrafficTypes    []string
 }
@@ -331,6 +361,10 @@ func (q *Queries) GrowthDailyUniquesAnyOrganization(ctx context.Context, arg Gro
 	row := q.db.QueryRow(ctx, growthDailyUniquesAnyOrganization,
 		arg.IncludeInternal,
 		arg.Since,
+		arg.DaysFrom,
+		arg.SeenSign,
+		arg.SeenFrom,
+		arg.SeenTo,
 		arg.Until,
 		arg.TrafficTypes,
 	)

@@ -268,11 +268,21 @@ type GrowthEventsLegacy struct {
 }
 
 type GrowthHourlyCount struct {
-	Hour      time.Time
-	Internal  bool
-	Dimension string
-	Key       *string
-	Events    int64
+	Hour           time.Time
+	Internal       bool
+	Dimension      string
+	Key            *string
+	Events         int64
+	OrganizationID string
+}
+
+type GrowthMonthlyCount struct {
+	OrganizationID string
+	Month          time.Time
+	Internal       bool
+	Dimension      string
+	Key            *string
+	Events         int64
 }
 
 type GrowthOrganization struct {
@@ -315,8 +325,25 @@ type GrowthOrganizationVisitorDay struct {
 	Visitors       int64
 }
 
+type GrowthPendingSighting struct {
+	OrganizationID string
+	ID             uuid.UUID
+	OccurredAt     time.Time
+	EventName      string
+	TrafficType    string
+	AnonymousID    *string
+}
+
 type GrowthProviderDailyCount struct {
 	Day       time.Time
+	Internal  bool
+	Dimension string
+	Key       *string
+	Events    int64
+}
+
+type GrowthProviderMonthlyCount struct {
+	Month     time.Time
 	Internal  bool
 	Dimension string
 	Key       *string

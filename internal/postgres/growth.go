@@ -212,16 +212,19 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	if err != nil {
 		return err
 	}
+	d := sinceDayOf(w.since)
 	var funnel []dbq.GrowthSummaryFunnelRow
 	if w.org == nil {
 		uniques, err := q.GrowthDailyUniquesAnyOrganization(ctx, dbq.GrowthDailyUniquesAnyOrganizationParams{
 			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
 		}
 		rows, err := q.GrowthDailyFunnelAnyOrganization(ctx, dbq.GrowthDailyFunnelAnyOrganizationParams{
 			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
@@ -233,12 +236,14 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	} else {
 		uniques, err := q.GrowthDailyUniques(ctx, dbq.GrowthDailyUniquesParams{
 			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
 		}
 		rows, err := q.GrowthDailyFunnel(ctx, dbq.GrowthDailyFunnelParams{
 			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
+			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
 		})
 		if err != nil {
 			return err
@@ -253,72 +258,174 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	return nil
 }
 
-// rollupCounts are the window's events per dimension: the daily counts of every day it
-// touches, corrected at its ends from growth_events. The first day's boundary is read from
-// whichever side of since is shorter (at most half a day of events), the last day's from
-// after until (events dated after their arrival, or stored since until was taken).
-func rollupCounts(ctx context.Context, q *dbq.Queries, w summaryWindow) ([]dbq.GrowthSummaryCountsRow, error) {
-	var counts []dbq.GrowthSummaryCountsRow
-	raw := func(since, until time.Time, sign int64) error {
-		rows, err := rawCounts(ctx, q, w, since, until)
-		for _, r := range rows {
-			r.Events *= sign
-			counts = append(counts, r)
-		}
-		return err
-	}
-	first, last := w.since.Truncate(day), w.until.Truncate(day)
-	if first.Equal(last) {
-		err := raw(w.since, w.until, 1)
-		return mergeCounts(counts), err
-	}
-	if w.since.Sub(first) <= day/2 {
-		if err := raw(first, w.since.Add(-time.Microsecond), -1); err != nil { // timestamptz has microseconds
-			return nil, err
-		}
-	} else {
-		if err := raw(w.since, first.Add(day-time.Microsecond), 1); err != nil {
-			return nil, err
-		}
-		first = first.Add(day)
-	}
-	if err := raw(w.until.Add(time.Microsecond), last.Add(day-time.Microsecond), -1); err != nil {
-		return nil, err
-	}
-	days, err := dailyCounts(ctx, q, w, first, last)
-	return mergeCounts(append(counts, days...)), err
+// sinceDay splits the visitors and actors last seen since a time: those of the days from
+// daysFrom, counted by day, and sign times those last seen in seen, on since's day. seen is
+// the shorter side of since (at most half a day): from since to the day's end, added to the
+// days after it, or from the day's start to since, taken off since's day.
+type sinceDay struct {
+	daysFrom time.Time
+	seen     summarySpan
+	sign     int64
 }
 
-// day is a UTC day: Truncate counts from the zero time, a UTC midnight (as growth_day).
-const day = 24 * time.Hour
+func sinceDayOf(since time.Time) sinceDay {
+	start := since.Truncate(24 * time.Hour) // from the zero time, a UTC midnight (as growth_day)
+	if since.Sub(start) <= 12*time.Hour {
+		return sinceDay{daysFrom: start, seen: summarySpan{from: start, to: since}, sign: -1}
+	}
+	end := start.Add(24 * time.Hour)
+	return sinceDay{daysFrom: end, seen: summarySpan{from: since, to: end}, sign: 1}
+}
 
-// rawCounts are the events per dimension in [since, until] from growth_events.
-func rawCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, since, until time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
+// rollupCounts are the window's events per dimension: everything from since to the end of
+// until's month (spanCounts), less the events after until (dated after their arrival, or
+// stored since until was taken).
+func rollupCounts(ctx context.Context, q *dbq.Queries, w summaryWindow) ([]dbq.GrowthSummaryCountsRow, error) {
+	if w.since.After(w.until) {
+		return nil, nil
+	}
+	end := month.next(month.floor(w.until))
+	counts, err := spanCounts(ctx, q, w, summarySpan{from: w.since, to: end}, summaryLevels)
+	if err != nil {
+		return nil, err
+	}
+	after, err := rawCounts(ctx, q, w, summarySpan{from: w.until.Add(time.Microsecond), to: end})
+	return mergeCounts(append(counts, signed(after, -1)...)), err
+}
+
+// summarySpan is the half-open interval [from, to).
+type summarySpan struct{ from, to time.Time }
+
+// summaryLevel is a rollup of growth_events' counts by UTC month, day or hour: the start of
+// the unit at or before a time, the start of the next one, and the counts of whole units.
+type summaryLevel struct {
+	floor, next func(time.Time) time.Time
+	counts      func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error)
+}
+
+// round is the start of the unit nearest to t.
+func (l summaryLevel) round(t time.Time) time.Time {
+	floor := l.floor(t)
+	if next := l.next(floor); next.Sub(t) < t.Sub(floor) {
+		return next
+	}
+	return floor
+}
+
+// The levels of the rollups, coarsest first (migrations 00560 and 00580).
+var (
+	month = summaryLevel{
+		floor: func(t time.Time) time.Time {
+			t = t.UTC()
+			return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		},
+		next: func(t time.Time) time.Time { return t.AddDate(0, 1, 0) },
+		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
+			if w.org == nil {
+				rows, err := q.GrowthMonthlyCountsAnyOrganization(ctx, dbq.GrowthMonthlyCountsAnyOrganizationParams{FromMonth: from, ToMonth: to, IncludeInternal: w.includeInternal})
+				return convertRows(rows, func(r dbq.GrowthMonthlyCountsAnyOrganizationRow) dbq.GrowthDailyCountsRow {
+					return dbq.GrowthDailyCountsRow(r)
+				}), err
+			}
+			rows, err := q.GrowthMonthlyCounts(ctx, dbq.GrowthMonthlyCountsParams{OrganizationID: *w.org, FromMonth: from, ToMonth: to, IncludeInternal: w.includeInternal})
+			return convertRows(rows, func(r dbq.GrowthMonthlyCountsRow) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(r) }), err
+		},
+	}
+	summaryLevels = []summaryLevel{month, {
+		floor: func(t time.Time) time.Time { return t.Truncate(24 * time.Hour) }, // from the zero time, a UTC midnight (as growth_day)
+		next:  func(t time.Time) time.Time { return t.Add(24 * time.Hour) },
+		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
+			last := to.Add(-24 * time.Hour) // the daily queries' last day is inclusive
+			if w.org == nil {
+				rows, err := q.GrowthDailyCountsAnyOrganization(ctx, dbq.GrowthDailyCountsAnyOrganizationParams{FromDay: from, ToDay: last, IncludeInternal: w.includeInternal})
+				return convertRows(rows, func(r dbq.GrowthDailyCountsAnyOrganizationRow) dbq.GrowthDailyCountsRow {
+					return dbq.GrowthDailyCountsRow(r)
+				}), err
+			}
+			return q.GrowthDailyCounts(ctx, dbq.GrowthDailyCountsParams{OrganizationID: *w.org, FromDay: from, ToDay: last, IncludeInternal: w.includeInternal})
+		},
+	}, {
+		floor: func(t time.Time) time.Time { return t.Truncate(time.Hour) },
+		next:  func(t time.Time) time.Time { return t.Add(time.Hour) },
+		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
+			if w.org == nil {
+				rows, err := q.GrowthHourlyCountsAnyOrganization(ctx, dbq.GrowthHourlyCountsAnyOrganizationParams{FromHour: from, ToHour: to, IncludeInternal: w.includeInternal})
+				return convertRows(rows, func(r dbq.GrowthHourlyCountsAnyOrganizationRow) dbq.GrowthDailyCountsRow {
+					return dbq.GrowthDailyCountsRow(r)
+				}), err
+			}
+			rows, err := q.GrowthHourlyCounts(ctx, dbq.GrowthHourlyCountsParams{OrganizationID: *w.org, FromHour: from, ToHour: to, IncludeInternal: w.includeInternal})
+			return convertRows(rows, func(r dbq.GrowthHourlyCountsRow) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(r) }), err
+		},
+	}}
+)
+
+func convertRows[From, To any](rows []From, convert func(From) To) []To {
+	out := make([]To, len(rows))
+	for i, r := range rows {
+		out[i] = convert(r)
+	}
+	return out
+}
+
+// spanCounts are the events per dimension in s: the whole units of the coarsest level between
+// the unit starts nearest to its ends, and what lies between those and its ends added or
+// taken off at the finer levels, down to growth_events. Each end costs at most half a unit
+// of each finer level: half a month of days, half a day of hours, half an hour of events.
+func spanCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, s summarySpan, levels []summaryLevel) ([]dbq.GrowthSummaryCountsRow, error) {
+	if len(levels) == 0 {
+		return rawCounts(ctx, q, w, s)
+	}
+	level := levels[0]
+	whole := summarySpan{from: level.round(s.from), to: level.round(s.to)}
+	if !whole.from.Before(whole.to) {
+		return spanCounts(ctx, q, w, s, levels[1:])
+	}
+	rows, err := level.counts(ctx, q, w, whole.from, whole.to)
+	if err != nil {
+		return nil, err
+	}
+	counts := levelRows(rows)
+	for _, part := range []struct {
+		span summarySpan
+		sign int64
+	}{
+		{summarySpan{s.from, whole.from}, 1}, {summarySpan{whole.from, s.from}, -1},
+		{summarySpan{whole.to, s.to}, 1}, {summarySpan{s.to, whole.to}, -1},
+	} {
+		if !part.span.from.Before(part.span.to) {
+			continue
+		}
+		rows, err := spanCounts(ctx, q, w, part.span, levels[1:])
+		if err != nil {
+			return nil, err
+		}
+		counts = append(counts, signed(rows, part.sign)...)
+	}
+	return counts, nil
+}
+
+// signed multiplies the counts of rows by sign (-1 takes them off), in place.
+func signed(rows []dbq.GrowthSummaryCountsRow, sign int64) []dbq.GrowthSummaryCountsRow {
+	for i := range rows {
+		rows[i].Events *= sign
+	}
+	return rows
+}
+
+// rawCounts are the events per dimension in s from growth_events.
+func rawCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, s summarySpan) ([]dbq.GrowthSummaryCountsRow, error) {
+	until := s.to.Add(-time.Microsecond) // the queries' until is inclusive; timestamptz has microseconds
 	if w.org == nil {
-		return allCounts(ctx, q, since, until, w.traffic)
+		return allCounts(ctx, q, s.from, until, w.traffic)
 	}
 	return q.GrowthSummaryCounts(ctx, dbq.GrowthSummaryCountsParams{
-		Since: since, Until: until, TrafficTypes: w.traffic, OrganizationID: *w.org,
+		Since: s.from, Until: until, TrafficTypes: w.traffic, OrganizationID: *w.org,
 	})
 }
 
-// dailyCounts are the events per dimension of the whole days [from, to].
-func dailyCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthSummaryCountsRow, error) {
-	var rows []dbq.GrowthDailyCountsRow
-	var err error
-	if w.org == nil {
-		var all []dbq.GrowthDailyCountsAnyOrganizationRow
-		all, err = q.GrowthDailyCountsAnyOrganization(ctx, dbq.GrowthDailyCountsAnyOrganizationParams{
-			FromDay: from, ToDay: to, IncludeInternal: w.includeInternal,
-		})
-		for _, r := range all {
-			rows = append(rows, dbq.GrowthDailyCountsRow(r))
-		}
-	} else {
-		rows, err = q.GrowthDailyCounts(ctx, dbq.GrowthDailyCountsParams{
-			OrganizationID: *w.org, FromDay: from, ToDay: to, IncludeInternal: w.includeInternal,
-		})
-	}
+// levelRows spreads a rollup's (dimension, key) rows over the columns of growth_events' rows.
+func levelRows(rows []dbq.GrowthDailyCountsRow) []dbq.GrowthSummaryCountsRow {
 	counts := make([]dbq.GrowthSummaryCountsRow, len(rows))
 	for i, r := range rows {
 		counts[i] = dbq.GrowthSummaryCountsRow{Dimension: r.Dimension, Events: r.Events}
@@ -331,7 +438,7 @@ func dailyCounts(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to 
 			counts[i].Source = r.Key
 		}
 	}
-	return counts, err
+	return counts
 }
 
 // allCounts are the event counts of every organization in [since, until].

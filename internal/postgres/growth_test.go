@@ -65,6 +65,14 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Dated after their arrival: 00580 folds those due by then into the last sightings
+	// (soon), and keeps the other pending (after the window).
+	rng := rand.New(rand.NewPCG(3, 4))
+	soon := time.Now().Add(100 * time.Millisecond)
+	if err := insert([][]any{event(rng, soon), event(rng, soon), event(rng, soon), event(rng, now.Add(time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(soon))
 	if err := postgres.Migrate(ctx, dsn, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
@@ -87,17 +95,22 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	var soon [][]any // dated after their arrival, but before the summaries
+	// Dated after their arrival, but before the summaries: those of the first half second are
+	// due before the service's inserts below (which fold them into the last sightings), those
+	// of the second are due only after them (the summary looks them up).
+	arrival := time.Now()
+	var folded, pending [][]any
 	for range 50 {
-		soon = append(soon, event(rng, now.Add(time.Duration(rng.Int64N(int64(time.Second))))))
+		folded = append(folded, event(rng, arrival.Add(time.Duration(rng.Int64N(int64(time.Second/2))))))
+		pending = append(pending, event(rng, arrival.Add(time.Second+time.Duration(rng.Int64N(int64(time.Second/2))))))
 	}
-	if err := insert(soon); err != nil {
+	if err := insert(append(folded, pending...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := insert([][]any{event(rng, now.Add(time.Hour))}); err != nil { // after the window
 		t.Fatal(err)
 	}
+	time.Sleep(time.Until(arrival.Add(time.Second / 2)))
 	growth := postgres.NewGrowthService(db)
 	for i := range 30 {
 		e := core.GrowthEvent{
@@ -110,24 +123,40 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Until(now.Add(time.Second)))
+	time.Sleep(time.Until(arrival.Add(2 * time.Second)))
+	var due, later int
+	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FILTER (WHERE occurred_at <= now()), count(*) FILTER (WHERE occurred_at > now()) FROM growth_pending_sightings").Scan(&due, &later); err != nil {
+		t.Fatal(err)
+	}
+	if due != len(pending) || later != 2 {
+		t.Errorf("pending sightings: %d due and %d later, want %d and 2 (the others folded)", due, later, len(pending))
+	}
 
 	raw := postgres.NewGrowthService(db)
 	raw.SummaryFromEvents()
-	windows := []time.Duration{0, 40 * time.Minute, 2*time.Hour + 17*time.Minute + 3*time.Second, 11*time.Hour + 59*time.Minute,
+	windows := []time.Duration{40 * time.Minute, 2*time.Hour + 17*time.Minute + 3*time.Second, 11*time.Hour + 59*time.Minute,
 		13 * time.Hour, 23*time.Hour + 30*time.Minute, 36 * time.Hour, 3 * 24 * time.Hour, 20*24*time.Hour + 5*time.Hour,
 		30 * 24 * time.Hour, 45 * 24 * time.Hour, -time.Hour}
 	for range 4 {
 		windows = append(windows, time.Duration(rng.Int64N(int64(41*24*time.Hour))))
 	}
+	sinces := []*time.Time{nil} // the default window
+	for _, window := range windows {
+		sinces = append(sinces, ptr(time.Now().Add(-window)))
+	}
+	// The hourly counts (00580) serve the first day's whole hours, to the hour nearest to
+	// since: sinces on, just before and just after an hour and a half hour, in either half
+	// of the day.
+	hour := time.Now().Truncate(time.Hour)
+	for _, at := range []time.Duration{-5 * time.Hour, -17 * time.Hour, -(9*24 + 20) * time.Hour} {
+		for _, offset := range []time.Duration{0, -time.Microsecond, 30*time.Minute - time.Microsecond, 30 * time.Minute} {
+			sinces = append(sinces, ptr(hour.Add(at+offset)))
+		}
+	}
 	for _, org := range []*string{nil, ptr("org-00"), ptr("org-07"), ptr("org-99")} {
-		for _, window := range windows {
+		for _, since := range sinces {
 			for _, internal := range []bool{false, true} {
-				f := core.GrowthSummaryFilter{IncludeInternalTraffic: internal, OrganizationID: org}
-				if window != 0 {
-					since := time.Now().Add(-window)
-					f.Since = &since
-				}
+				f := core.GrowthSummaryFilter{IncludeInternalTraffic: internal, OrganizationID: org, Since: since}
 				want, err := raw.GrowthSummary(operator, f)
 				if err != nil {
 					t.Fatal(err)
@@ -138,8 +167,8 @@ func TestGrowthSummaryRollups(t *testing.T) {
 				}
 				got.Until, want.Until, got.Since, want.Since = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 				if !reflect.DeepEqual(got, want) {
-					t.Errorf("organization %v, window %v, internal %v: from the rollups\n%+v\nfrom the events\n%+v", org, window, internal, got, want)
-				} else if org == nil && window == 30*24*time.Hour && got.TotalEvents < 1_000 {
+					t.Errorf("organization %v, since %v, internal %v: from the rollups\n%+v\nfrom the events\n%+v", org, since, internal, got, want)
+				} else if org == nil && since == nil && got.TotalEvents < 1_000 {
 					t.Errorf("too few events counted to mean anything: %d", got.TotalEvents)
 				}
 			}

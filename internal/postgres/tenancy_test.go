@@ -74,6 +74,7 @@ var tenancyExempt = map[string]string{
 	"IdempotencyKeyDeleteExpired":       "sweep: removes expired records of every organization",
 	"GrowthDailyUniquesAnyOrganization": "operator-only provider-wide rollup of every organization",
 	"GrowthDailyFunnelAnyOrganization":  "operator-only provider-wide rollup of every organization",
+	"GrowthHourlyCountsAnyOrganization": "operator-only provider-wide rollup of every organization",
 	"BillingStepsDueAnyOrganization":    "worker: the renewal run's scan of every organization on no test clock; each step is then locked by its organization_id",
 
 	// The renewal run's batch (renewalbatch.go): one statement for the subscriptions of many

@@ -97,7 +97,8 @@ func seedLists(ctx context.Context, base, dsn string, rows int) (*listFixture, e
 	start = time.Now()
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE request_logs, growth_events, growth_hourly_counts, growth_visitors, growth_organizations, growth_actors, "+
 		"growth_daily_counts, growth_provider_daily_counts, growth_organization_visitors, growth_organization_actors, "+
-		"growth_visitor_days, growth_actor_days, growth_organization_visitor_days, growth_organization_actor_days"); err != nil {
+		"growth_visitor_days, growth_actor_days, growth_organization_visitor_days, growth_organization_actor_days, "+
+		"growth_monthly_counts, growth_provider_monthly_counts, growth_pending_sightings"); err != nil {
 		return nil, err
 	}
 	var size string
