@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,7 +52,14 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 	pgtest.SeedDueRenewals(b, env.Pool, uuid.MustParse(org), uuid.MustParse(plan), n)
 	paths := hotPaths(b, env, org)
 
-	idle := paths.sample(b, hotPathIdleRounds, nil)
+	idle := paths.sample(b, hotPathIdleRounds, nil, nil)
+	// The run's pauses, to tell the requests a batch overlapped from those it did not.
+	pausing := new(runPhase)
+	env.DB.RenewalPause = func(ctx context.Context, d time.Duration) {
+		pausing.turn()
+		defer pausing.turn()
+		postgres.Sleep(ctx, d)
+	}
 	done := make(chan error, 1)
 	pool := env.DB.Pool.Stat()
 	start := time.Now()
@@ -62,10 +70,10 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 		}
 		done <- err
 	}()
-	during := paths.sample(b, 0, done)
+	during := paths.sample(b, 0, done, pausing)
 	run := time.Since(start)
 	poolAfter := env.DB.Pool.Stat()
-	idle.add(paths.sample(b, hotPathIdleRounds, nil))
+	idle.add(paths.sample(b, hotPathIdleRounds, nil, nil))
 	b.StopTimer()
 
 	b.ReportMetric(float64(n)/run.Seconds(), "invoices/s")
@@ -76,6 +84,14 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 		b.Logf("%s: without a run p50 %v p99 %v (%d requests); during the run p50 %v p99 %v (%d requests); ratio p50 %.2f, p99 %.2f",
 			name, without[0], without[1], len(idle.latencies[i]), with[0], with[1], len(during.latencies[i]),
 			float64(with[0])/float64(without[0]), float64(with[1])/float64(without[1]))
+	}
+	// Whether what slows a request is sharing the machine with a batch: the requests a batch
+	// overlapped (any part of them outside the run's pauses) against those it did not.
+	for i, name := range paths.names {
+		overlapped, clear := during.split(i)
+		b.Logf("%s during the run: %d requests overlapped a batch: p50 %v p99 %v; %d did not: p50 %v p99 %v",
+			name, len(overlapped), percentile(overlapped, 0.5), percentile(overlapped, 0.99),
+			len(clear), percentile(clear, 0.5), percentile(clear, 0.99))
 	}
 	// Whether anyone (the run's workers or the requests) found the pool empty during the run.
 	b.Logf("renewal run: %d invoices in %v (%.0f/s), settings %+v (0: the default), a pool of %d; during it %d acquires, %d waited for a connection (%v in all)",
@@ -123,13 +139,25 @@ func hotPaths(b *testing.B, env *apitest.Env, org string) *hotPathSet {
 	}
 }
 
-// hotPathSample is the latencies of each path's requests.
-type hotPathSample struct{ latencies [][]time.Duration }
+// hotPathSample is the latencies of each path's requests and, during a run, whether a batch
+// of the run overlapped each.
+type hotPathSample struct {
+	latencies  [][]time.Duration
+	overlapped [][]bool
+}
+
+// runPhase is whether a renewal run is pausing, and how many pauses it began: a request is
+// clear of the run's batches when both are the same at its start and end, and it was pausing.
+type runPhase struct{ state atomic.Int64 } // pauses begun × 2, + 1 while pausing
+
+// turn marks a pause's start (the state becomes odd) or its end (even).
+func (p *runPhase) turn() { p.state.Add(1) }
 
 // sample sends the paths' requests in turn, one at a time, count rounds, or until done
-// answers when done is not nil (then a failed run fails the benchmark).
-func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error) *hotPathSample {
-	out := &hotPathSample{latencies: make([][]time.Duration, len(s.names))}
+// answers when done is not nil (then a failed run fails the benchmark); with the run's phase,
+// it notes which requests a batch overlapped.
+func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error, run *runPhase) *hotPathSample {
+	out := &hotPathSample{latencies: make([][]time.Duration, len(s.names)), overlapped: make([][]bool, len(s.names))}
 	w := &discardResponse{header: http.Header{}}
 	for i := 0; done != nil || i < count; i++ {
 		if done != nil {
@@ -146,15 +174,34 @@ func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error) *hotPath
 			r := request(i)
 			clear(w.header)
 			w.status = 0
+			var phase int64
+			if run != nil {
+				phase = run.state.Load()
+			}
 			start := time.Now()
 			s.env.Handler.ServeHTTP(w, r)
 			out.latencies[p] = append(out.latencies[p], time.Since(start))
+			if run != nil {
+				out.overlapped[p] = append(out.overlapped[p], phase%2 == 0 || run.state.Load() != phase)
+			}
 			if w.status != s.status[p] {
 				b.Fatalf("%s: status %d", s.names[p], w.status)
 			}
 		}
 	}
 	return out
+}
+
+// split is the latencies of path i's requests that a batch overlapped, and of the others.
+func (s *hotPathSample) split(i int) (overlapped, clear []time.Duration) {
+	for j, l := range s.latencies[i] {
+		if s.overlapped[i][j] {
+			overlapped = append(overlapped, l)
+		} else {
+			clear = append(clear, l)
+		}
+	}
+	return overlapped, clear
 }
 
 // add adds the latencies of o to s.
@@ -166,8 +213,15 @@ func (s *hotPathSample) add(o *hotPathSample) {
 
 // percentiles is the median and 99th percentile latency of path i.
 func (s *hotPathSample) percentiles(i int) [2]time.Duration {
-	l := slices.Clone(s.latencies[i])
+	return [2]time.Duration{percentile(s.latencies[i], 0.50), percentile(s.latencies[i], 0.99)}
+}
+
+// percentile is the q-quantile of latencies (0 when there are none).
+func percentile(latencies []time.Duration, q float64) time.Duration {
+	if len(latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(latencies)
 	slices.Sort(l)
-	at := func(q float64) time.Duration { return l[min(len(l)-1, int(q*float64(len(l))))] }
-	return [2]time.Duration{at(0.50), at(0.99)}
+	return l[min(len(l)-1, int(q*float64(len(l))))]
 }

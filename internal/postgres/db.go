@@ -64,9 +64,11 @@ type DB struct {
 	// Requests tells the renewal run whether the API is busy, for it to give way
 	// (renewalgiveway.go); nil: the run never gives way.
 	Requests Busyness
-	// renewalPause is how the run pauses while the API is busy; nil: it sleeps. The tests
-	// count the pauses instead (export_test.go).
-	renewalPause func(context.Context, time.Duration)
+	// RenewalPause is how the run pauses after each batch it takes while the API is busy;
+	// nil: it sleeps for the duration. A run's batches run between its pauses, so the tests
+	// count the pauses, and BenchmarkHotPathsDuringRenewal tells the requests a batch
+	// overlapped from the others by wrapping sleep.
+	RenewalPause func(context.Context, time.Duration)
 
 	// renewStepByStep makes BillDue take every step in a transaction of its own, as before
 	// renewal batches: the batch's tests compare the two (export_test.go).

@@ -87,7 +87,7 @@ func (d *DB) RenewStepByStep() { d.renewStepByStep = true }
 // OnRenewalPause makes the renewal run call pause with each pause it would make while the API
 // is busy, instead of sleeping.
 func (d *DB) OnRenewalPause(pause func(time.Duration)) {
-	d.renewalPause = func(_ context.Context, p time.Duration) { pause(p) }
+	d.RenewalPause = func(_ context.Context, p time.Duration) { pause(p) }
 }
 
 // PauseAfter is how long the renewal run pauses after a batch that took worked while the API

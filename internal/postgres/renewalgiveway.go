@@ -86,12 +86,12 @@ type givingWay struct {
 
 // givingWay is how the run that starts now gives way to the API.
 func (d *DB) givingWay() *givingWay {
-	g := &givingWay{requests: d.Requests, share: d.Renewals.busyShare(), pause: d.renewalPause}
+	g := &givingWay{requests: d.Requests, share: d.Renewals.busyShare(), pause: d.RenewalPause}
 	if g.share >= 1 {
 		g.requests = nil
 	}
 	if g.pause == nil {
-		g.pause = sleep
+		g.pause = Sleep
 	}
 	return g
 }
@@ -129,8 +129,8 @@ func (g *givingWay) takeAlone(ctx context.Context, part []dueStep, takeBatch fun
 	return took, failed
 }
 
-// sleep waits for d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
+// Sleep waits for d, or until ctx ends: the run's pause unless DB.RenewalPause says otherwise.
+func Sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
