@@ -4,7 +4,8 @@
 -- and hash, the next document's PIH. A null chain_seller_id leaves the chain to the caller (the
 -- platform's unit). Returns only what the database decides (created_at): the caller holds
 -- every other value, and RETURNING * would send the bodies just written (XML, request, result)
--- back to it.
+-- back to it. The XML comes before the other bodies: pgx encodes the parameters into one
+-- buffer, and the pipeline sizes it for them all at the first large text (reserveParameters).
 WITH chain AS (
     UPDATE einvoice_counters SET last_icv = @icv, last_invoice_hash = @invoice_hash
     WHERE einvoice_counters.organization_id = @organization_id AND einvoice_counters.seller_id = sqlc.narg(chain_seller_id)
@@ -12,11 +13,11 @@ WITH chain AS (
 )
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
-    requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,
+    requested_type, valid, payable_amount, issued_at, xml, request, result, request_id,
     billing_reference_invoice_id, billing_reference_number
 ) VALUES (
     @id, @organization_id, @connected_business_id, @egs_unit_id, @icv, @number, @uuid, @pih, @invoice_hash, @status, @invoice_type,
-    @requested_type, @valid, @payable_amount, @issued_at, @request, @result, @xml, @request_id,
+    @requested_type, @valid, @payable_amount, @issued_at, @xml, @request, @result, @request_id,
     @billing_reference_invoice_id, @billing_reference_number
 )
 RETURNING created_at;

@@ -101,7 +101,7 @@ WITH chain AS (
 )
 INSERT INTO tax_invoices (
     id, organization_id, connected_business_id, egs_unit_id, icv, number, uuid, pih, invoice_hash, status, invoice_type,
-    requested_type, valid, payable_amount, issued_at, request, result, xml, request_id,
+    requested_type, valid, payable_amount, issued_at, xml, request, result, request_id,
     billing_reference_invoice_id, billing_reference_number
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
@@ -127,9 +127,9 @@ type TaxInvoiceInsertParams struct {
 	Valid                     bool
 	PayableAmount             int64
 	IssuedAt                  time.Time
+	Xml                       string
 	Request                   []byte
 	Result                    []byte
-	Xml                       string
 	RequestID                 *string
 	BillingReferenceInvoiceID *uuid.UUID
 	BillingReferenceNumber    *string
@@ -141,7 +141,8 @@ type TaxInvoiceInsertParams struct {
 // and hash, the next document's PIH. A null chain_seller_id leaves the chain to the caller (the
 // platform's unit). Returns only what the database decides (created_at): the caller holds
 // every other value, and RETURNING * would send the bodies just written (XML, request, result)
-// back to it.
+// back to it. The XML comes before the other bodies: pgx encodes the parameters into one
+// buffer, and the pipeline sizes it for them all at the first large text (reserveParameters).
 func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, taxInvoiceInsert,
 		arg.ID,
@@ -159,9 +160,9 @@ func (q *Queries) TaxInvoiceInsert(ctx context.Context, arg TaxInvoiceInsertPara
 		arg.Valid,
 		arg.PayableAmount,
 		arg.IssuedAt,
+		arg.Xml,
 		arg.Request,
 		arg.Result,
-		arg.Xml,
 		arg.RequestID,
 		arg.BillingReferenceInvoiceID,
 		arg.BillingReferenceNumber,

@@ -94,6 +94,7 @@ func PoolConfig(dsn string) (*pgxpool.Config, error) {
 	// about a tenth of the CPU of a simple read in the load benchmark.
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		registerUUID(conn.TypeMap())
+		registerReservedText(conn.TypeMap())
 		return nil
 	}
 	return cfg, nil

@@ -1,9 +1,13 @@
 package postgres_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -130,4 +134,96 @@ func benchInvoiceRequest() einvoice.Request {
 			{ID: "2", NameEn: "Croissant", Quantity: 3, UnitCode: "PCE", UnitPrice: 1250, TaxCategory: "S", TaxRate: 15},
 		},
 	}
+}
+
+// BenchmarkTaxInvoiceStatements is BenchmarkTaxInvoiceStorage's lz4 case with PostgreSQL's
+// log_statement_stats on its one connection: each statement's own CPU time (user and system,
+// from getrusage around its BIND and EXECUTE messages, or its QUERY for begin and commit) is
+// reported per invoice as <statement>-<step>-µs/op, and their sum as statements-µs/op. What
+// the backend spends between messages (reading them, sending results, waiting) is outside
+// these; pg-cpu-µs/op of the storage benchmark includes it. Run it with
+// `go test -run x -bench TaxInvoiceStatements -benchtime 2000x ./internal/postgres/`.
+func BenchmarkTaxInvoiceStatements(b *testing.B) {
+	ctx := context.Background()
+	d, services, org, tenant := servicesOfNewOrganization(b, pgtest.NewDatabase(b)+" pool_max_conns=1")
+	in := core.TaxInvoiceGenerate{OrganizationID: org.ID, Request: benchInvoiceRequest(), RequestJSON: []byte(benchInvoiceJSON)}
+	// pgcluster writes the server's log beside its data directory.
+	var data string
+	if err := d.Pool.QueryRow(ctx, "SHOW data_directory").Scan(&data); err != nil {
+		b.Fatal(err)
+	}
+	logPath := filepath.Join(filepath.Dir(data), "postgres.log")
+	if _, err := os.Stat(logPath); err != nil {
+		b.Skipf("the server's log: %v (the benchmark's own cluster writes it)", err)
+	}
+	// The chain's first invoice starts it: statements of a started chain only.
+	if _, err := services.TaxInvoices.GenerateTaxInvoice(tenant, in); err != nil {
+		b.Fatal(err)
+	}
+	for _, set := range []string{"SET log_statement_stats = on", "SET log_min_error_statement = log"} {
+		if _, err := d.Pool.Exec(ctx, set); err != nil {
+			b.Fatal(err)
+		}
+	}
+	log, err := os.Open(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	if _, err := log.Seek(0, io.SeekEnd); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := services.TaxInvoices.GenerateTaxInvoice(tenant, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := d.Pool.Exec(ctx, "RESET log_statement_stats"); err != nil {
+		b.Fatal(err)
+	}
+	perStatement, err := statementStats(log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum float64
+	for name, cpu := range perStatement {
+		b.ReportMetric(cpu/float64(b.N), name+"-µs/op")
+		sum += cpu
+	}
+	b.ReportMetric(sum/float64(b.N), "statements-µs/op")
+}
+
+// statementStats sums the CPU time of each statement in the log_statement_stats entries of
+// log, in µs, by the statement's sqlc name (or its text) and step (bind, execute, query).
+func statementStats(log io.Reader) (map[string]float64, error) {
+	usage := regexp.MustCompile(`!\s+([0-9.]+) s user, ([0-9.]+) s system`)
+	sums := map[string]float64{}
+	var step string
+	var cpu float64
+	lines := bufio.NewScanner(log)
+	lines.Buffer(make([]byte, 64<<10), 16<<20)
+	for lines.Scan() {
+		line := lines.Text()
+		if _, title, ok := strings.Cut(line, "LOG:  "); ok && strings.HasSuffix(title, " STATISTICS") {
+			step = strings.ToLower(strings.Fields(title)[0]) // BIND, EXECUTE, QUERY
+			continue
+		}
+		if m := usage.FindStringSubmatch(line); m != nil {
+			user, _ := strconv.ParseFloat(m[1], 64)
+			system, _ := strconv.ParseFloat(m[2], 64)
+			cpu = (user + system) * 1e6
+			continue
+		}
+		if _, statement, ok := strings.Cut(line, "STATEMENT:  "); ok && step != "" {
+			name := strings.TrimSpace(statement)
+			if sqlcName, ok := strings.CutPrefix(name, "-- name: "); ok {
+				name = strings.Fields(sqlcName)[0]
+			}
+			if name != "RESET log_statement_stats" {
+				sums[name+"-"+step] += cpu
+			}
+			step = ""
+		}
+	}
+	return sums, lines.Err()
 }
