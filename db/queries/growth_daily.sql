@@ -1,12 +1,13 @@
 -- The growth summary from the daily rollups of migration 00560 (postgres.summaryFromRollups).
 -- The window ends now: a visitor or actor is in it when last seen at or after @since. They are
--- summed from the *_days tables from @days_from, and those last seen on since's day counted
--- on the last-seen index on whichever side of since is shorter (postgres.sinceDay): added
--- from since to the day's end, or taken off from the day's start to since (@seen_sign). Those
--- seen only in events dated after their arrival that no insert has folded into the last
--- sightings yet (growth_pending_sightings, migration 00580) are each looked up by key: a
--- correlated lookup, not an anti-join, which the planner would make a hash of every visitor
--- seen since.
+-- summed from the *_days tables from @days_from, the day start nearest to since; the whole
+-- hours between that and the hour start nearest to since from the *_hours tables (00590),
+-- added or taken off (@hours_sign); and the last sightings between that hour and since
+-- counted on the last-seen index, added or taken off (@seen_sign): at most 12 hours and half
+-- an hour (postgres.sinceLevels). Those seen only in events dated after their arrival that no
+-- insert has folded into the last sightings yet (growth_pending_sightings, migration 00580)
+-- are each looked up by key: a correlated lookup, not an anti-join, which the planner would
+-- make a hash of every visitor seen since.
 
 -- name: GrowthDailyCounts :many
 -- Events per dimension of one organization over the whole days [from_day, to_day].
@@ -38,6 +39,9 @@ SELECT
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_organization_visitor_days d
       WHERE d.organization_id = @organization_id::text AND d.any_traffic = @include_internal::boolean
         AND d.day >= @days_from)
+     + sqlc.arg(hours_sign)::bigint * (SELECT coalesce(sum(h.visitors), 0) FROM growth_organization_visitor_hours h
+        WHERE h.organization_id = @organization_id::text AND h.any_traffic = @include_internal::boolean
+          AND h.hour >= @hours_from AND h.hour < @hours_to)
      + sqlc.arg(seen_sign)::bigint * (SELECT count(*) FROM growth_organization_visitors v
         WHERE v.organization_id = @organization_id::text
           AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @seen_from
@@ -61,6 +65,8 @@ SELECT
           WHERE o.organization_id = f.organization_id), '-infinity') < @since))::bigint AS organizations,
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_visitor_days d
       WHERE d.any_traffic = @include_internal::boolean AND d.day >= @days_from)
+     + sqlc.arg(hours_sign)::bigint * (SELECT coalesce(sum(h.visitors), 0) FROM growth_visitor_hours h
+        WHERE h.any_traffic = @include_internal::boolean AND h.hour >= @hours_from AND h.hour < @hours_to)
      + sqlc.arg(seen_sign)::bigint * (SELECT count(*) FROM growth_visitors v
         WHERE (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) >= @seen_from
           AND (CASE WHEN @include_internal::boolean THEN v.last_any ELSE v.last_external END) < @seen_to)
@@ -82,6 +88,10 @@ FROM (
     SELECT d.event_name, d.actors FROM growth_organization_actor_days d
     WHERE d.organization_id = @organization_id::text AND d.event_name = ANY(@funnel_events::text[])
       AND d.any_traffic = @include_internal::boolean AND d.day >= @days_from
+    UNION ALL
+    SELECT h.event_name, sqlc.arg(hours_sign)::bigint * h.actors FROM growth_organization_actor_hours h
+    WHERE h.organization_id = @organization_id::text AND h.event_name = ANY(@funnel_events::text[])
+      AND h.any_traffic = @include_internal::boolean AND h.hour >= @hours_from AND h.hour < @hours_to
     UNION ALL
     SELECT a.event_name, sqlc.arg(seen_sign)::bigint * count(*) AS actors FROM growth_organization_actors a
     WHERE a.organization_id = @organization_id::text AND a.event_name = ANY(@funnel_events::text[])
@@ -109,6 +119,10 @@ FROM (
     SELECT d.event_name, d.actors FROM growth_actor_days d
     WHERE d.event_name = ANY(@funnel_events::text[])
       AND d.any_traffic = @include_internal::boolean AND d.day >= @days_from
+    UNION ALL
+    SELECT h.event_name, sqlc.arg(hours_sign)::bigint * h.actors FROM growth_actor_hours h
+    WHERE h.event_name = ANY(@funnel_events::text[])
+      AND h.any_traffic = @include_internal::boolean AND h.hour >= @hours_from AND h.hour < @hours_to
     UNION ALL
     SELECT a.event_name, sqlc.arg(seen_sign)::bigint * count(*) AS actors FROM growth_actors a
     WHERE a.event_name = ANY(@funnel_events::text[])

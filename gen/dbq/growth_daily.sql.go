@@ -34,13 +34,14 @@ type GrowthDailyCountsRow struct {
 
 // The growth summary from the daily rollups of migration 00560 (postgres.summaryFromRollups).
 // The window ends now: a visitor or actor is in it when last seen at or after @since. They are
-// summed from the *_days tables from @days_from, and those last seen on since's day counted
-// on the last-seen index on whichever side of since is shorter (postgres.sinceDay): added
-// from since to the day's end, or taken off from the day's start to since (@seen_sign). Those
-// seen only in events dated after their arrival that no insert has folded into the last
-// sightings yet (growth_pending_sightings, migration 00580) are each looked up by key: a
-// correlated lookup, not an anti-join, which the planner would make a hash of every visitor
-// seen since.
+// summed from the *_days tables from @days_from, the day start nearest to since; the whole
+// hours between that and the hour start nearest to since from the *_hours tables (00590),
+// added or taken off (@hours_sign); and the last sightings between that hour and since
+// counted on the last-seen index, added or taken off (@seen_sign): at most 12 hours and half
+// an hour (postgres.sinceLevels). Those seen only in events dated after their arrival that no
+// insert has folded into the last sightings yet (growth_pending_sightings, migration 00580)
+// are each looked up by key: a correlated lookup, not an anti-join, which the planner would
+// make a hash of every visitor seen since.
 // Events per dimension of one organization over the whole days [from_day, to_day].
 func (q *Queries) GrowthDailyCounts(ctx context.Context, arg GrowthDailyCountsParams) ([]GrowthDailyCountsRow, error) {
 	rows, err := q.db.Query(ctx, growthDailyCounts,
@@ -112,8 +113,8 @@ WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
     FROM growth_pending_sightings
     WHERE organization_id = $1::text
-      AND occurred_at >= $8 AND occurred_at <= $9
-      AND traffic_type = ANY($10::text[]) AND event_name = ANY($2::text[])
+      AND occurred_at >= $11 AND occurred_at <= $12
+      AND traffic_type = ANY($13::text[]) AND event_name = ANY($2::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
 FROM (
@@ -121,15 +122,19 @@ FROM (
     WHERE d.organization_id = $1::text AND d.event_name = ANY($2::text[])
       AND d.any_traffic = $3::boolean AND d.day >= $4
     UNION ALL
-    SELECT a.event_name, $5::bigint * count(*) AS actors FROM growth_organization_actors a
+    SELECT h.event_name, $5::bigint * h.actors FROM growth_organization_actor_hours h
+    WHERE h.organization_id = $1::text AND h.event_name = ANY($2::text[])
+      AND h.any_traffic = $3::boolean AND h.hour >= $6 AND h.hour < $7
+    UNION ALL
+    SELECT a.event_name, $8::bigint * count(*) AS actors FROM growth_organization_actors a
     WHERE a.organization_id = $1::text AND a.event_name = ANY($2::text[])
-      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) >= $6
-      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) < $7
+      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) >= $9
+      AND (CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END) < $10
     GROUP BY a.event_name
     UNION ALL
     SELECT f.event_name, count(*) FROM future f WHERE coalesce((
         SELECT CASE WHEN $3::boolean THEN a.last_any ELSE a.last_external END FROM growth_organization_actors a
-        WHERE a.organization_id = $1::text AND a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $8
+        WHERE a.organization_id = $1::text AND a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $11
     GROUP BY f.event_name
 ) actors
 GROUP BY event_name
@@ -140,6 +145,9 @@ type GrowthDailyFunnelParams struct {
 	FunnelEvents    []string
 	IncludeInternal bool
 	DaysFrom        time.Time
+	HoursSign       int64
+	HoursFrom       time.Time
+	HoursTo         time.Time
 	SeenSign        int64
 	SeenFrom        time.Time
 	SeenTo          time.Time
@@ -160,6 +168,9 @@ func (q *Queries) GrowthDailyFunnel(ctx context.Context, arg GrowthDailyFunnelPa
 		arg.FunnelEvents,
 		arg.IncludeInternal,
 		arg.DaysFrom,
+		arg.HoursSign,
+		arg.HoursFrom,
+		arg.HoursTo,
 		arg.SeenSign,
 		arg.SeenFrom,
 		arg.SeenTo,
@@ -189,8 +200,8 @@ const growthDailyFunnelAnyOrganization = `-- name: GrowthDailyFunnelAnyOrganizat
 WITH future AS (
     SELECT DISTINCT event_name, coalesce('a:' || anonymous_id, 'o:' || organization_id) AS actor
     FROM growth_pending_sightings
-    WHERE occurred_at >= $7 AND occurred_at <= $8
-      AND traffic_type = ANY($9::text[]) AND event_name = ANY($1::text[])
+    WHERE occurred_at >= $10 AND occurred_at <= $11
+      AND traffic_type = ANY($12::text[]) AND event_name = ANY($1::text[])
 )
 SELECT event_name, sum(actors)::bigint AS actors
 FROM (
@@ -198,15 +209,19 @@ FROM (
     WHERE d.event_name = ANY($1::text[])
       AND d.any_traffic = $2::boolean AND d.day >= $3
     UNION ALL
-    SELECT a.event_name, $4::bigint * count(*) AS actors FROM growth_actors a
+    SELECT h.event_name, $4::bigint * h.actors FROM growth_actor_hours h
+    WHERE h.event_name = ANY($1::text[])
+      AND h.any_traffic = $2::boolean AND h.hour >= $5 AND h.hour < $6
+    UNION ALL
+    SELECT a.event_name, $7::bigint * count(*) AS actors FROM growth_actors a
     WHERE a.event_name = ANY($1::text[])
-      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) >= $5
-      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) < $6
+      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) >= $8
+      AND (CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END) < $9
     GROUP BY a.event_name
     UNION ALL
     SELECT f.event_name, count(*) FROM future f WHERE coalesce((
         SELECT CASE WHEN $2::boolean THEN a.last_any ELSE a.last_external END FROM growth_actors a
-        WHERE a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $7
+        WHERE a.event_name = f.event_name AND a.actor = f.actor), '-infinity') < $10
     GROUP BY f.event_name
 ) actors
 GROUP BY event_name
@@ -216,6 +231,9 @@ type GrowthDailyFunnelAnyOrganizationParams struct {
 	FunnelEvents    []string
 	IncludeInternal bool
 	DaysFrom        time.Time
+	HoursSign       int64
+	HoursFrom       time.Time
+	HoursTo         time.Time
 	SeenSign        int64
 	SeenFrom        time.Time
 	SeenTo          time.Time
@@ -235,6 +253,9 @@ func (q *Queries) GrowthDailyFunnelAnyOrganization(ctx context.Context, arg Grow
 		arg.FunnelEvents,
 		arg.IncludeInternal,
 		arg.DaysFrom,
+		arg.HoursSign,
+		arg.HoursFrom,
+		arg.HoursTo,
 		arg.SeenSign,
 		arg.SeenFrom,
 		arg.SeenTo,
@@ -264,8 +285,8 @@ const growthDailyUniques = `-- name: GrowthDailyUniques :one
 WITH future AS (
     SELECT anonymous_id FROM growth_pending_sightings
     WHERE organization_id = $1::text
-      AND occurred_at >= $3 AND occurred_at <= $8
-      AND traffic_type = ANY($9::text[])
+      AND occurred_at >= $3 AND occurred_at <= $11
+      AND traffic_type = ANY($12::text[])
 )
 SELECT
     (EXISTS (SELECT 1 FROM growth_organizations o WHERE o.organization_id = $1::text
@@ -274,10 +295,13 @@ SELECT
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_organization_visitor_days d
       WHERE d.organization_id = $1::text AND d.any_traffic = $2::boolean
         AND d.day >= $4)
-     + $5::bigint * (SELECT count(*) FROM growth_organization_visitors v
+     + $5::bigint * (SELECT coalesce(sum(h.visitors), 0) FROM growth_organization_visitor_hours h
+        WHERE h.organization_id = $1::text AND h.any_traffic = $2::boolean
+          AND h.hour >= $6 AND h.hour < $7)
+     + $8::bigint * (SELECT count(*) FROM growth_organization_visitors v
         WHERE v.organization_id = $1::text
-          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $6
-          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) < $7)
+          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) >= $9
+          AND (CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END) < $10)
      + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
           SELECT CASE WHEN $2::boolean THEN v.last_any ELSE v.last_external END FROM growth_organization_visitors v
           WHERE v.organization_id = $1::text AND v.anonymous_id = f.anonymous_id), '-infinity') < $3))::bigint AS anonymous_visitors
@@ -288,6 +312,9 @@ type GrowthDailyUniquesParams struct {
 	IncludeInternal bool
 	Since           time.Time
 	DaysFrom        time.Time
+	HoursSign       int64
+	HoursFrom       time.Time
+	HoursTo         time.Time
 	SeenSign        int64
 	SeenFrom        time.Time
 	SeenTo          time.Time
@@ -307,6 +334,9 @@ func (q *Queries) GrowthDailyUniques(ctx context.Context, arg GrowthDailyUniques
 		arg.IncludeInternal,
 		arg.Since,
 		arg.DaysFrom,
+		arg.HoursSign,
+		arg.HoursFrom,
+		arg.HoursTo,
 		arg.SeenSign,
 		arg.SeenFrom,
 		arg.SeenTo,
@@ -321,8 +351,8 @@ func (q *Queries) GrowthDailyUniques(ctx context.Context, arg GrowthDailyUniques
 const growthDailyUniquesAnyOrganization = `-- name: GrowthDailyUniquesAnyOrganization :one
 WITH future AS (
     SELECT organization_id, anonymous_id FROM growth_pending_sightings
-    WHERE occurred_at >= $2 AND occurred_at <= $7
-      AND traffic_type = ANY($8::text[])
+    WHERE occurred_at >= $2 AND occurred_at <= $10
+      AND traffic_type = ANY($11::text[])
 )
 SELECT
     ((SELECT count(*) FROM growth_organizations o
@@ -332,9 +362,11 @@ SELECT
           WHERE o.organization_id = f.organization_id), '-infinity') < $2))::bigint AS organizations,
     ((SELECT coalesce(sum(d.visitors), 0) FROM growth_visitor_days d
       WHERE d.any_traffic = $1::boolean AND d.day >= $3)
-     + $4::bigint * (SELECT count(*) FROM growth_visitors v
-        WHERE (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $5
-          AND (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) < $6)
+     + $4::bigint * (SELECT coalesce(sum(h.visitors), 0) FROM growth_visitor_hours h
+        WHERE h.any_traffic = $1::boolean AND h.hour >= $5 AND h.hour < $6)
+     + $7::bigint * (SELECT count(*) FROM growth_visitors v
+        WHERE (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) >= $8
+          AND (CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END) < $9)
      + (SELECT count(DISTINCT f.anonymous_id) FROM future f WHERE f.anonymous_id IS NOT NULL AND coalesce((
           SELECT CASE WHEN $1::boolean THEN v.last_any ELSE v.last_external END FROM growth_visitors v
           WHERE v.anonymous_id = f.anonymous_id), '-infinity') < $2))::bigint AS anonymous_visitors
@@ -344,6 +376,9 @@ type GrowthDailyUniquesAnyOrganizationParams struct {
 	IncludeInternal bool
 	Since           time.Time
 	DaysFrom        time.Time
+	HoursSign       int64
+	HoursFrom       time.Time
+	HoursTo         time.Time
 	SeenSign        int64
 	SeenFrom        time.Time
 	SeenTo          time.Time
@@ -362,6 +397,9 @@ func (q *Queries) GrowthDailyUniquesAnyOrganization(ctx context.Context, arg Gro
 		arg.IncludeInternal,
 		arg.Since,
 		arg.DaysFrom,
+		arg.HoursSign,
+		arg.HoursFrom,
+		arg.HoursTo,
 		arg.SeenSign,
 		arg.SeenFrom,
 		arg.SeenTo,

@@ -210,6 +210,13 @@ type GrowthActorDay struct {
 	Actors     int64
 }
 
+type GrowthActorHour struct {
+	EventName  string
+	Hour       time.Time
+	AnyTraffic bool
+	Actors     int64
+}
+
 type GrowthDailyCount struct {
 	OrganizationID string
 	Day            time.Time
@@ -309,6 +316,14 @@ type GrowthOrganizationActorDay struct {
 	Actors         int64
 }
 
+type GrowthOrganizationActorHour struct {
+	OrganizationID string
+	EventName      string
+	Hour           time.Time
+	AnyTraffic     bool
+	Actors         int64
+}
+
 type GrowthOrganizationVisitor struct {
 	OrganizationID string
 	AnonymousID    string
@@ -321,6 +336,13 @@ type GrowthOrganizationVisitor struct {
 type GrowthOrganizationVisitorDay struct {
 	OrganizationID string
 	Day            time.Time
+	AnyTraffic     bool
+	Visitors       int64
+}
+
+type GrowthOrganizationVisitorHour struct {
+	OrganizationID string
+	Hour           time.Time
 	AnyTraffic     bool
 	Visitors       int64
 }
@@ -360,6 +382,12 @@ type GrowthVisitor struct {
 
 type GrowthVisitorDay struct {
 	Day        time.Time
+	AnyTraffic bool
+	Visitors   int64
+}
+
+type GrowthVisitorHour struct {
+	Hour       time.Time
 	AnyTraffic bool
 	Visitors   int64
 }

@@ -36,6 +36,8 @@ var globalTables = map[string]string{
 	"growth_provider_monthly_counts": "provider-wide growth rollup of monthly counts",
 	"growth_visitor_days":            "provider-wide growth rollup: visitors per day of their last sighting",
 	"growth_actor_days":              "provider-wide growth rollup: actors per event name and day of their last sighting",
+	"growth_visitor_hours":           "provider-wide growth rollup: visitors per hour of their last sighting",
+	"growth_actor_hours":             "provider-wide growth rollup: actors per event name and hour of their last sighting",
 	"goose_db_version":               "the migrations' own bookkeeping",
 	"river_job":                      "River's job queue: stays on the coordinator (jobs carry the organization in their arguments)",
 	"river_leader":                   "River's leader election",

@@ -212,19 +212,21 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	if err != nil {
 		return err
 	}
-	d := sinceDayOf(w.since)
+	l := sinceLevelsOf(w.since)
 	var funnel []dbq.GrowthSummaryFunnelRow
 	if w.org == nil {
 		uniques, err := q.GrowthDailyUniquesAnyOrganization(ctx, dbq.GrowthDailyUniquesAnyOrganizationParams{
 			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
-			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
+			DaysFrom: l.daysFrom, HoursFrom: l.hours.from, HoursTo: l.hours.to, HoursSign: l.hours.sign,
+			SeenFrom: l.seen.from, SeenTo: l.seen.to, SeenSign: l.seen.sign,
 		})
 		if err != nil {
 			return err
 		}
 		rows, err := q.GrowthDailyFunnelAnyOrganization(ctx, dbq.GrowthDailyFunnelAnyOrganizationParams{
 			Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
-			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
+			DaysFrom: l.daysFrom, HoursFrom: l.hours.from, HoursTo: l.hours.to, HoursSign: l.hours.sign,
+			SeenFrom: l.seen.from, SeenTo: l.seen.to, SeenSign: l.seen.sign,
 		})
 		if err != nil {
 			return err
@@ -236,14 +238,16 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	} else {
 		uniques, err := q.GrowthDailyUniques(ctx, dbq.GrowthDailyUniquesParams{
 			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal,
-			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
+			DaysFrom: l.daysFrom, HoursFrom: l.hours.from, HoursTo: l.hours.to, HoursSign: l.hours.sign,
+			SeenFrom: l.seen.from, SeenTo: l.seen.to, SeenSign: l.seen.sign,
 		})
 		if err != nil {
 			return err
 		}
 		rows, err := q.GrowthDailyFunnel(ctx, dbq.GrowthDailyFunnelParams{
 			OrganizationID: *w.org, Since: w.since, Until: w.until, TrafficTypes: w.traffic, IncludeInternal: w.includeInternal, FunnelEvents: core.GrowthFunnel,
-			DaysFrom: d.daysFrom, SeenFrom: d.seen.from, SeenTo: d.seen.to, SeenSign: d.sign,
+			DaysFrom: l.daysFrom, HoursFrom: l.hours.from, HoursTo: l.hours.to, HoursSign: l.hours.sign,
+			SeenFrom: l.seen.from, SeenTo: l.seen.to, SeenSign: l.seen.sign,
 		})
 		if err != nil {
 			return err
@@ -258,23 +262,35 @@ func summaryFromRollups(ctx context.Context, q *dbq.Queries, w summaryWindow, su
 	return nil
 }
 
-// sinceDay splits the visitors and actors last seen since a time: those of the days from
-// daysFrom, counted by day, and sign times those last seen in seen, on since's day. seen is
-// the shorter side of since (at most half a day): from since to the day's end, added to the
-// days after it, or from the day's start to since, taken off since's day.
-type sinceDay struct {
-	daysFrom time.Time
-	seen     summarySpan
-	sign     int64
+// sinceLevels split the visitors and actors last seen since a time as spanCounts splits the
+// events: those last seen from daysFrom, the day start nearest to since, counted by day (the
+// *_days tables); those of the whole hours between it and the hour start nearest to since,
+// counted by hour (the *_hours tables, migration 00590); and those between that hour start
+// and since, counted one by one. Each correction is added or taken off by its sign: at most
+// 12 hours and half an hour of last sightings, whatever the window.
+type sinceLevels struct {
+	daysFrom    time.Time
+	hours, seen signedSpan
 }
 
-func sinceDayOf(since time.Time) sinceDay {
-	start := since.Truncate(24 * time.Hour) // from the zero time, a UTC midnight (as growth_day)
-	if since.Sub(start) <= 12*time.Hour {
-		return sinceDay{daysFrom: start, seen: summarySpan{from: start, to: since}, sign: -1}
+// signedSpan is a span whose last sightings a count adds (sign 1) or takes off (-1).
+type signedSpan struct {
+	summarySpan
+	sign int64
+}
+
+func sinceLevelsOf(since time.Time) sinceLevels {
+	daysFrom, hourFrom := day.round(since), hour.round(since)
+	return sinceLevels{daysFrom: daysFrom, hours: moveStart(daysFrom, hourFrom), seen: moveStart(hourFrom, since)}
+}
+
+// moveStart turns a count of the last sightings from one time into the count from another:
+// it takes off those in between when the start moves later, and adds them when earlier.
+func moveStart(from, to time.Time) signedSpan {
+	if to.Before(from) {
+		return signedSpan{summarySpan{from: to, to: from}, 1}
 	}
-	end := start.Add(24 * time.Hour)
-	return sinceDay{daysFrom: end, seen: summarySpan{from: since, to: end}, sign: 1}
+	return signedSpan{summarySpan{from: from, to: to}, -1}
 }
 
 // rollupCounts are the window's events per dimension: everything from since to the end of
@@ -331,7 +347,7 @@ var (
 			return convertRows(rows, func(r dbq.GrowthMonthlyCountsRow) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(r) }), err
 		},
 	}
-	summaryLevels = []summaryLevel{month, {
+	day = summaryLevel{
 		floor: func(t time.Time) time.Time { return t.Truncate(24 * time.Hour) }, // from the zero time, a UTC midnight (as growth_day)
 		next:  func(t time.Time) time.Time { return t.Add(24 * time.Hour) },
 		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
@@ -344,7 +360,8 @@ var (
 			}
 			return q.GrowthDailyCounts(ctx, dbq.GrowthDailyCountsParams{OrganizationID: *w.org, FromDay: from, ToDay: last, IncludeInternal: w.includeInternal})
 		},
-	}, {
+	}
+	hour = summaryLevel{
 		floor: func(t time.Time) time.Time { return t.Truncate(time.Hour) },
 		next:  func(t time.Time) time.Time { return t.Add(time.Hour) },
 		counts: func(ctx context.Context, q *dbq.Queries, w summaryWindow, from, to time.Time) ([]dbq.GrowthDailyCountsRow, error) {
@@ -357,7 +374,8 @@ var (
 			rows, err := q.GrowthHourlyCounts(ctx, dbq.GrowthHourlyCountsParams{OrganizationID: *w.org, FromHour: from, ToHour: to, IncludeInternal: w.includeInternal})
 			return convertRows(rows, func(r dbq.GrowthHourlyCountsRow) dbq.GrowthDailyCountsRow { return dbq.GrowthDailyCountsRow(r) }), err
 		},
-	}}
+	}
+	summaryLevels = []summaryLevel{month, day, hour}
 )
 
 func convertRows[From, To any](rows []From, convert func(From) To) []To {

@@ -98,6 +98,7 @@ func seedLists(ctx context.Context, base, dsn string, rows int) (*listFixture, e
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE request_logs, growth_events, growth_hourly_counts, growth_visitors, growth_organizations, growth_actors, "+
 		"growth_daily_counts, growth_provider_daily_counts, growth_organization_visitors, growth_organization_actors, "+
 		"growth_visitor_days, growth_actor_days, growth_organization_visitor_days, growth_organization_actor_days, "+
+		"growth_visitor_hours, growth_actor_hours, growth_organization_visitor_hours, growth_organization_actor_hours, "+
 		"growth_monthly_counts, growth_provider_monthly_counts, growth_pending_sightings"); err != nil {
 		return nil, err
 	}
