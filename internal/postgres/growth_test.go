@@ -101,12 +101,15 @@ func TestGrowthSummaryRollups(t *testing.T) {
 	}
 	// Dated after their arrival, but before the summaries: those of the first half second are
 	// due before the service's inserts below (which fold them into the last sightings), those
-	// of the second are due only after them (the summary looks them up).
+	// dated three seconds on are due only after them (the summary looks them up): the inserts
+	// have that long to finish, under -race on a loaded machine too (with one second, one
+	// insert that ended late folded a pending sighting).
 	arrival := time.Now()
+	const pendingAfter = 3 * time.Second
 	var folded, pending [][]any
 	for range 50 {
 		folded = append(folded, event(rng, arrival.Add(time.Duration(rng.Int64N(int64(time.Second/2))))))
-		pending = append(pending, event(rng, arrival.Add(time.Second+time.Duration(rng.Int64N(int64(time.Second/2))))))
+		pending = append(pending, event(rng, arrival.Add(pendingAfter+time.Duration(rng.Int64N(int64(time.Second/2))))))
 	}
 	if err := insert(append(folded, pending...)); err != nil {
 		t.Fatal(err)
@@ -127,7 +130,10 @@ func TestGrowthSummaryRollups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Until(arrival.Add(2 * time.Second)))
+	if time.Since(arrival) >= pendingAfter {
+		t.Fatalf("the service's inserts ended %v after the pending sightings' arrival, later than they are dated", time.Since(arrival))
+	}
+	time.Sleep(time.Until(arrival.Add(pendingAfter + time.Second)))
 	var due, later int
 	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FILTER (WHERE occurred_at <= now()), count(*) FILTER (WHERE occurred_at > now()) FROM growth_pending_sightings").Scan(&due, &later); err != nil {
 		t.Fatal(err)
