@@ -94,7 +94,7 @@ const environmentHelp = `Environment:
                               a connection of the pool (default half the pool's connections,
                               at least 1), while the API is idle
   RENEWAL_BUSY_SHARE          the share of the time a run works while the API serves requests
-                              (in flight, or within the last 100ms): batches of 10, one at a
+                              (in flight, or within the last second): batches of 10, one at a
                               time, each followed by a pause (default 0.25: a pause of three
                               times the batch's time; 1: the run does not give way)
   OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the other standard

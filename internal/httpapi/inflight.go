@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// DefaultQuiet is how long after its last request the API still counts as busy: the gaps
-// between one client's requests are far shorter, and a renewal run that took them for an idle
-// API would start a full batch that the next request shares the machine with.
-const DefaultQuiet = 100 * time.Millisecond
+// DefaultQuiet is how long after its last request the API still counts as busy. A renewal run
+// that took a gap between requests for an idle API would go at full speed, and the next request
+// would meet its batches: with a second, traffic of a request every few hundred milliseconds
+// keeps the run giving way (at 100 ms, requests 300 ms apart met full-speed batches and their
+// median rose 1.2–2.3 times; docs/performance.md, "Sixteenth session").
+const DefaultQuiet = time.Second
 
 // InFlight counts the API's requests being served, for the background work that gives way to
 // them (the renewal run, postgres.DB.Requests). An event stream counts until its stream

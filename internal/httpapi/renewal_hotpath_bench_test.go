@@ -51,8 +51,20 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 	plan := ratedPlan(b, env, "null")
 	pgtest.SeedDueRenewals(b, env.Pool, uuid.MustParse(org), uuid.MustParse(plan), n)
 	paths := hotPaths(b, env, org)
+	// RENEWAL_HOTPATH_GAP (a duration such as 150ms) sends each round of requests that long
+	// after the last: sparse traffic, quiet long enough for the run to go at full speed
+	// between requests (httpapi.DefaultQuiet), instead of one request after another.
+	if s := os.Getenv("RENEWAL_HOTPATH_GAP"); s != "" {
+		if paths.gap, err = time.ParseDuration(s); err != nil || paths.gap < 0 {
+			b.Fatalf("RENEWAL_HOTPATH_GAP=%q: a duration such as 150ms", s)
+		}
+	}
 
-	idle := paths.sample(b, hotPathIdleRounds, nil, nil)
+	idleRounds := hotPathIdleRounds
+	if paths.gap > 0 {
+		idleRounds = hotPathSparseIdleRounds
+	}
+	idle := paths.sample(b, idleRounds, nil, nil)
 	// The run's pauses, to tell the requests a batch overlapped from those it did not.
 	pausing := new(runPhase)
 	env.DB.RenewalPause = func(ctx context.Context, d time.Duration) {
@@ -73,7 +85,7 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 	during := paths.sample(b, 0, done, pausing)
 	run := time.Since(start)
 	poolAfter := env.DB.Pool.Stat()
-	idle.add(paths.sample(b, hotPathIdleRounds, nil, nil))
+	idle.add(paths.sample(b, idleRounds, nil, nil))
 	b.StopTimer()
 
 	b.ReportMetric(float64(n)/run.Seconds(), "invoices/s")
@@ -104,6 +116,10 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 // before the run and again after it: a 99th percentile of 1,000 is the 10th slowest.
 const hotPathIdleRounds = 500
 
+// hotPathSparseIdleRounds is how many it sends before and after with RENEWAL_HOTPATH_GAP: 100
+// rounds of 150 ms take 15 s.
+const hotPathSparseIdleRounds = 100
+
 // hotPathSet is the requests BenchmarkHotPathsDuringRenewal times, by name.
 type hotPathSet struct {
 	env   *apitest.Env
@@ -111,6 +127,8 @@ type hotPathSet struct {
 	// request builds the i-th request of a path (a fresh body each time).
 	request []func(i int) *http.Request
 	status  []int
+	// gap is how long each round of requests waits after the last; 0: none.
+	gap time.Duration
 }
 
 // hotPaths makes the API keys (enough that none is refused for its rate) and the requests of
@@ -160,6 +178,9 @@ func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error, run *run
 	out := &hotPathSample{latencies: make([][]time.Duration, len(s.names)), overlapped: make([][]bool, len(s.names))}
 	w := &discardResponse{header: http.Header{}}
 	for i := 0; done != nil || i < count; i++ {
+		if s.gap > 0 && i > 0 {
+			time.Sleep(s.gap)
+		}
 		if done != nil {
 			select {
 			case err := <-done:
