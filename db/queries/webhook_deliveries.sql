@@ -2,12 +2,6 @@
 INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status)
 VALUES (@id, @organization_id, @event_id, @endpoint_id, 'pending');
 
--- name: WebhookDeliveryEventID :one
--- The event of delivery @id, for a job queued by the previous release, which does not carry
--- it: the only read of a delivery by its id alone on the job's path (one probe of
--- webhook_deliveries_id per partition).
-SELECT event_id FROM webhook_deliveries WHERE organization_id = @organization_id AND id = @id;
-
 -- name: WebhookDeliveryStartAttempt :one
 -- Counts the attempt of a pending delivery that its job is about to make. Nothing happens when
 -- the delivery is finished or gone (deleted with its endpoint), or was queued again (resend,

@@ -809,20 +809,6 @@ type WebhookDeliveryAttemptsLegacy struct {
 	EventID        uuid.UUID
 }
 
-type WebhookDeliveryAttemptsUnrouted struct {
-	ID             uuid.UUID
-	OrganizationID uuid.UUID
-	DeliveryID     uuid.UUID
-	Attempt        int32
-	AttemptedAt    time.Time
-	Succeeded      bool
-	StatusCode     *int32
-	LatencyMs      int32
-	Error          *string
-	ResponseBody   *string
-	EventID        uuid.UUID
-}
-
 type WebhookEndpoint struct {
 	ID                      uuid.UUID
 	OrganizationID          uuid.UUID

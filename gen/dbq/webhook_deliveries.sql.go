@@ -66,25 +66,6 @@ func (q *Queries) WebhookDeliveryAttemptInsert(ctx context.Context, arg WebhookD
 	return err
 }
 
-const webhookDeliveryEventID = `-- name: WebhookDeliveryEventID :one
-SELECT event_id FROM webhook_deliveries WHERE organization_id = $1 AND id = $2
-`
-
-type WebhookDeliveryEventIDParams struct {
-	OrganizationID uuid.UUID
-	ID             uuid.UUID
-}
-
-// The event of delivery @id, for a job queued by the previous release, which does not carry
-// it: the only read of a delivery by its id alone on the job's path (one probe of
-// webhook_deliveries_id per partition).
-func (q *Queries) WebhookDeliveryEventID(ctx context.Context, arg WebhookDeliveryEventIDParams) (uuid.UUID, error) {
-	row := q.db.QueryRow(ctx, webhookDeliveryEventID, arg.OrganizationID, arg.ID)
-	var event_id uuid.UUID
-	err := row.Scan(&event_id)
-	return event_id, err
-}
-
 const webhookDeliveryFinishAttempt = `-- name: WebhookDeliveryFinishAttempt :one
 UPDATE webhook_deliveries
 SET status          = $1,

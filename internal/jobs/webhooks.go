@@ -19,9 +19,9 @@ import (
 // delivery's status and every attempt's outcome.
 type DeliverWebhookArgs struct {
 	OrganizationID uuid.UUID `json:"organization_id"`
-	// EventID is the delivery's event, its partition key; absent (nil) from the jobs the
-	// previous release queued, whose delivery is then found by its id alone.
-	EventID    uuid.UUID `json:"event_id,omitzero"`
+	// EventID is the delivery's event, its partition key (migration 00620 gave it to the jobs
+	// v1.2.0 queued without it).
+	EventID    uuid.UUID `json:"event_id"`
 	DeliveryID uuid.UUID `json:"delivery_id"`
 	// Requeues is the delivery's count of re-queues (resend, recover) when the job was queued:
 	// a job queued before the latest re-queue does nothing.

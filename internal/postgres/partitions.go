@@ -189,8 +189,8 @@ type partitionConn interface {
 var rangeBound = regexp.MustCompile(`^FOR VALUES FROM \((MINVALUE|'([0-9a-f-]{36})')\) TO \('([0-9a-f-]{36})'\)$`)
 
 // listPartitions reads the partitions of table t from the catalog, oldest first. A DEFAULT
-// partition is not one of them: it holds no period (webhook_delivery_attempts_unrouted,
-// migration 00460, stays empty).
+// partition is not one of them: it holds no period (webhook_delivery_attempts had one from
+// migration 00460 to 00620).
 func listPartitions(ctx context.Context, tx pgx.Tx, t partitionedTable) ([]Partition, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT c.relname::text, pg_get_expr(c.relpartbound, c.oid)

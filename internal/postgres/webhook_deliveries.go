@@ -54,20 +54,9 @@ type WebhookAttempt struct {
 // requeues is the delivery's count of re-queues when the job was queued. It returns nil when
 // there is nothing to attempt: the delivery is finished or gone, or was queued again since
 // (another job makes its attempts), or its endpoint is disabled (the delivery is then
-// abandoned). eventID is the delivery's event, nil when the job does not know it (queued by
-// the previous release).
+// abandoned). eventID is the delivery's event.
 func (d *DB) StartWebhookAttempt(ctx context.Context, organizationID, eventID, deliveryID uuid.UUID, requeues int32) (*WebhookAttempt, error) {
 	q := d.queries(ctx)
-	if eventID == uuid.Nil {
-		var err error
-		eventID, err = q.WebhookDeliveryEventID(ctx, dbq.WebhookDeliveryEventIDParams{OrganizationID: organizationID, ID: deliveryID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, translate(err)
-		}
-	}
 	del, err := q.WebhookDeliveryStartAttempt(ctx, dbq.WebhookDeliveryStartAttemptParams{
 		OrganizationID: organizationID, EventID: eventID, ID: deliveryID, Requeues: requeues,
 	})
