@@ -107,28 +107,27 @@ func (*statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatc
 
 // cpuTicks is the user and system CPU time of process pid in clock ticks.
 func cpuTicks(b *testing.B, pid int) int64 {
-	b.Helper()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Skipf("the backend's CPU time: %v (the database must run on this machine)", err)
-	}
-	// The fields after the command's closing parenthesis; utime and stime are the 14th and 15th.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	fields := procStat(b, pid)
+	utime, _ := strconv.ParseInt(fields[11], 10, 64) // the 14th field
+	stime, _ := strconv.ParseInt(fields[12], 10, 64) // the 15th
 	return utime + stime
 }
 
 // minorFaults is the count of minor page faults of process pid.
 func minorFaults(b *testing.B, pid int) int64 {
+	n, _ := strconv.ParseInt(procStat(b, pid)[7], 10, 64) // the 10th field
+	return n
+}
+
+// procStat is /proc/<pid>/stat's fields after the command's closing parenthesis (the 3rd
+// field on).
+func procStat(b *testing.B, pid int) []string {
 	b.Helper()
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		b.Skipf("the backend's page faults: %v (the database must run on this machine)", err)
+		b.Skipf("the backend's /proc/%d/stat: %v (the database must run on this machine)", pid, err)
 	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	n, _ := strconv.ParseInt(fields[7], 10, 64)
-	return n
+	return strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
 }
 
 // benchInvoiceJSON is the load benchmark's simplified invoice (benchdriver's invoiceBody),
