@@ -30,13 +30,7 @@ func BenchmarkCredentialLookup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cache := postgres.NewCredentialCache(db, postgres.DefaultCredentialCacheTTL, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go cache.Run(runCtx)
-	for !cache.Listening() {
-		time.Sleep(time.Millisecond)
-	}
+	cache := listeningCredentialCache(b, db)
 	for _, bc := range []struct {
 		name string
 		svc  core.CredentialService
@@ -50,4 +44,28 @@ func BenchmarkCredentialLookup(b *testing.B) {
 			}
 		})
 	}
+}
+
+// listeningCredentialCache is the credential cache cmd/coreapi sets up over db: the default
+// TTL, its listener running (until the test ends) and heard. The standings entitlement
+// decisions read are cached in it too, as in the API.
+func listeningCredentialCache(tb testing.TB, db *postgres.DB) *postgres.CredentialCache {
+	tb.Helper()
+	cache := postgres.NewCredentialCache(db, postgres.DefaultCredentialCacheTTL, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cache.Run(ctx)
+	}()
+	tb.Cleanup(func() {
+		stop()
+		<-done
+	})
+	for deadline := time.Now().Add(10 * time.Second); !cache.Listening(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatal("the credential cache's listener was not heard within 10 s")
+		}
+	}
+	return cache
 }

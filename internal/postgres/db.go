@@ -92,12 +92,33 @@ func PoolConfig(dsn string) (*pgxpool.Config, error) {
 	// google/uuid.UUID is a driver.Valuer, which pgx otherwise encodes by formatting it as
 	// text, failing to send that as binary, building the error and parsing the text back:
 	// about a tenth of the CPU of a simple read in the load benchmark.
-	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		registerUUID(conn.TypeMap())
 		registerReservedText(conn.TypeMap())
-		return nil
+		return settleBackendHeap(ctx, conn)
 	}
 	return cfg, nil
+}
+
+// settleBackendHeap has the new connection's backend allocate and free 1 MB once, so that
+// its C library stops giving the heap back to the kernel after every statement.
+//
+// glibc's malloc returns the top of the heap to the kernel (brk) whenever more than its trim
+// threshold (128 kB at first) lies free there, and serves allocations of its mmap threshold
+// (128 kB at first) or more with mmap. When a block it mmapped is freed, it raises the mmap
+// threshold to that block's size and the trim threshold to twice that (mallopt(3), "dynamic
+// mmap threshold"). A backend that never freed such a block can fall into growing its heap
+// during a statement and giving it back when the executor frees the statement's memory, every
+// time: in BenchmarkTaxInvoiceStorage's backend that was 13 % of its CPU profile (brk, the
+// page faults of the pages touched again, the TLB shootdowns of the pages given back), five
+// page faults and 0.15-0.35 ms of the backend's CPU per invoice. repeat() makes the 1 MB block
+// (mmapped; the planner folds the constant, and the block is freed with the query's memory):
+// after it, the backend keeps up to 2 MB of freed heap for its next statements instead of
+// trimming it, and serves allocations under 1 MB from the heap. docs/performance.md, issue
+// 27's seventeenth session.
+func settleBackendHeap(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, "SELECT length(repeat(' ', 1048576))", pgx.QueryExecModeSimpleProtocol)
+	return err
 }
 
 // registerUUID makes pgx encode uuid.UUID and *uuid.UUID (sqlc's nullable uuid) natively.
