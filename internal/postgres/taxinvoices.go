@@ -36,12 +36,15 @@ func NewTaxInvoiceService(d *DB, box *secretbox.Box) *TaxInvoiceService {
 
 // GenerateTaxInvoice implements core.TaxInvoiceService: every kind, one generator.
 //
-// Its statements take four round trips, the first three each a pipeline (Pipeline): what
-// admits and stamps the document (the standing, unless cached, the spend control, the
-// stamping keys), read before any check; the BEGIN with the lock of the document's chain; the
+// Its statements take three round trips, the first two each a pipeline (Pipeline): the BEGIN
+// with what admits and stamps the document (the standing, unless cached, the spend control,
+// the stamping keys), read before any check, and the lock of the chain the request names; the
 // document with everything written beside it (its audit entry, its event, its usage count);
 // then the COMMIT. Only what depends on a result comes after its pipeline, one statement at a
-// time (a chain's start, a unit's key, webhook deliveries, a spend control's decision).
+// time (a chain's start, a unit's key, webhook deliveries, a spend control's decision). A
+// request refused by its checks rolls back, having held its own chain's lock for as long as
+// they took; one whose stamping unit is not the one it named (another spelling of a unit's id)
+// locks that unit's chain after them.
 func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxInvoiceGenerate) (*core.TaxInvoice, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
@@ -51,30 +54,6 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if err := p.ActsFor(orgID, "/organization_id"); err != nil {
 		return nil, err
 	}
-	reads := new(Pipeline)
-	entitled := s.db.queueEntitle(ctx, reads, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice})
-	spendAdmits := queueCheckSpend(ctx, reads, orgID, productEinvoice)
-	stampingKey := s.queueStampingKey(ctx, reads, orgID, in.Request)
-	if err := reads.Send(ctx, s.db.batcher(ctx)); err != nil {
-		return nil, translate(err)
-	}
-	// Decided in the order they always were: a refusal's answer does not depend on the reads
-	// being pipelined.
-	if err := entitled(); err != nil {
-		return nil, err
-	}
-	kind, err := kindOfFamily(in.Request.RequestedType, in.Standard)
-	if err != nil {
-		return nil, err
-	}
-	egs := einvoice.DefaultEGSUnit
-	if in.Request.EGSUnitID != nil {
-		egs = *in.Request.EGSUnitID
-	}
-	if egs == core.PlatformEGSUnit {
-		// The platform's documents to the organization are stored under it on this unit.
-		return nil, unprocessablef("/egs_unit_id", "%q is the platform's EGS unit for the tax documents of billing invoices.", egs)
-	}
 	// The seller is the organization itself, or the connected business whose credential
 	// made the request: a business is its own seller with its own chain per EGS unit.
 	business := p.ConnectedBusinessID
@@ -82,42 +61,71 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if business != nil {
 		sellerID = *business
 	}
-	if in.Original, err = resolveBillingReference(ctx, s.db, orgID, business, kind, &in.Request, in.Original); err != nil {
-		return nil, err
-	}
-	draft, err := einvoice.Prepare(in.Request)
-	if errors.Is(err, einvoice.ErrAmountOutOfRange) {
-		return nil, core.Errorf(core.EUnprocessable, "An amount of the invoice exceeds %s SAR.", einvoice.FormatAmount(einvoice.MaxAmount))
-	}
-	if err != nil {
-		return nil, err
-	}
-	// An invalid document is not issued: refused before the chain is touched, so it takes
-	// no counter value, links no hash and stores nothing.
-	if !draft.Valid() {
-		return nil, invalidInvoiceError(draft.Issues)
-	}
-	if err := spendAdmits(s.db.queries(ctx)); err != nil {
-		return nil, translate(err)
-	}
-	key, egs, err := stampingKey()
-	if err != nil {
-		return nil, err
+	named := einvoice.DefaultEGSUnit
+	if in.Request.EGSUnitID != nil {
+		named = *in.Request.EGSUnitID
 	}
 	issuedAt := s.now()
-	if err := certificateValidAt(key, egs, issuedAt); err != nil {
-		return nil, err
-	}
-	var referenceNumber *string
-	if ref := in.Request.BillingReference; ref != nil && kind.Note() {
-		referenceNumber = &ref.Number
-	}
+	first := new(Pipeline)
+	// Read outside any write of the transaction, so the standing read is as cacheable as
+	// one read alone.
+	entitled := s.db.queueEntitle(ctx, first, orgID, core.Access{Act: core.ActUseProduct, Environment: p.TrafficEnvironment(), Product: productEinvoice})
+	spendAdmits := queueCheckSpend(ctx, first, orgID, productEinvoice)
+	stampingKey := s.queueStampingKey(ctx, first, orgID, in.Request)
 	// The counter row stays locked until commit: concurrent invoices of one EGS unit queue
 	// here, each sees the previous one's hash, and a rollback leaves no gap.
-	chain := new(Pipeline)
-	next := QueueNextInChain(ctx, chain, orgID, sellerID, egs)
+	next := QueueNextInChain(ctx, first, orgID, sellerID, named)
 	var out *core.TaxInvoice
-	err = s.db.withTxBeginning(ctx, chain, func(ctx context.Context, q *dbq.Queries) error {
+	err = s.db.withTxBeginning(ctx, first, func(ctx context.Context, q *dbq.Queries) error {
+		// Decided in the order they always were: a refusal's answer does not depend on the
+		// reads being pipelined.
+		if err := entitled(); err != nil {
+			return err
+		}
+		kind, err := kindOfFamily(in.Request.RequestedType, in.Standard)
+		if err != nil {
+			return err
+		}
+		if named == core.PlatformEGSUnit {
+			// The platform's documents to the organization are stored under it on this unit.
+			return unprocessablef("/egs_unit_id", "%q is the platform's EGS unit for the tax documents of billing invoices.", named)
+		}
+		if in.Original, err = resolveBillingReference(ctx, s.db, orgID, business, kind, &in.Request, in.Original); err != nil {
+			return err
+		}
+		draft, err := einvoice.Prepare(in.Request)
+		if errors.Is(err, einvoice.ErrAmountOutOfRange) {
+			return core.Errorf(core.EUnprocessable, "An amount of the invoice exceeds %s SAR.", einvoice.FormatAmount(einvoice.MaxAmount))
+		}
+		if err != nil {
+			return err
+		}
+		// An invalid document is not issued: refused before the chain moves, so it takes no
+		// counter value, links no hash and stores nothing.
+		if !draft.Valid() {
+			return invalidInvoiceError(draft.Issues)
+		}
+		if err := spendAdmits(q); err != nil {
+			return err
+		}
+		key, egs, err := stampingKey(ctx)
+		if err != nil {
+			return err
+		}
+		if err := certificateValidAt(key, egs, issuedAt); err != nil {
+			return err
+		}
+		var referenceNumber *string
+		if ref := in.Request.BillingReference; ref != nil && kind.Note() {
+			referenceNumber = &ref.Number
+		}
+		if egs != named { // the unit's id as the unit spells it: its own chain
+			chain := new(Pipeline)
+			next = QueueNextInChain(ctx, chain, orgID, sellerID, egs)
+			if err := chain.Run(q); err != nil {
+				return err
+			}
+		}
 		at, err := next(q)
 		if err != nil {
 			return err
@@ -454,19 +462,19 @@ func invalidInvoiceError(issues []einvoice.Issue) *core.Error {
 }
 
 // queueStampingKey queues in p the read of what an organization's documents are stamped with;
-// the function returned gives, once p has been sent, the key and certificate a document is
-// stamped with, and the EGS unit whose chain it joins. An organization that registered no EGS
+// the function returned gives, once p has been sent, reading further through ctx (the sandbox
+// key's first creation, a unit's row), the key and certificate a document is stamped with, and the EGS unit whose chain it joins. An organization that registered no EGS
 // unit stamps with its sandbox key under any egs_unit_id, as before units existed; one that
 // did must name one of its units, which must not be revoked and must be the seller's (its VAT
 // number): the unit's key with its production certificate, or its compliance certificate until
 // it has one.
-func (s *TaxInvoiceService) queueStampingKey(ctx context.Context, p *Pipeline, orgID uuid.UUID, req einvoice.Request) func() (*einvoice.SandboxKey, string, error) {
+func (s *TaxInvoiceService) queueStampingKey(ctx context.Context, p *Pipeline, orgID uuid.UUID, req einvoice.Request) func(context.Context) (*einvoice.SandboxKey, string, error) {
 	var keys dbq.EinvoiceStampingKeysGetRow
 	p.Add(func(q *dbq.Queries) (err error) {
 		keys, err = q.EinvoiceStampingKeysGet(ctx, orgID)
 		return err
 	})
-	return func() (*einvoice.SandboxKey, string, error) {
+	return func(ctx context.Context) (*einvoice.SandboxKey, string, error) {
 		if !keys.HasUnits {
 			egs := einvoice.DefaultEGSUnit
 			if req.EGSUnitID != nil {

@@ -379,9 +379,9 @@ func (f *floor) createGrowthEvent(w http.ResponseWriter, r *http.Request) {
 }
 
 // generateInvoice: TaxInvoiceService.GenerateSimplifiedInvoice without a spend control, in
-// the API's three round trips: the organization, spend control and stamping key reads; the
-// BEGIN with the counter's lock; the invoice, its audit entry, its event and the usage count
-// (with the spend control's read); then the COMMIT.
+// the API's three round trips: the BEGIN with the organization, spend control and stamping
+// key reads and the counter's lock; the invoice, its audit entry, its event and the usage
+// count (with the spend control's read); then the COMMIT.
 func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	var in invoiceRequest
 	body, err := readJSON(r, &in)
@@ -397,25 +397,30 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	org := in.OrganizationID
-	reads := new(postgres.Pipeline)
-	reads.Add(func(q *dbq.Queries) (err error) {
+	// The API's first round trip: BEGIN, the reads, and the chain's lock.
+	first := new(postgres.Pipeline)
+	first.Add(func(q *dbq.Queries) (err error) {
 		_, err = q.OrganizationGetByID(ctx, org)
 		return err
 	})
 	var spendErr error
-	reads.Add(func(q *dbq.Queries) error {
+	first.Add(func(q *dbq.Queries) error {
 		_, spendErr = q.SpendControlGet(ctx, dbq.SpendControlGetParams{OrganizationID: org, Product: "einvoice"})
 		return nil
 	})
 	var stored dbq.EinvoiceStampingKeysGetRow
-	reads.Add(func(q *dbq.Queries) (err error) {
+	first.Add(func(q *dbq.Queries) (err error) {
 		stored, err = q.EinvoiceStampingKeysGet(ctx, org)
 		return err
 	})
-	if err := reads.Send(ctx, f.pool); err != nil {
+	egs := einvoice.DefaultEGSUnit
+	next := postgres.QueueNextInChain(ctx, first, org, org, egs)
+	tx, err := first.Begin(ctx, f.pool)
+	if err != nil {
 		fail(w, err)
 		return
 	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
 	if !errors.Is(spendErr, pgx.ErrNoRows) {
 		http.Error(w, "spend controls are not part of the floor", http.StatusConflict)
 		return
@@ -435,15 +440,6 @@ func (f *floor) generateInvoice(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	egs := einvoice.DefaultEGSUnit
-	chain := new(postgres.Pipeline)
-	next := postgres.QueueNextInChain(ctx, chain, org, org, egs)
-	tx, err := chain.Begin(ctx, f.pool)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
 	tq := dbq.New(tx)
 	at, err := next(tq)
 	if err != nil {
