@@ -152,6 +152,14 @@ func TestEGSUnitJourney(t *testing.T) {
 		t.Fatalf("production document: ICV %d", next.Invoice.Identity.ICV)
 	}
 	validateClean(t, env, token, next.XML.Content)
+	// The unit's id in capitals names the same unit: its chain goes on, under its own spelling.
+	upper := generateInvoice(t, env, token, invoiceBody(t, org, map[string]string{"egs_unit_id": fmt.Sprintf("%q", strings.ToUpper(id))}))
+	if upper.Invoice.EGSUnitID != id || upper.Invoice.Identity.ICV != 5 || upper.Invoice.Identity.PIH != next.Invoice.Identity.InvoiceHash {
+		t.Fatalf("the unit named in capitals: unit %q, ICV %d", upper.Invoice.EGSUnitID, upper.Invoice.Identity.ICV)
+	}
+	if n := env.Count("SELECT count(*) FROM einvoice_counters WHERE organization_id = $1", org); n != 2 {
+		t.Fatalf("%d chains of the organization, want 2 (till-7's and the unit's)", n)
+	}
 
 	// Listed; another organization sees 404 and its list is its own; the operator is 403.
 	list := call(t, env, http.MethodGet, egsUnitsPath+"?organization_id="+org, token, "", http.StatusOK)
@@ -179,8 +187,8 @@ func TestEGSUnitJourney(t *testing.T) {
 		t.Fatalf("stamping with a revoked unit: %d %s", resp.Status, resp.Body)
 	}
 	call(t, env, http.MethodPost, egsUnitsPath+"/"+id+"/revoke", token, "", http.StatusConflict)
-	if n := env.Count("SELECT count(*) FROM tax_invoices WHERE organization_id = $1 AND egs_unit_id = $2", org, id); n != 4 {
-		t.Fatalf("%d documents of the unit, want 4", n)
+	if n := env.Count("SELECT count(*) FROM tax_invoices WHERE organization_id = $1 AND egs_unit_id = $2", org, id); n != 5 {
+		t.Fatalf("%d documents of the unit, want 5", n)
 	}
 	for _, ev := range []string{"egs_unit.registered", "egs_unit.production_certificate_issued", "egs_unit.revoked"} {
 		if n := env.Count("SELECT count(*) FROM webhook_events WHERE type = $1 AND data->>'id' = $2", ev, id); n != 1 {
