@@ -35,10 +35,12 @@ type dueStep = dbq.BillingStepsDueAnyOrganizationRow
 // billing time, and returns how many it took and the steps it leaves to billingStep: the due
 // steps that are not plain renewals, a subscription's second step of the read, and all of
 // steps when the transaction fails (with its error). A subscription locked by anyone else, or
-// no longer due, is neither taken nor left, as billingStep would skip it.
-func (d *DB) renewBatch(ctx context.Context, steps []dueStep) (int, []dueStep, error) {
+// no longer due, is neither taken nor left, as billingStep would skip it. way, when not nil,
+// is how the transaction gives way to the API before each statement.
+func (d *DB) renewBatch(ctx context.Context, steps []dueStep, way *batchGivingWay) (int, []dueStep, error) {
 	var b *renewalBatch
 	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
+		ctx, q = way.giveWayIn(ctx, q)
 		var err error
 		if b, err = d.claimRenewals(ctx, q, steps); err != nil {
 			return err

@@ -72,6 +72,67 @@ func TestBillDue_GivesWayToRequests(t *testing.T) {
 	}
 }
 
+// idleThenBusyAPI is an API idle for its first idle answers, then busy.
+type idleThenBusyAPI struct{ idle atomic.Int64 }
+
+func (a *idleThenBusyAPI) Busy() bool { return a.idle.Add(-1) < 0 }
+
+// TestBillDue_GivesWayWithinABatch: a batch begun while the API is idle, which finds it busy
+// before one of its statements (its third: the API answers idle to the run's first look and
+// to the batch's claim and due check), gives way there: it pauses with its transaction open
+// and nothing of it committed, pauses again before each later statement and once after its
+// end, and commits every renewal exactly once, all in its one transaction. The API's answers
+// are scripted, and the pauses observed, not slept.
+func TestBillDue_GivesWayWithinABatch(t *testing.T) {
+	t.Parallel()
+	const due = 25
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, seedDatabase(t, due))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	db.Events, db.Jobs = httpapi.EventEncoder{}, noJobs{}
+	api := &idleThenBusyAPI{}
+	api.idle.Store(3)
+	db.Requests, db.Renewals.Concurrency = api, 1
+	// At each pause: whether the batch's transaction is open, waiting, and how many renewals
+	// are committed.
+	type pause struct{ open, committed int }
+	var pauses []pause
+	db.RenewalPause = func(ctx context.Context, _ time.Duration) {
+		var p pause
+		if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'),
+			(SELECT count(*) FROM subscription_renewals)`).Scan(&p.open, &p.committed); err != nil {
+			t.Error(err)
+		}
+		pauses = append(pauses, p)
+	}
+
+	if took, err := db.BillDue(ctx); err != nil || took != due {
+		t.Fatalf("the run took %d steps (%v), want %d", took, err, due)
+	}
+	if len(pauses) < 2 {
+		t.Fatalf("pauses %v, want one before each statement from the third on and one after the batch", pauses)
+	}
+	for i, p := range pauses[:len(pauses)-1] {
+		if p != (pause{open: 1, committed: 0}) {
+			t.Errorf("pause %d of %d: %d transactions open and waiting, %d renewals committed; want the batch's, open, and none", i+1, len(pauses), p.open, p.committed)
+		}
+	}
+	if last := pauses[len(pauses)-1]; last != (pause{open: 0, committed: due}) {
+		t.Errorf("the last pause: %d transactions open and waiting, %d renewals committed; want it after the batch's commit", last.open, last.committed)
+	}
+	var renewals, subscriptions, invoices, transactions int
+	if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM subscription_renewals), (SELECT count(DISTINCT subscription_id) FROM subscription_renewals),
+		(SELECT count(*) FROM billing_invoices), (SELECT count(DISTINCT created_at) FROM webhook_events WHERE type = 'subscription.renewed')`).Scan(&renewals, &subscriptions, &invoices, &transactions); err != nil {
+		t.Fatal(err)
+	}
+	if renewals != due || subscriptions != due || invoices != due || transactions != 1 {
+		t.Errorf("%d renewals of %d subscriptions, %d invoices, in %d transactions; want %d of each, in one", renewals, subscriptions, invoices, transactions, due)
+	}
+}
+
 // TestPauseAfter: a batch that took worked while the API is busy is followed by a pause that
 // makes it share of the time.
 func TestPauseAfter(t *testing.T) {

@@ -106,14 +106,15 @@ func (d *DB) takeSteps(ctx context.Context, rows []dueStep, workers int, giving 
 }
 
 // takeBatch takes the steps of batch: its plain renewals together (renewBatch), then the rest
-// one at a time, and returns how many it took and the errors of the steps that failed. A
-// batch transaction that fails is logged, not reported: its steps are then taken one at a
-// time, and each reports its own failure.
-func (d *DB) takeBatch(ctx context.Context, batch []dueStep) (int, []error) {
+// one at a time, and returns how many it took and the errors of the steps that failed. way,
+// when not nil, is how the batch transaction gives way to the API. A batch transaction that
+// fails is logged, not reported: its steps are then taken one at a time, and each reports its
+// own failure.
+func (d *DB) takeBatch(ctx context.Context, batch []dueStep, way *batchGivingWay) (int, []error) {
 	if d.renewStepByStep {
 		return d.takeOneByOne(ctx, batch)
 	}
-	taken, rest, err := d.renewBatch(ctx, batch)
+	taken, rest, err := d.renewBatch(ctx, batch, way)
 	if err != nil && ctx.Err() == nil {
 		slog.WarnContext(ctx, "renewal batch failed; its steps are taken one at a time", "steps", len(batch), "error", err)
 	}
