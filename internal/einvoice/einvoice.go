@@ -49,6 +49,14 @@ type Request struct {
 	NoteReason       *string
 }
 
+// EGSUnit is the EGS unit the request names: EGSUnitID, or DefaultEGSUnit when it names none.
+func (r Request) EGSUnit() string {
+	if r.EGSUnitID != nil {
+		return *r.EGSUnitID
+	}
+	return DefaultEGSUnit
+}
+
 // BillingReference names the original invoice of a note: its number (BT-25) and, when
 // known, its issue date (BT-26, YYYY-MM-DD).
 type BillingReference struct {

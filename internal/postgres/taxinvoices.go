@@ -61,10 +61,7 @@ func (s *TaxInvoiceService) GenerateTaxInvoice(ctx context.Context, in core.TaxI
 	if business != nil {
 		sellerID = *business
 	}
-	named := einvoice.DefaultEGSUnit
-	if in.Request.EGSUnitID != nil {
-		named = *in.Request.EGSUnitID
-	}
+	named := in.Request.EGSUnit()
 	issuedAt := s.now()
 	first := new(Pipeline)
 	// Read outside any write of the transaction, so the standing read is as cacheable as
@@ -463,9 +460,10 @@ func invalidInvoiceError(issues []einvoice.Issue) *core.Error {
 
 // queueStampingKey queues in p the read of what an organization's documents are stamped with;
 // the function returned gives, once p has been sent, reading further through ctx (the sandbox
-// key's first creation, a unit's row), the key and certificate a document is stamped with, and the EGS unit whose chain it joins. An organization that registered no EGS
-// unit stamps with its sandbox key under any egs_unit_id, as before units existed; one that
-// did must name one of its units, which must not be revoked and must be the seller's (its VAT
+// key's first creation, a unit's row), the key and certificate a document is stamped with,
+// and the EGS unit whose chain it joins. An organization that registered no EGS unit stamps
+// with its sandbox key under any egs_unit_id, as before units existed; one that did must name
+// one of its units, which must not be revoked and must be the seller's (its VAT
 // number): the unit's key with its production certificate, or its compliance certificate until
 // it has one.
 func (s *TaxInvoiceService) queueStampingKey(ctx context.Context, p *Pipeline, orgID uuid.UUID, req einvoice.Request) func(context.Context) (*einvoice.SandboxKey, string, error) {
@@ -476,12 +474,8 @@ func (s *TaxInvoiceService) queueStampingKey(ctx context.Context, p *Pipeline, o
 	})
 	return func(ctx context.Context) (*einvoice.SandboxKey, string, error) {
 		if !keys.HasUnits {
-			egs := einvoice.DefaultEGSUnit
-			if req.EGSUnitID != nil {
-				egs = *req.EGSUnitID
-			}
 			key, err := s.loadSandboxKey(ctx, orgID, keys.PrivateKey, keys.Certificate)
-			return key, egs, err
+			return key, req.EGSUnit(), err
 		}
 		return s.unitStampingKey(ctx, orgID, req)
 	}
