@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,7 +74,7 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 		postgres.Sleep(ctx, d)
 	}
 	done := make(chan error, 1)
-	pool := env.DB.Pool.Stat()
+	pool, gc := env.DB.Pool.Stat(), readGC()
 	start := time.Now()
 	go func() {
 		taken, err := env.DB.BillDue(context.Background())
@@ -85,10 +86,12 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 	during := paths.sample(b, 0, done, pausing)
 	run := time.Since(start)
 	poolAfter := env.DB.Pool.Stat()
+	gcAfter := readGC()
 	idle.add(paths.sample(b, idleRounds, nil, nil))
 	b.StopTimer()
 
 	b.ReportMetric(float64(n)/run.Seconds(), "invoices/s")
+	b.ReportMetric(float64(gcAfter.cycles-gc.cycles)*1000/float64(n), "gc-cycles/1000-invoices")
 	for i, name := range paths.names {
 		without, with := idle.percentiles(i), during.percentiles(i)
 		b.ReportMetric(float64(with[0])/float64(without[0]), name+"-p50-ratio")
@@ -100,9 +103,19 @@ func BenchmarkHotPathsDuringRenewal(b *testing.B) {
 	// Whether what slows a request is sharing the machine with a batch: the requests a batch
 	// overlapped (any part of them outside the run's pauses) against those it did not.
 	for i, name := range paths.names {
-		overlapped, clear := during.split(i)
+		overlapped, clear := during.split(i, during.overlapped)
 		b.Logf("%s during the run: %d requests overlapped a batch: p50 %v p99 %v; %d did not: p50 %v p99 %v",
 			name, len(overlapped), percentile(overlapped, 0.5), percentile(overlapped, 0.99),
+			len(clear), percentile(clear, 0.5), percentile(clear, 0.99))
+	}
+	// Whether what slows a request is the garbage collection of what the run allocates: the
+	// requests during which a collection began or ended, against the others.
+	b.Logf("garbage collection during the run: %d cycles, %d MB allocated (%.0f kB an invoice)",
+		gcAfter.cycles-gc.cycles, (gcAfter.allocated-gc.allocated)>>20, float64(gcAfter.allocated-gc.allocated)/1024/float64(n))
+	for i, name := range paths.names {
+		collected, clear := during.split(i, during.collected)
+		b.Logf("%s during the run: %d requests met a collection: p50 %v p99 %v; %d did not: p50 %v p99 %v",
+			name, len(collected), percentile(collected, 0.5), percentile(collected, 0.99),
 			len(clear), percentile(clear, 0.5), percentile(clear, 0.99))
 	}
 	// Whether anyone (the run's workers or the requests) found the pool empty during the run.
@@ -157,11 +170,22 @@ func hotPaths(b *testing.B, env *apitest.Env, org string) *hotPathSet {
 	}
 }
 
-// hotPathSample is the latencies of each path's requests and, during a run, whether a batch
-// of the run overlapped each.
+// hotPathSample is the latencies of each path's requests, whether a garbage collection cycle
+// began or ended during each and, during a run, whether a batch of the run overlapped each.
 type hotPathSample struct {
 	latencies  [][]time.Duration
+	collected  [][]bool
 	overlapped [][]bool
+}
+
+// gcCounts is how many garbage collection cycles the process has completed, and how many
+// bytes it has allocated.
+type gcCounts struct{ cycles, allocated uint64 }
+
+func readGC() gcCounts {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return gcCounts{cycles: s[0].Value.Uint64(), allocated: s[1].Value.Uint64()}
 }
 
 // runPhase is whether a renewal run is pausing, and how many pauses it began: a request is
@@ -175,7 +199,7 @@ func (p *runPhase) turn() { p.state.Add(1) }
 // answers when done is not nil (then a failed run fails the benchmark); with the run's phase,
 // it notes which requests a batch overlapped.
 func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error, run *runPhase) *hotPathSample {
-	out := &hotPathSample{latencies: make([][]time.Duration, len(s.names)), overlapped: make([][]bool, len(s.names))}
+	out := &hotPathSample{latencies: make([][]time.Duration, len(s.names)), collected: make([][]bool, len(s.names)), overlapped: make([][]bool, len(s.names))}
 	w := &discardResponse{header: http.Header{}}
 	for i := 0; done != nil || i < count; i++ {
 		if s.gap > 0 && i > 0 {
@@ -199,9 +223,11 @@ func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error, run *run
 			if run != nil {
 				phase = run.state.Load()
 			}
+			gc := readGC().cycles
 			start := time.Now()
 			s.env.Handler.ServeHTTP(w, r)
 			out.latencies[p] = append(out.latencies[p], time.Since(start))
+			out.collected[p] = append(out.collected[p], readGC().cycles != gc)
 			if run != nil {
 				out.overlapped[p] = append(out.overlapped[p], phase%2 == 0 || run.state.Load() != phase)
 			}
@@ -213,22 +239,24 @@ func (s *hotPathSet) sample(b *testing.B, count int, done <-chan error, run *run
 	return out
 }
 
-// split is the latencies of path i's requests that a batch overlapped, and of the others.
-func (s *hotPathSample) split(i int) (overlapped, clear []time.Duration) {
+// split is the latencies of path i's requests that by marks (overlapped or collected), and
+// of the others.
+func (s *hotPathSample) split(i int, by [][]bool) (marked, clear []time.Duration) {
 	for j, l := range s.latencies[i] {
-		if s.overlapped[i][j] {
-			overlapped = append(overlapped, l)
+		if by[i][j] {
+			marked = append(marked, l)
 		} else {
 			clear = append(clear, l)
 		}
 	}
-	return overlapped, clear
+	return marked, clear
 }
 
 // add adds the latencies of o to s.
 func (s *hotPathSample) add(o *hotPathSample) {
 	for i := range s.latencies {
 		s.latencies[i] = append(s.latencies[i], o.latencies[i]...)
+		s.collected[i] = append(s.collected[i], o.collected[i]...)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -90,11 +91,7 @@ func reserveBatch(conn *pgx.Conn, b *pgx.Batch) {
 // fixed-size values.
 func batchMessageBytes(args []any) int {
 	const statement = 128
-	n := statement
-	for _, a := range args {
-		n += argumentBytes(a)
-	}
-	return n
+	return statement + argumentsBytes(args)
 }
 
 // argumentBytes is at least what pgx writes for the argument a: its value and its length.
@@ -111,8 +108,34 @@ func argumentBytes(a any) int {
 		if v != nil {
 			return argument + len(*v)
 		}
+	case [][]byte:
+		return documentsBytes(v)
+	case reservedDocuments:
+		return documentsBytes(v.docs)
+	case []string:
+		n := arrayHeader + argument
+		for _, s := range v {
+			n += 4 + len(s)
+		}
+		return n
+	}
+	if v := reflect.ValueOf(a); v.Kind() == reflect.Slice {
+		return arrayHeader + argument + v.Len()*argument // fixed-size elements: ids, numbers, times
 	}
 	return argument
+}
+
+// arrayHeader is the size of an array's header in the binary format (one dimension).
+const arrayHeader = 20
+
+// documentsBytes is what pgx writes for docs as a jsonb[] or bytea[] (each a length, jsonb's
+// version byte, the document), and the argument's length and format.
+func documentsBytes(docs [][]byte) int {
+	n := arrayHeader + 24
+	for _, d := range docs {
+		n += 5 + len(d)
+	}
+	return n
 }
 
 // largeText is the size from which a text argument makes its statement's parameter buffer
@@ -120,24 +143,40 @@ func argumentBytes(a any) int {
 const largeText = 1024
 
 // reserveParameters sizes the buffer pgx encodes a statement's arguments into once, at the
-// first large text among them, for that text and every argument after it. pgx encodes a
-// statement's arguments one after another into one buffer, reset to 256 bytes for each
-// statement; large bodies (a tax invoice's XML, request and result) grew it to an exact fit
-// for each new body and copied what came before: 25 kB allocated for the insert's 18 kB. So
-// a statement's large text goes before its other bodies (TaxInvoiceInsert's XML), and is
-// queued as a reservedText. args is the statement's own slice; it is changed in place.
+// first large text or array of documents among them, for it and every argument after it. pgx
+// encodes a statement's arguments one after another into one buffer, reset to 256 bytes for
+// each statement; large bodies (a tax invoice's XML, request and result) grew it to an exact
+// fit for each new body and copied what came before: 25 kB allocated for the insert's 18 kB.
+// An array of documents (a renewal batch's audit entries or webhook events, hundreds of kB)
+// grew it by doubling, element by element: twice its size allocated. So a statement's large
+// text goes before its other bodies (TaxInvoiceInsert's XML), and is queued as a
+// reservedText, and a large array of documents as reservedDocuments. args is the statement's
+// own slice; it is changed in place.
 func reserveParameters(args []any) []any {
 	for i, a := range args {
-		if s, ok := a.(string); ok && len(s) >= largeText {
-			room := 0
-			for _, after := range args[i:] {
-				room += argumentBytes(after)
+		switch v := a.(type) {
+		case string:
+			if len(v) >= largeText {
+				args[i] = reservedText{text: v, room: argumentsBytes(args[i:])}
+				return args
 			}
-			args[i] = reservedText{text: s, room: room}
-			break
+		case [][]byte:
+			if documentsBytes(v) >= largeText {
+				args[i] = reservedDocuments{docs: v, room: argumentsBytes(args[i:])}
+				return args
+			}
 		}
 	}
 	return args
+}
+
+// argumentsBytes is at least what pgx writes for args.
+func argumentsBytes(args []any) int {
+	n := 0
+	for _, a := range args {
+		n += argumentBytes(a)
+	}
+	return n
 }
 
 // reservedText is a text argument that makes room for room bytes in pgx's parameter buffer
@@ -151,9 +190,10 @@ type reservedText struct {
 
 func (r reservedText) Value() (driver.Value, error) { return r.text, nil }
 
-// registerReservedText makes m encode a reservedText as its text, in a buffer grown first.
+// registerReservedText makes m encode a reservedText as its text, and reservedDocuments as its
+// documents, in a buffer grown first.
 func registerReservedText(m *pgtype.Map) {
-	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{tryWrapReservedTextEncodePlan}, m.TryWrapEncodePlanFuncs...)
+	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{tryWrapReservedTextEncodePlan, tryWrapReservedDocumentsEncodePlan}, m.TryWrapEncodePlanFuncs...)
 }
 
 func tryWrapReservedTextEncodePlan(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
@@ -161,6 +201,30 @@ func tryWrapReservedTextEncodePlan(value any) (pgtype.WrappedEncodePlanNextSette
 		return &reservedTextEncodePlan{}, r.text, true
 	}
 	return nil, nil, false
+}
+
+// reservedDocuments is an array of documents (a jsonb[] argument) that makes room for room
+// bytes in pgx's parameter buffer before it is encoded there, as reservedText does for a
+// text. Only a type map with registerReservedText's plans can encode it.
+type reservedDocuments struct {
+	docs [][]byte
+	room int
+}
+
+func tryWrapReservedDocumentsEncodePlan(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
+	if _, ok := value.(reservedDocuments); ok {
+		return &reservedDocumentsEncodePlan{}, [][]byte(nil), true
+	}
+	return nil, nil, false
+}
+
+type reservedDocumentsEncodePlan struct{ next pgtype.EncodePlan }
+
+func (p *reservedDocumentsEncodePlan) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *reservedDocumentsEncodePlan) Encode(value any, buf []byte) ([]byte, error) {
+	r := value.(reservedDocuments)
+	return p.next.Encode(r.docs, slices.Grow(buf, r.room))
 }
 
 type reservedTextEncodePlan struct{ next pgtype.EncodePlan }

@@ -34,6 +34,58 @@ func TestReserveParameters(t *testing.T) {
 	}
 }
 
+// A statement's first large array of documents (a batch's jsonb[]) is queued as
+// reservedDocuments that makes room for it and every argument after it; a small one is not.
+func TestReserveParameters_Documents(t *testing.T) {
+	ids := []uuid.UUID{uuid.New(), uuid.New()}
+	small := [][]byte{[]byte(`{}`), nil}
+	befores := [][]byte{[]byte(`{"k":"` + strings.Repeat("v", 3000) + `"}`), nil}
+	afters := [][]byte{[]byte(`{"k":"` + strings.Repeat("w", 5000) + `"}`), []byte(`[]`)}
+	args := reserveParameters([]any{ids, small, befores, afters})
+	if _, ok := args[1].([][]byte); !ok {
+		t.Errorf("a small array of documents was reserved: %T", args[1])
+	}
+	r, ok := args[2].(reservedDocuments)
+	if !ok {
+		t.Fatalf("the first large array of documents is %T, want it reserved", args[2])
+	}
+	if need := 3000 + 5000 + 2*20 + 4*5; r.room < need {
+		t.Errorf("room %d, less than the %d bytes of the two arrays", r.room, need)
+	}
+	if _, ok := args[3].([][]byte); !ok {
+		t.Errorf("the array after the reserved one changed: %T", args[3])
+	}
+}
+
+// reservedDocuments is encoded as its documents would be as a jsonb[] (NULL elements, an
+// empty array and a NULL array included), in the buffer grown once.
+func TestReservedDocumentsEncoding(t *testing.T) {
+	m := pgtype.NewMap()
+	registerUUID(m)
+	registerReservedText(m)
+	format := m.FormatCodeForOID(pgtype.JSONBArrayOID)
+	for _, docs := range [][][]byte{
+		{[]byte(`{"a":1}`), nil, []byte(`"` + strings.Repeat("x", 4000) + `"`)},
+		{},
+		nil,
+	} {
+		want, err := m.Encode(pgtype.JSONBArrayOID, format, docs, []byte("prefix"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Encode(pgtype.JSONBArrayOID, format, reservedDocuments{docs: docs, room: 10_000}, []byte("prefix"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Errorf("%d documents: encoded %.60q…, want %.60q…", len(docs), got, want)
+		}
+		if docs != nil && cap(got) < len("prefix")+10_000 {
+			t.Errorf("%d documents: the buffer holds %d bytes, not the room reserved", len(docs), cap(got))
+		}
+	}
+}
+
 // A reservedText is encoded as its text, to a text and to a jsonb parameter, with the plan
 // registered (the buffer grown first) and without it (a driver.Valuer of its text).
 func TestReservedTextEncoding(t *testing.T) {

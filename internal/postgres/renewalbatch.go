@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/provider/coreapi/gen/dbq"
@@ -40,7 +41,7 @@ type dueStep = dbq.BillingStepsDueAnyOrganizationRow
 func (d *DB) renewBatch(ctx context.Context, steps []dueStep, way *batchGivingWay) (int, []dueStep, error) {
 	var b *renewalBatch
 	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		ctx, q = way.giveWayIn(ctx, q)
+		ctx, q = batchStatementsIn(ctx, way)
 		var err error
 		if b, err = d.claimRenewals(ctx, q, steps); err != nil {
 			return err
@@ -54,6 +55,60 @@ func (d *DB) renewBatch(ctx context.Context, steps []dueStep, way *batchGivingWa
 		return 0, steps, err
 	}
 	return len(b.renewals), b.rest, nil
+}
+
+// batchTx is a batch transaction as its statements go: sqlc's (Exec, Query, QueryRow),
+// pipelines' (SendBatch) and the job queue's (any of them). Each first gives way to the API as
+// way says (nil: it does not). sqlc's also have pgx's buffers sized once for their arguments
+// (reserveParameters, and a reservation in the connection's write buffer as a pipeline's):
+// the batch's inserts carry a hundred renewals' documents, hundreds of kB, which pgx would
+// otherwise grow its two buffers to by doubling, for every statement. That was about 40 of the
+// 78 kB a renewal allocated, and so most of the garbage collections a run causes beside the
+// API's requests. Commit and Rollback do not give way: they end the transaction, and its
+// locks, sooner.
+type batchTx struct {
+	pgx.Tx
+	way *batchGivingWay
+}
+
+// batchStatementsIn returns DB.WithTx's context and queries with the transaction's statements
+// going as a batchTx's, giving way as way says.
+func batchStatementsIn(ctx context.Context, way *batchGivingWay) (context.Context, *dbq.Queries) {
+	tx := batchTx{Tx: ctx.Value(txKey{}).(pgx.Tx), way: way}
+	return withTx(ctx, tx), dbq.New(tx)
+}
+
+func (t batchTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	t.way.beforeStatement(ctx)
+	return t.Tx.Exec(ctx, sql, t.reserve(args)...)
+}
+
+func (t batchTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	t.way.beforeStatement(ctx)
+	return t.Tx.Query(ctx, sql, t.reserve(args)...)
+}
+
+func (t batchTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	t.way.beforeStatement(ctx)
+	return t.Tx.QueryRow(ctx, sql, t.reserve(args)...)
+}
+
+func (t batchTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	t.way.beforeStatement(ctx)
+	return t.Tx.SendBatch(ctx, b)
+}
+
+func (t batchTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error) {
+	t.way.beforeStatement(ctx)
+	return t.Tx.CopyFrom(ctx, table, columns, rows)
+}
+
+// reserve sizes pgx's parameter buffer and the connection's write buffer once for a
+// statement with args, and returns the arguments to send.
+func (t batchTx) reserve(args []any) []any {
+	args = reserveParameters(args)
+	t.Conn().PgConn().Frontend().Send(reservation(batchMessageBytes(args)))
+	return args
 }
 
 // renewalBatch is what a batch transaction renews, and the steps it leaves to billingStep.

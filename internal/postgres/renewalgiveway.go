@@ -5,11 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/provider/coreapi/gen/dbq"
 )
 
 // The renewal run gives way to the API (docs/design.md, "A run gives way to requests"). On
@@ -153,7 +148,7 @@ func (g *givingWay) takeAlone(ctx context.Context, part []dueStep, takeBatch bat
 }
 
 // batchGivingWay is how a batch begun while the API was idle gives way to it once it is busy:
-// before each statement of its transaction (givingWayTx), it waits for its turn, as a batch
+// before each statement of its transaction (batchTx), it waits for its turn, as a batch
 // taken while busy does, then pauses for the work it did since it began or last paused. So
 // the requests share the machine with the statements under way when they came, and then with
 // one batch's statements at a time, at the run's busy share. Its transaction stays open
@@ -179,9 +174,10 @@ func (g *givingWay) batchBegunIdle() *batchGivingWay {
 }
 
 // beforeStatement gives way to the API, if it is busy, before a statement of the batch's
-// transaction: it waits for the batch's turn (unless it holds it), then pauses.
+// transaction: it waits for the batch's turn (unless it holds it), then pauses. A nil b does
+// not give way.
 func (b *batchGivingWay) beforeStatement(ctx context.Context) {
-	if !b.g.busy() {
+	if b == nil || !b.g.busy() {
 		return
 	}
 	now := time.Now()
@@ -221,49 +217,6 @@ func (g *givingWay) waitTurn(ctx context.Context, limit time.Duration) bool {
 	case <-ctx.Done():
 	}
 	return false
-}
-
-// givingWayTx is a batch transaction whose statements give way to the API first, as way says:
-// sqlc's (Exec, Query, QueryRow), pipelines (SendBatch), and the job queue's (any of them).
-// Commit and Rollback do not: they end the transaction, and its locks, sooner.
-type givingWayTx struct {
-	pgx.Tx
-	way *batchGivingWay
-}
-
-func (t givingWayTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	t.way.beforeStatement(ctx)
-	return t.Tx.Exec(ctx, sql, args...)
-}
-
-func (t givingWayTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	t.way.beforeStatement(ctx)
-	return t.Tx.Query(ctx, sql, args...)
-}
-
-func (t givingWayTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	t.way.beforeStatement(ctx)
-	return t.Tx.QueryRow(ctx, sql, args...)
-}
-
-func (t givingWayTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	t.way.beforeStatement(ctx)
-	return t.Tx.SendBatch(ctx, b)
-}
-
-func (t givingWayTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error) {
-	t.way.beforeStatement(ctx)
-	return t.Tx.CopyFrom(ctx, table, columns, rows)
-}
-
-// giveWayIn returns fn's context and queries (DB.WithTx's) with the transaction's statements
-// giving way as b says; unchanged when b is nil.
-func (b *batchGivingWay) giveWayIn(ctx context.Context, q *dbq.Queries) (context.Context, *dbq.Queries) {
-	if b == nil {
-		return ctx, q
-	}
-	tx := givingWayTx{Tx: ctx.Value(txKey{}).(pgx.Tx), way: b}
-	return withTx(ctx, tx), dbq.New(tx)
 }
 
 // Sleep waits for d, or until ctx ends: the run's pause unless DB.RenewalPause says otherwise.
