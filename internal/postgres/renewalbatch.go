@@ -40,8 +40,8 @@ type dueStep = dbq.BillingStepsDueAnyOrganizationRow
 // is how the transaction gives way to the API before each statement.
 func (d *DB) renewBatch(ctx context.Context, steps []dueStep, way *batchGivingWay) (int, []dueStep, error) {
 	var b *renewalBatch
-	err := d.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		ctx, q = batchStatementsIn(ctx, way)
+	err := d.WithTx(ctx, func(ctx context.Context, _ *dbq.Queries) error {
+		ctx, q := batchStatementsIn(ctx, way)
 		var err error
 		if b, err = d.claimRenewals(ctx, q, steps); err != nil {
 			return err
