@@ -101,10 +101,12 @@ func VATPercent(currency string) int64 {
 	return 0
 }
 
-// PercentHalfUp returns percent % of amount (amount >= 0) in minor units, rounding half a
-// minor unit up.
+// PercentHalfUp returns percent % of amount (amount >= 0, 0 <= percent <= 100) in minor
+// units, rounding half a minor unit up. It works on the hundreds and the rest of amount apart,
+// so amount × percent is never formed: it would wrap past int64 from 6.1 × 10^17 at 15 %,
+// amounts whose VAT fits.
 func PercentHalfUp(amount, percent int64) int64 {
-	return (amount*percent + 50) / 100
+	return amount/100*percent + (amount%100*percent+50)/100
 }
 
 // FirstInvoice is the invoice a plan selected at now issues for its first period, or nil
