@@ -64,19 +64,31 @@ func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *
 func (s *Subscription) FinalInvoice(plan *Plan, usage Usage, feeInvoiced bool, now time.Time) *BillingInvoice {
 	start := dateOf(now)
 	d := &invoiceDraft{plan: plan, start: start, end: start}
-	var excess int64
 	if end := s.periodEnd(); end != nil && !now.Before(*end) {
 		if from, to, ok := s.UsageSoFar(plan, now); ok {
-			d.lines = RateUsage(plan, usage, dateOf(from), lastDay(dateOf(from), to))
+			return ArrearsInvoice(plan, usage, from, to, now)
 		}
-	} else {
-		d.rateSegment(s, plan, usage, now)
-		excess = d.creditUnusedFee(s, plan, feeInvoiced, now)
+		return nil
 	}
+	d.rateSegment(s, plan, usage, now)
+	excess := d.creditUnusedFee(s, plan, feeInvoiced, now)
 	if len(d.lines) == 0 {
 		return nil
 	}
 	return d.issueCrediting(excess, CreditTermination, now)
+}
+
+// ArrearsInvoice is the invoice, issued at now, of usage, the usage on plan of a whole period
+// from from up to to (excluded) that no renewal billed: rated as the renewal at to would have
+// rated it (RateUsage, with the minimum_spend top-up), in arrears, without fees. Returns nil when
+// nothing is rated.
+func ArrearsInvoice(plan *Plan, usage Usage, from, to, now time.Time) *BillingInvoice {
+	start := dateOf(from)
+	d := &invoiceDraft{plan: plan, start: start, end: start}
+	if d.lines = RateUsage(plan, usage, start, lastDay(start, to)); len(d.lines) == 0 {
+		return nil
+	}
+	return d.issueCrediting(0, "", now)
 }
 
 // rateSegment appends the usage of s on plan not rated yet at now, rated as a part of a
