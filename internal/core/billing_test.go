@@ -9,6 +9,18 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// must takes a result and its error, and returns v for t, failing t when err is not nil:
+// must(f(…))(t).
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
 func TestPercentHalfUp(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -161,10 +161,8 @@ func (d *DB) billSkippedUsage(ctx context.Context, q *dbq.Queries, before, after
 	if err != nil {
 		return err
 	}
-	if draft := core.ArrearsInvoice(plan, usage, from, to, at); draft != nil {
-		_, err = d.issueInvoice(ctx, q, after, draft)
-	}
-	return err
+	draft, err := core.ArrearsInvoice(plan, usage, from, to, at)
+	return d.issueDrafted(ctx, q, after, draft, err)
 }
 
 // recordDunningStep stores after, the state a dunning step at at moved before to, its
