@@ -141,17 +141,23 @@ func (d *invoiceDraft) creditUnusedFee(s *Subscription, plan *Plan, feeInvoiced 
 // its lines', and records excess, a credit it could not take off, as the credit the invoice
 // gives the credit balance, for reason.
 func (d *invoiceDraft) issueCrediting(excess int64, reason string, now time.Time) *BillingInvoice {
+	d.spanLines()
+	inv := d.issue(false, now)
+	if excess > 0 {
+		inv.BalanceCredit, inv.BalanceCreditReason = excess, reason
+	}
+	return inv
+}
+
+// spanLines makes the draft's period that of its lines, from the first day of any to the last
+// (unchanged when it has none).
+func (d *invoiceDraft) spanLines() {
 	for i, l := range d.lines {
 		if i == 0 {
 			d.start, d.end = l.PeriodStart, l.PeriodEnd
 		}
 		d.start, d.end = minTime(d.start, l.PeriodStart), maxTime(d.end, l.PeriodEnd)
 	}
-	inv := d.issue(false, now)
-	if excess > 0 {
-		inv.BalanceCredit, inv.BalanceCreditReason = excess, reason
-	}
-	return inv
 }
 
 // lastDay is the last day of a part of a period from start up to to (excluded): the day

@@ -225,10 +225,20 @@ func TestRenewalInvoiceWithUsage(t *testing.T) {
 		t.Errorf("credited: %+v", inv)
 	}
 
-	// A suspended period bills no fee, but the usage it closes.
+	// A suspended period bills no fee, but the usage it closes: the invoice is for that
+	// period alone, not the one it opens, for which it bills nothing.
 	inv = core.RenewalInvoice(plan, renewsAt, next, false, false, closing, renewsAt)
 	if len(inv.Lines) != 1 || inv.Total != 345 {
 		t.Errorf("suspended: %+v", inv)
+	}
+	if got := inv.PeriodStart.Format(time.DateOnly) + ".." + inv.PeriodEnd.Format(time.DateOnly); got != "2025-04-01..2025-04-30" {
+		t.Errorf("suspended: period %s, want the closed period's", got)
+	}
+	// So is a usage-only plan's, in arrears.
+	usageOnly := &core.Plan{Name: "U", Currency: "SAR", BillingPeriod: "usage_only"}
+	inv = core.RenewalInvoice(usageOnly, renewsAt, next, false, true, closing, renewsAt)
+	if got := inv.PeriodStart.Format(time.DateOnly) + ".." + inv.PeriodEnd.Format(time.DateOnly); len(inv.Lines) != 1 || got != "2025-04-01..2025-04-30" {
+		t.Errorf("usage only: period %s, want the closed period's: %+v", got, inv)
 	}
 	if core.RenewalInvoice(plan, renewsAt, next, false, false, nil, renewsAt) != nil {
 		t.Error("a suspended period without usage issued an invoice")
