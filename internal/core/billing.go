@@ -101,10 +101,12 @@ func VATPercent(currency string) int64 {
 	return 0
 }
 
-// PercentHalfUp returns percent % of amount (amount >= 0) in minor units, rounding half a
-// minor unit up.
+// PercentHalfUp returns percent % of amount (amount >= 0, 0 <= percent <= 100) in minor
+// units, rounding half a minor unit up. It works on the hundreds and the rest of amount apart,
+// so amount × percent is never formed: it would wrap past int64 from 6.1 × 10^17 at 15 %,
+// amounts whose VAT fits.
 func PercentHalfUp(amount, percent int64) int64 {
-	return (amount*percent + 50) / 100
+	return amount/100*percent + (amount%100*percent+50)/100
 }
 
 // FirstInvoice is the invoice a plan selected at now issues for its first period, or nil
@@ -155,8 +157,9 @@ func FirstInvoice(plan *Plan, now time.Time) *BillingInvoice {
 // The renewal at the end of a trial (trialEnd) opens the first paid period: when the trial
 // needed no payment method, the plan selection issued no invoice (see FirstInvoice), so this
 // one also carries the setup fee and the plan's discount and credit components. The
-// invoice's period spans its lines'. Returns nil when nothing is due (a free plan, or a
-// usage-only one without billable usage).
+// invoice's period spans its lines' (without a fee, the closed period alone: it bills nothing
+// of the one opening). Returns nil when nothing is due (a free plan, or a usage-only one
+// without billable usage).
 func RenewalInvoice(plan *Plan, renewsAt, next time.Time, trialEnd, fees bool, usage []InvoiceLine, now time.Time) *BillingInvoice {
 	inv := renewalDraft(plan, renewsAt, next, trialEnd, fees, usage, now)
 	if len(inv.Lines) == 0 {
@@ -176,6 +179,9 @@ func renewalDraft(plan *Plan, renewsAt, next time.Time, trialEnd, fees bool, usa
 	}
 	if fees {
 		d.charge(PriceRecurringFee, d.recurringDescription(), plan.RecurringFee)
+	}
+	if len(d.lines) == len(usage) { // no fee: the invoice is the closed period's usage alone
+		d.spanLines()
 	}
 	for _, l := range usage {
 		d.start = minTime(d.start, l.PeriodStart)

@@ -9,6 +9,18 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// must takes a result and its error, and returns v for t, failing t when err is not nil:
+// must(f(…))(t).
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
 func TestPercentHalfUp(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -27,6 +39,12 @@ func TestPercentHalfUp(t *testing.T) {
 		{299000, 15, 44850},
 		{99999, 15, 15000}, // 14999.85
 		{100, 0, 0},
+		// Amounts whose VAT fits in int64 though amount × percent does not: no wrap.
+		{700001000000000000, 15, 105000150000000000},
+		{614891469123651721, 15, 92233720368547758},     // 92233720368547758.15
+		{9223372036854775807, 15, 1383505805528216371},  // math.MaxInt64: …371.05
+		{9223372036854775807, 100, 9223372036854775807}, // the whole of it
+		{9223372036854775750, 15, 1383505805528216363},  // …362.5: half rounds up
 	}
 	for _, tc := range cases {
 		if got := core.PercentHalfUp(tc.amount, tc.percent); got != tc.want {

@@ -94,7 +94,7 @@ func TestPlanChangeRatesUsagePerPlan(t *testing.T) {
 	// 7 used on Starter: 5 billable × 100 = 500, no minimum-spend top-up for a part of a
 	// period; Pro 40000 × 21/31 = 27096.77 charged; Starter 10000 × 21/31 = 6774.19 credited.
 	// VAT 15 % of 27597 - 6774 = 20823: 3123.45.
-	inv := core.ProrationInvoice(before, starter, &after, pro, true, core.Usage{"m": 7}, march11)
+	inv := must(core.ProrationInvoice(before, starter, &after, pro, true, core.Usage{"m": 7}, march11))(t)
 	checkInvoice(t, inv, invoiceWant{amounts: []int64{500, 27097, -6774}, subtotal: 27597, discount: 6774, tax: 3123, total: 23946,
 		period: "2025-03-01..2025-03-31"})
 	if l := inv.Lines[0]; l.ComponentType != core.PricePerUnit || l.Proration || l.PeriodStart != march1 || l.PeriodEnd != march11.AddDate(0, 0, -1) {
@@ -108,7 +108,7 @@ func TestPlanChangeRatesUsagePerPlan(t *testing.T) {
 	// 8 used on Pro after the change: 3 beyond the 5 free × 50 = 150, from March 11; April's
 	// fee 40000. VAT 15 % of 40150 = 6022.5, half-up.
 	renewing := after
-	renewal := renewing.Renew(pro, core.Usage{"m": 8}, april1)
+	renewal := must(renewing.Renew(pro, core.Usage{"m": 8}, april1))(t)
 	checkInvoice(t, renewal.Invoice, invoiceWant{amounts: []int64{150, 40000}, subtotal: 40150, tax: 6023, total: 46173,
 		period: "2025-03-11..2025-04-30"})
 	// A second change in the period rates from the first one.
@@ -123,7 +123,7 @@ func TestPlanChangeRatesUsagePerPlan(t *testing.T) {
 		t.Errorf("usage so far %v..%v", from, to)
 	}
 	// A change to the current plan rates nothing.
-	if inv := core.UpcomingChangeInvoice(before, starter, before, starter, true, core.Usage{"m": 7}, march11); len(inv.Lines) != 0 {
+	if inv := must(core.UpcomingChangeInvoice(before, starter, before, starter, true, core.Usage{"m": 7}, march11))(t); len(inv.Lines) != 0 {
 		t.Errorf("no change: %+v", inv.Lines)
 	}
 }
@@ -173,7 +173,7 @@ func TestFinalInvoice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			inv := tc.sub.FinalInvoice(starter, core.Usage{"m": tc.usage}, tc.invoiced, tc.at)
+			inv := must(tc.sub.FinalInvoice(starter, core.Usage{"m": tc.usage}, tc.invoiced, tc.at))(t)
 			if tc.want == nil {
 				if inv != nil {
 					t.Fatalf("invoice %+v, want none", inv)
@@ -192,7 +192,9 @@ func TestFinalInvoice(t *testing.T) {
 func TestApplyCreditBalance(t *testing.T) {
 	t.Parallel()
 	_, pro := gapPlans()
-	renewal := func() *core.BillingInvoice { return onPlan(pro).Renew(pro, core.Usage{"m": 8}, april1).Invoice }
+	renewal := func() *core.BillingInvoice {
+		return must(onPlan(pro).Renew(pro, core.Usage{"m": 8}, april1))(t).Invoice
+	}
 	for _, tc := range []struct {
 		name    string
 		balance int64

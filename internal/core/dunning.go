@@ -85,7 +85,9 @@ func (s *Subscription) WriteOff(now time.Time) {
 // current, commercially active again (from past_due or paused), a service suspended by
 // billing resumed. Periods that opened and ended while it was written off (paused, not
 // renewed) are not billed: renewal resumes with the period in progress at now, on plan, its
-// current plan.
+// current plan. When that skips renewals, the first one skipped closed the period the
+// write-off interrupted, whose usage no renewal bills now: the caller bills it
+// (ArrearsInvoice over the UsagePeriod of s as it was before).
 func (s *Subscription) Recover(plan *Plan, now time.Time) {
 	wasWrittenOff := s.BillingStatus == BillingWrittenOff
 	s.BillingStatus, s.Dunning = BillingCurrent, Dunning{}

@@ -21,36 +21,42 @@ import (
 // half-up. The credit never takes the invoice below zero: what exceeds the charges goes to the
 // organization's credit balance (BalanceCredit), which later invoices use. Returns nil when
 // the change charges and credits nothing (a change during a trial, to a free plan, without
-// usage).
-func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) *BillingInvoice {
-	inv := prorationDraft(before, old, after, next, feeInvoiced, usage, now)
-	if len(inv.Lines) == 0 {
-		return nil
+// usage). The error is RateSegment's (usage too large to rate).
+func ProrationInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) (*BillingInvoice, error) {
+	inv, err := prorationDraft(before, old, after, next, feeInvoiced, usage, now)
+	if err != nil || len(inv.Lines) == 0 {
+		return nil, err
 	}
-	return inv
+	return inv, nil
 }
 
 // UpcomingChangeInvoice is the invoice a change from before (on old) to after (on next) at
 // now would issue (ProrationInvoice), as a draft, which has no line when it would issue none
 // (also when next is old: no change).
-func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) *BillingInvoice {
-	return asDraft(prorationDraft(before, old, after, next, feeInvoiced, usage, now))
+func UpcomingChangeInvoice(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) (*BillingInvoice, error) {
+	inv, err := prorationDraft(before, old, after, next, feeInvoiced, usage, now)
+	if err != nil {
+		return nil, err
+	}
+	return asDraft(inv), nil
 }
 
 // prorationDraft is ProrationInvoice, also when it has no line.
-func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) *BillingInvoice {
+func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *Plan, feeInvoiced bool, usage Usage, now time.Time) (*BillingInvoice, error) {
 	start := dateOf(now)
 	d := &invoiceDraft{plan: next, start: start, end: start}
 	if old.ID == next.ID { // no change
-		return d.issue(false, now)
+		return d.issue(false, now), nil
 	}
-	d.rateSegment(before, old, usage, now)
+	if err := d.rateSegment(before, old, usage, now); err != nil {
+		return nil, err
+	}
 	if charge, chargeFrom, chargeTo := unusedFee(after, next, now); charge > 0 {
 		d.end = lastDay(start, chargeTo)
 		d.prorated(fmt.Sprintf("%s, %s to %s (%s)", next.Name, now.Format(time.RFC3339), chargeTo.Format(time.RFC3339), fraction(now, chargeFrom, chargeTo)), charge)
 	}
 	excess := d.creditUnusedFee(before, old, feeInvoiced, now)
-	return d.issueCrediting(excess, CreditProration, now)
+	return d.issueCrediting(excess, CreditProration, now), nil
 }
 
 // FinalInvoice is the invoice that closes the billing of s, on plan, its current plan, when
@@ -60,31 +66,50 @@ func prorationDraft(before *Subscription, old *Plan, after *Subscription, next *
 // minimum_spend top-up); earlier (a termination) as a part of a period (RateSegment), and the
 // recurring fee's unused part is credited as a plan change credits it (when feeInvoiced),
 // never below zero, the rest going to the credit balance. Returns nil when nothing is rated
-// or credited.
-func (s *Subscription) FinalInvoice(plan *Plan, usage Usage, feeInvoiced bool, now time.Time) *BillingInvoice {
+// or credited; the error is RateUsage's (usage too large to rate).
+func (s *Subscription) FinalInvoice(plan *Plan, usage Usage, feeInvoiced bool, now time.Time) (*BillingInvoice, error) {
 	start := dateOf(now)
 	d := &invoiceDraft{plan: plan, start: start, end: start}
-	var excess int64
 	if end := s.periodEnd(); end != nil && !now.Before(*end) {
 		if from, to, ok := s.UsageSoFar(plan, now); ok {
-			d.lines = RateUsage(plan, usage, dateOf(from), lastDay(dateOf(from), to))
+			return ArrearsInvoice(plan, usage, from, to, now)
 		}
-	} else {
-		d.rateSegment(s, plan, usage, now)
-		excess = d.creditUnusedFee(s, plan, feeInvoiced, now)
+		return nil, nil
 	}
+	if err := d.rateSegment(s, plan, usage, now); err != nil {
+		return nil, err
+	}
+	excess := d.creditUnusedFee(s, plan, feeInvoiced, now)
 	if len(d.lines) == 0 {
-		return nil
+		return nil, nil
 	}
-	return d.issueCrediting(excess, CreditTermination, now)
+	return d.issueCrediting(excess, CreditTermination, now), nil
+}
+
+// ArrearsInvoice is the invoice, issued at now, of usage, the usage on plan of a whole period
+// from from up to to (excluded) that no renewal billed: rated as the renewal at to would have
+// rated it (RateUsage, with the minimum_spend top-up), in arrears, without fees. Returns nil when
+// nothing is rated; the error is RateUsage's.
+func ArrearsInvoice(plan *Plan, usage Usage, from, to, now time.Time) (*BillingInvoice, error) {
+	start := dateOf(from)
+	d := &invoiceDraft{plan: plan, start: start, end: start}
+	var err error
+	if d.lines, err = RateUsage(plan, usage, start, lastDay(start, to)); err != nil || len(d.lines) == 0 {
+		return nil, err
+	}
+	return d.issueCrediting(0, "", now), nil
 }
 
 // rateSegment appends the usage of s on plan not rated yet at now, rated as a part of a
-// period (RateSegment).
-func (d *invoiceDraft) rateSegment(s *Subscription, plan *Plan, usage Usage, now time.Time) {
-	if from, to, ok := s.UsageSoFar(plan, now); ok {
-		d.lines = append(d.lines, RateSegment(plan, usage, dateOf(from), lastDay(dateOf(from), to))...)
+// period (RateSegment), or returns RateSegment's error.
+func (d *invoiceDraft) rateSegment(s *Subscription, plan *Plan, usage Usage, now time.Time) error {
+	from, to, ok := s.UsageSoFar(plan, now)
+	if !ok {
+		return nil
 	}
+	lines, err := RateSegment(plan, usage, dateOf(from), lastDay(dateOf(from), to))
+	d.lines = append(d.lines, lines...)
+	return err
 }
 
 // creditUnusedFee appends the credit of the unused part at now of the recurring fee of s on
@@ -116,17 +141,23 @@ func (d *invoiceDraft) creditUnusedFee(s *Subscription, plan *Plan, feeInvoiced 
 // its lines', and records excess, a credit it could not take off, as the credit the invoice
 // gives the credit balance, for reason.
 func (d *invoiceDraft) issueCrediting(excess int64, reason string, now time.Time) *BillingInvoice {
+	d.spanLines()
+	inv := d.issue(false, now)
+	if excess > 0 {
+		inv.BalanceCredit, inv.BalanceCreditReason = excess, reason
+	}
+	return inv
+}
+
+// spanLines makes the draft's period that of its lines, from the first day of any to the last
+// (unchanged when it has none).
+func (d *invoiceDraft) spanLines() {
 	for i, l := range d.lines {
 		if i == 0 {
 			d.start, d.end = l.PeriodStart, l.PeriodEnd
 		}
 		d.start, d.end = minTime(d.start, l.PeriodStart), maxTime(d.end, l.PeriodEnd)
 	}
-	inv := d.issue(false, now)
-	if excess > 0 {
-		inv.BalanceCredit, inv.BalanceCreditReason = excess, reason
-	}
-	return inv
 }
 
 // lastDay is the last day of a part of a period from start up to to (excluded): the day

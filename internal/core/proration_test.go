@@ -47,7 +47,7 @@ func TestProrationInvoice(t *testing.T) {
 		if err := after.Apply(core.ActionChangePlan, "organization", next, now); err != nil {
 			t.Fatal(err)
 		}
-		return core.ProrationInvoice(before, old, &after, next, feeInvoiced, nil, now)
+		return must(core.ProrationInvoice(before, old, &after, next, feeInvoiced, nil, now))(t)
 	}
 	type want struct {
 		amounts                        []int64
@@ -96,8 +96,8 @@ func TestProrationInvoice(t *testing.T) {
 	if inv := change(growth, business, now.AddDate(0, 0, 3), true); inv != nil {
 		t.Errorf("trial: %+v", inv)
 	}
-	if inv := core.UpcomingChangeInvoice(&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth,
-		&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth, true, nil, now); len(inv.Lines) != 0 || inv.Status != core.InvoiceDraft || inv.IssuedAt != nil {
+	if inv := must(core.UpcomingChangeInvoice(&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth,
+		&core.Subscription{BillingAnchorAt: anchor, RenewsAt: growth.NextRenewal(anchor, now)}, growth, true, nil, now))(t); len(inv.Lines) != 0 || inv.Status != core.InvoiceDraft || inv.IssuedAt != nil {
 		t.Errorf("no change: %+v", inv)
 	}
 	// To a free plan: nothing charged, the whole credit to the balance, on an invoice of zero

@@ -23,6 +23,12 @@ const (
 // Usage is what a subscription used in a period: the quantity of each metric.
 type Usage map[string]int64
 
+// MaxUsageCharge is the most the usage lines of one rating may charge together, in minor
+// units: 2^53 - 1, the largest integer a JSON client reading numbers as doubles (JavaScript)
+// still reads exactly, and far enough below int64's end that the invoice's fees, credits and
+// VAT added to it cannot wrap.
+const MaxUsageCharge = 1<<53 - 1
+
 // RateUsage returns the lines that price usage, a closing period's usage on plan, for the
 // days start to end (inclusive). For each metric, the plan's included quantity comes first
 // (rounded down: a fraction of a unit includes no unit) and costs nothing; the units beyond
@@ -42,20 +48,21 @@ type Usage map[string]int64
 // (the seeded catalogue states both for the same metric: they are one price, charged once).
 // A minimum_spend component tops the usage charges up to its amount with one more line.
 // No billable usage gives no line (and no flat amount); lines list metrics in the plan's
-// price order, then overage rules, then the top-up.
-func RateUsage(plan *Plan, usage Usage, start, end time.Time) []InvoiceLine {
+// price order, then overage rules, then the top-up. Usage whose charges would exceed
+// MaxUsageCharge is EUnprocessable, never a wrapped amount.
+func RateUsage(plan *Plan, usage Usage, start, end time.Time) ([]InvoiceLine, error) {
 	return rateUsage(plan, usage, start, end, true)
 }
 
 // RateSegment rates usage as RateUsage does, for a part of a period cut short by a change of
 // plan or a termination: the part is rated on its own (included usage and tiers start from
 // nothing) and has no minimum_spend top-up, a commitment of the plan for a whole period.
-func RateSegment(plan *Plan, usage Usage, start, end time.Time) []InvoiceLine {
+func RateSegment(plan *Plan, usage Usage, start, end time.Time) ([]InvoiceLine, error) {
 	return rateUsage(plan, usage, start, end, false)
 }
 
 // rateUsage is RateUsage, with the minimum_spend top-up when topUp is set.
-func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) []InvoiceLine {
+func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]InvoiceLine, error) {
 	r := rater{start: start, end: end}
 	priced := map[string]bool{}
 	for _, p := range activePrices(plan) {
@@ -79,7 +86,10 @@ func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) []Invo
 			r.line(PriceMinimumSpend, &p.ID, fmt.Sprintf("Minimum spend of %d, usage charged %d", *p.Amount, r.charged), 1, *p.Amount-r.charged)
 		}
 	}
-	return r.lines
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.lines, nil
 }
 
 // activePrices is the plan's active price components, in the plan's order.
@@ -105,19 +115,27 @@ func included(plan *Plan, metric string, used int64) int64 {
 	return min(used, int64(math.Floor(min(q, math.MaxInt64/2))))
 }
 
-// rater gathers the usage lines of one period and what they charge.
+// rater gathers the usage lines of one period and what they charge; err is set once they
+// would charge more than MaxUsageCharge.
 type rater struct {
 	start, end time.Time
 	lines      []InvoiceLine
 	charged    int64
+	err        error
 }
 
-// line appends quantity × unit (when the amount is positive) for the period.
+// line appends quantity × unit (when the amount is positive) for the period, or sets r.err
+// when the charges would pass MaxUsageCharge (quantity and unit are >= 0).
 func (r *rater) line(componentType string, priceID *uuid.UUID, description string, quantity, unit int64) {
-	amount := quantity * unit
-	if amount <= 0 {
+	if r.err != nil || quantity <= 0 || unit <= 0 {
 		return
 	}
+	if quantity > (MaxUsageCharge-r.charged)/unit {
+		r.err = Errorf(EUnprocessable, "Usage line %q (%d × %d) takes the period's usage charges past %d minor units, the most one invoice rates: it cannot be invoiced.",
+			description, quantity, unit, int64(MaxUsageCharge))
+		return
+	}
+	amount := quantity * unit
 	r.lines = append(r.lines, InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
 		PeriodStart: r.start, PeriodEnd: r.end, Quantity: quantity, UnitAmount: unit, Amount: amount})
 	r.charged += amount

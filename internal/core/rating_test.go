@@ -133,7 +133,7 @@ func TestRateUsage(t *testing.T) {
 			if tc.overage > 0 {
 				plan.OverageRules = []core.OverageRule{{Metric: "m", UnitPrice: tc.overage}}
 			}
-			lines := core.RateUsage(plan, core.Usage{"m": tc.used, "other": 1_000_000}, start, end)
+			lines := must(core.RateUsage(plan, core.Usage{"m": tc.used, "other": 1_000_000}, start, end))(t)
 			var got []rated
 			for _, l := range lines {
 				got = append(got, rated{l.ComponentType, l.Quantity, l.UnitAmount, l.Amount})
@@ -143,6 +143,54 @@ func TestRateUsage(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("lines %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRateUsageTooLarge: usage whose charges do not fit is refused (EUnprocessable), never wrapped into a smaller or negative amount that drops the line; up
+// to MaxUsageCharge it is rated exactly.
+func TestRateUsageTooLarge(t *testing.T) {
+	t.Parallel()
+	const maxPrice = 1_000_000_000_000 // the catalogue's largest unit amount
+	start, end := time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 4, 30, 0, 0, 0, 0, time.UTC)
+	pkg := usagePrice(core.PricePackage, func(p *core.Price) { p.PackageSize, p.PackageAmount = ptr[int64](1), ptr[int64](maxPrice) })
+	flat := tiered(core.PriceGraduatedUsage, tiers([3]int64{1, 0, maxPrice}, [3]int64{-1, maxPrice, maxPrice}))
+	cases := []struct {
+		name   string
+		prices []*core.Price
+		used   int64
+		want   int64 // the amount charged; -1: refused
+	}{
+		{"PerUnitWrapsInt64", []*core.Price{perUnit(maxPrice)}, 10_000_000, -1},                         // 10^19
+		{"PerUnitWrapsToPositive", []*core.Price{perUnit(maxPrice)}, 18_446_745, -1},                    // 2^64 + 4.4 × 10^11: wraps positive
+		{"PerUnitPastTheBound", []*core.Price{perUnit(maxPrice)}, 9_008, -1},                            // 9.008 × 10^15
+		{"PerUnitUpToTheBound", []*core.Price{perUnit(maxPrice)}, 9_007, 9_007 * maxPrice},              // 9.007 × 10^15
+		{"PerUnitExactlyTheBound", []*core.Price{perUnit(1)}, core.MaxUsageCharge, core.MaxUsageCharge}, // 2^53 - 1
+		{"PackageWrapsInt64", []*core.Price{pkg}, 10_000_000, -1},
+		{"LinesTogetherPastTheBound", []*core.Price{perUnit(maxPrice), perUnit(maxPrice)}, 5_000, -1}, // 2 × 5 × 10^15
+		{"FlatAmountsPastTheBound", []*core.Price{flat}, 9_007, -1},                                   // 9.006 × 10^15 + two flats
+		{"FlatAmountsUpToTheBound", []*core.Price{flat}, 9_006, 9_005*maxPrice + 2*maxPrice},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lines, err := core.RateUsage(&core.Plan{Prices: tc.prices}, core.Usage{"m": tc.used}, start, end)
+			if tc.want < 0 {
+				if core.ErrorCode(err) != core.EUnprocessable || lines != nil {
+					t.Fatalf("RateUsage = %+v, %v; want it refused as unprocessable", lines, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var charged int64
+			for _, l := range lines {
+				charged += l.Amount
+			}
+			if charged != tc.want {
+				t.Errorf("charged %d, want %d: %+v", charged, tc.want, lines)
 			}
 		})
 	}
@@ -177,10 +225,20 @@ func TestRenewalInvoiceWithUsage(t *testing.T) {
 		t.Errorf("credited: %+v", inv)
 	}
 
-	// A suspended period bills no fee, but the usage it closes.
+	// A suspended period bills no fee, but the usage it closes: the invoice is for that
+	// period alone, not the one it opens, for which it bills nothing.
 	inv = core.RenewalInvoice(plan, renewsAt, next, false, false, closing, renewsAt)
 	if len(inv.Lines) != 1 || inv.Total != 345 {
 		t.Errorf("suspended: %+v", inv)
+	}
+	if got := inv.PeriodStart.Format(time.DateOnly) + ".." + inv.PeriodEnd.Format(time.DateOnly); got != "2025-04-01..2025-04-30" {
+		t.Errorf("suspended: period %s, want the closed period's", got)
+	}
+	// So is a usage-only plan's, in arrears.
+	usageOnly := &core.Plan{Name: "U", Currency: "SAR", BillingPeriod: "usage_only"}
+	inv = core.RenewalInvoice(usageOnly, renewsAt, next, false, true, closing, renewsAt)
+	if got := inv.PeriodStart.Format(time.DateOnly) + ".." + inv.PeriodEnd.Format(time.DateOnly); len(inv.Lines) != 1 || got != "2025-04-01..2025-04-30" {
+		t.Errorf("usage only: period %s, want the closed period's: %+v", got, inv)
 	}
 	if core.RenewalInvoice(plan, renewsAt, next, false, false, nil, renewsAt) != nil {
 		t.Error("a suspended period without usage issued an invoice")

@@ -130,7 +130,7 @@ func TestSubscription_Renew(t *testing.T) {
 		if !s.RenewalDue(now) {
 			t.Fatalf("step %d: not due at %v (renews at %v)", i, now, s.RenewsAt)
 		}
-		r := s.Renew(plan, nil, now)
+		r := must(s.Renew(plan, nil, now))(t)
 		if got := r.PeriodStart.Format(time.DateOnly) + ".." + r.PeriodEnd.Format(time.DateOnly); got != st.start+".."+st.end {
 			t.Errorf("step %d: period %s, want %s..%s", i, got, st.start, st.end)
 		}

@@ -291,43 +291,56 @@ func (s *Subscription) periodEnd() *time.Time {
 // now. A period that opens while the service is suspended bills no fee: the cycle moves on,
 // and the first renewal after the service resumes bills again; the usage of the period it
 // closes is billed all the same.
-func (s *Subscription) Renew(plan *Plan, usage Usage, now time.Time) Renewal {
-	renewal, inv := s.renewal(plan, usage, now)
+//
+// The error is RateUsage's (usage too large to rate); s is unchanged then.
+func (s *Subscription) Renew(plan *Plan, usage Usage, now time.Time) (Renewal, error) {
+	next := *s
+	renewal, inv, err := next.renewal(plan, usage, now)
+	if err != nil {
+		return Renewal{}, err
+	}
+	*s = next
 	if len(inv.Lines) > 0 {
 		renewal.Invoice = inv
 	}
-	return renewal
+	return renewal, nil
 }
 
 // renewal is Renew, with the invoice drafted also when it has no line (nil when nothing
 // opens).
-func (s *Subscription) renewal(plan *Plan, usage Usage, now time.Time) (Renewal, *BillingInvoice) {
+func (s *Subscription) renewal(plan *Plan, usage Usage, now time.Time) (Renewal, *BillingInvoice, error) {
 	from, to, rated := s.UsagePeriod(plan)
 	at := *s.RenewsAt
 	s.RenewsAt = plan.NextRenewal(s.BillingAnchorAt, at)
 	if s.RenewsAt == nil { // a plan that never renews: nothing opens
-		return Renewal{PeriodStart: dateOf(at), PeriodEnd: dateOf(at)}, &BillingInvoice{}
+		return Renewal{PeriodStart: dateOf(at), PeriodEnd: dateOf(at)}, &BillingInvoice{}, nil
 	}
 	start, end := RenewalPeriod(at, *s.RenewsAt)
 	var lines []InvoiceLine
 	if rated {
-		lines = RateUsage(plan, usage, dateOf(from), dateOf(to).AddDate(0, 0, -1))
+		var err error
+		if lines, err = RateUsage(plan, usage, dateOf(from), dateOf(to).AddDate(0, 0, -1)); err != nil {
+			return Renewal{}, nil, err
+		}
 	}
 	fees := s.ServiceStatus != ServiceSuspended
 	return Renewal{PeriodStart: start, PeriodEnd: end},
-		renewalDraft(plan, at, *s.RenewsAt, at.Equal(s.BillingAnchorAt), fees, lines, now)
+		renewalDraft(plan, at, *s.RenewsAt, at.Equal(s.BillingAnchorAt), fees, lines, now), nil
 }
 
 // UpcomingInvoice is the invoice the next renewal of s on plan, its current plan, would issue
 // if usage, the usage of the period it closes so far, were all: a draft, never issued (no
-// issue or due time), which may have no line. ok is false when s does not renew.
-func (s *Subscription) UpcomingInvoice(plan *Plan, usage Usage) (inv *BillingInvoice, ok bool) {
+// issue or due time), which may have no line. ok is false when s does not renew; the error
+// is RateUsage's.
+func (s *Subscription) UpcomingInvoice(plan *Plan, usage Usage) (inv *BillingInvoice, ok bool, err error) {
 	if s.RenewsAt == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	next := *s
-	_, inv = next.renewal(plan, usage, *s.RenewsAt)
-	return asDraft(inv), true
+	if _, inv, err = next.renewal(plan, usage, *s.RenewsAt); err != nil {
+		return nil, true, err
+	}
+	return asDraft(inv), true, nil
 }
 
 // ServiceEndDue reports whether the service of cancelled s has reached, at now, the end of

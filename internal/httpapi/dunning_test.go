@@ -183,6 +183,45 @@ func TestDunning(t *testing.T) {
 		wantRenewed(t, env, d.token, d.sub, 2, "2025-04-01", "2025-04-30", "2025-04-15T00:00:00Z", 29900, 34385, "2025-05-01T09:30:00Z")
 	})
 
+	// The usage of the period a write-off interrupts is billed in arrears by the renewal that
+	// closes it. Paid after that renewal and the next boundary, the recovery skips the
+	// renewals that fell while written off; it bills that usage then, not never.
+	t.Run("RecoveryAfterSkippedRenewalsBillsTheInterruptedUsage", func(t *testing.T) {
+		t.Parallel()
+		s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, ratedPlan(t, env, "null"))
+		advance(t, env, s.token, s.clock, "2025-04-10T00:00:00Z") // April's fee invoiced on April 1, due April 15
+		s.resolve(t, env, 9)
+		advance(t, env, s.token, s.clock, "2025-06-05T00:00:00Z") // written off on April 22; May 1 and June 1 pass
+		invs := invoicesOf(t, env, s.id)
+		if len(invs) != 1 || invs[0].Status != "uncollectible" {
+			t.Fatalf("invoices while written off: %+v, want April's, uncollectible", invs)
+		}
+		call(t, env, http.MethodPost, "/v1/invoices/"+invs[0].ID+"/payments", s.token,
+			fmt.Sprintf(`{"amount":%d,"payment_method":"pm_sandbox_success"}`, invs[0].Total), http.StatusCreated)
+		advance(t, env, s.token, s.clock, "2025-06-05T00:00:01Z") // June's renewal, the period in progress
+		invs = invoicesOf(t, env, s.id)
+		if len(invs) != 3 {
+			t.Fatalf("%d invoices after the recovery, want April's fee, April's usage and June's fee: %+v", len(invs), invs)
+		}
+		// April: 9 used, 2 included: units 3-4 at 100, 5-6 at 50 (+ flat 300), 7-9 at 20.
+		usage := invs[1]
+		wantLine(t, usage, 0, "graduated_usage", 2, 100, "2025-04-01", "2025-04-30", false)
+		wantLine(t, usage, 1, "graduated_usage", 2, 50, "2025-04-01", "2025-04-30", false)
+		wantLine(t, usage, 2, "graduated_usage", 1, 300, "2025-04-01", "2025-04-30", false)
+		wantLine(t, usage, 3, "graduated_usage", 3, 20, "2025-04-01", "2025-04-30", false)
+		wantTotals(t, usage, 660, 0, 99, 759)
+		if len(usage.Lines) != 4 || usage.Status != "issued" || !usage.IssuedAt.Equal(clockAt(t, "2025-06-05T00:00:00Z")) ||
+			usage.BillingPeriod.Start != "2025-04-01" || usage.BillingPeriod.End != "2025-04-30" {
+			t.Errorf("April's usage, billed at the recovery: %+v", usage)
+		}
+		june := invs[2]
+		wantLine(t, june, 0, "recurring_fee", 1, 10000, "2025-06-01", "2025-06-30", false)
+		wantTotals(t, june, 10000, 0, 1500, 11500)
+		if len(june.Lines) != 1 {
+			t.Errorf("June's renewal bills %+v, want its fee alone (no usage from May, written off)", june.Lines)
+		}
+	})
+
 	// A full payment while overdue or in dunning, or the invoice's void, recovers; nothing
 	// of the schedule happens afterwards.
 	for _, tc := range []struct {

@@ -245,3 +245,41 @@ var _ = reachable("BillingInvoiceStatus", "draft", func(t *testing.T, env *apite
 	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceGrowthMonthly)
 	return call(t, env, http.MethodGet, "/v1/subscriptions/"+sub.ID+"/upcoming-invoice", token, "", http.StatusOK)
 })
+
+// TestUsageTooLargeToInvoice: usage whose charges pass what one invoice rates (2^53 - 1 minor
+// units, core.MaxUsageCharge) is refused with a 422 by the upcoming invoice and by the clock's
+// advance that would renew it, which then changes nothing; up to it, it is rated exactly.
+func TestUsageTooLargeToInvoice(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	plan := catalogueDo(t, env, apitest.OperatorToken, http.MethodPost, "/v1/plans", fmt.Sprintf(`{"product_id":%q,"code":"dear-%s",
+		"name":"Dear","billing_period":"usage_only","currency":"SAR",
+		"prices":[{"component_type":"per_unit","metric":"short_addresses_resolved","unit_amount":1000000000000}]}`, productAddress, uuid.NewString()[:8]), http.StatusCreated)
+	movePlan(t, env, plan["id"].(string), "active")
+	s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, plan["id"].(string))
+	advance(t, env, s.token, s.clock, "2025-03-10T00:00:00Z")
+	s.resolve(t, env, 1)
+	// 9006 more resolutions at March 10, written as the resolution's own row is.
+	env.Exec(`INSERT INTO usage_events (id, organization_id, product, occurred_at)
+		SELECT (substr(e.id::text, 1, 24) || lpad(to_hex(g), 12, '0'))::uuid, e.organization_id, e.product, e.occurred_at
+		FROM usage_events e, generate_series(1, 9006) g WHERE e.organization_id = $1`, s.org)
+
+	// 9007 × 10^12: rated, with VAT 15 % of it.
+	draft := upcoming(t, env, s.token, s.id, "")
+	wantLine(t, draft, 0, "per_unit", 9007, 1_000_000_000_000, "2025-03-01", "2025-03-31", false)
+	wantTotals(t, draft, 9_007_000_000_000_000, 0, 1_351_050_000_000_000, 10_358_050_000_000_000)
+
+	// One more: 9008 × 10^12 is past the bound.
+	s.resolve(t, env, 1)
+	for _, path := range []string{"", "/lines"} {
+		assertProblem(t, "upcoming"+path, env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/subscriptions/" + s.id + "/upcoming-invoice" + path, Token: s.token}),
+			http.StatusUnprocessableEntity, "unprocessable")
+	}
+	assertProblem(t, "advance to the renewal", advanceRequest(env, s.token, s.clock, "2025-04-01T09:30:00Z", nil), http.StatusUnprocessableEntity, "unprocessable")
+	if invs := invoicesOf(t, env, s.id); len(invs) != 0 {
+		t.Errorf("invoices %+v after a refused renewal", invs)
+	}
+	if n := env.Count(`SELECT count(*) FROM test_clocks WHERE id = $1 AND frozen_time = '2025-03-10T00:00:00Z'`, s.clock); n != 1 {
+		t.Errorf("the refused advance moved the clock")
+	}
+}

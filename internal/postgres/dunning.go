@@ -137,10 +137,32 @@ func (d *DB) settleDunning(ctx context.Context, q *dbq.Queries, inv *core.Billin
 	if err := d.recordDunningStep(ctx, q, before, &after, at, core.EventSubscriptionRecovered, fmt.Sprintf("invoice %s %s", inv.ID, inv.Status)); err != nil {
 		return false, err
 	}
+	if err := d.billSkippedUsage(ctx, q, before, &after, plan, at); err != nil {
+		return false, err
+	}
 	if after.ServiceStatus == before.ServiceStatus {
 		return false, nil
 	}
 	return true, d.provisionResumed(ctx, &after)
+}
+
+// billSkippedUsage issues, at at, the invoice of the usage that the first renewal the recovery
+// of before (into after) skipped would have billed: that of the period the write-off
+// interrupted, which the renewals that follow do not close (core.Subscription.Recover).
+func (d *DB) billSkippedUsage(ctx context.Context, q *dbq.Queries, before, after *core.Subscription, plan *core.Plan, at time.Time) error {
+	if before.RenewsAt == nil || after.RenewsAt == nil || !after.RenewsAt.After(*before.RenewsAt) {
+		return nil
+	}
+	from, to, ok := before.UsagePeriod(plan)
+	if !ok {
+		return nil
+	}
+	usage, err := usageBetween(ctx, q, before, from, to)
+	if err != nil {
+		return err
+	}
+	draft, err := core.ArrearsInvoice(plan, usage, from, to, at)
+	return d.issueDrafted(ctx, q, after, draft, err)
 }
 
 // recordDunningStep stores after, the state a dunning step at at moved before to, its

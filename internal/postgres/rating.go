@@ -85,7 +85,10 @@ func upcomingRenewal(ctx context.Context, q *dbq.Queries, sub *core.Subscription
 	if err != nil {
 		return nil, err
 	}
-	inv, ok := sub.UpcomingInvoice(plan, usage)
+	inv, ok, err := sub.UpcomingInvoice(plan, usage)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, core.Errorf(core.ENotFound, "Subscription %s has no upcoming invoice: it does not renew (commercial status %s, service status %s).",
 			sub.ID, sub.CommercialStatus, sub.ServiceStatus)
@@ -112,7 +115,7 @@ func (s *SubscriptionService) upcomingChange(ctx context.Context, q *dbq.Queries
 	if err != nil {
 		return nil, err
 	}
-	return core.UpcomingChangeInvoice(sub, plan, &after, next, invoiced, usage, at), nil
+	return core.UpcomingChangeInvoice(sub, plan, &after, next, invoiced, usage, at)
 }
 
 // feeInvoiced reports whether a recurring fee of sub for the day of at was invoiced: what a

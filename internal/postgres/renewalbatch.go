@@ -219,10 +219,12 @@ func (b *renewalBatch) rate(ctx context.Context, q *dbq.Queries) error {
 			r.usage = core.Usage{m: used[r.before.ID]}
 		}
 		after := *r.before
-		r.renewal = after.Renew(r.plan, r.usage, b.at)
+		var err error
+		r.renewal, err = after.Renew(r.plan, r.usage, b.at)
 		after.UpdatedAt = b.at
 		r.after = &after
-		if inv := r.renewal.Invoice; after.RenewsAt == nil || inv != nil && (inv.BalanceCredit > 0 || inv.IssuedAt == nil || inv.DueAt == nil) {
+		// A renewal that cannot be rated is left to its own step, which fails alone with why.
+		if inv := r.renewal.Invoice; err != nil || after.RenewsAt == nil || inv != nil && (inv.BalanceCredit > 0 || inv.IssuedAt == nil || inv.DueAt == nil) {
 			b.rest = append(b.rest, r.step)
 			continue
 		}

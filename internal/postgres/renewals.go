@@ -247,7 +247,10 @@ func (d *DB) renew(ctx context.Context, q *dbq.Queries, sub *core.Subscription, 
 	if err != nil {
 		return err
 	}
-	renewal := sub.Renew(plan, usage, at)
+	renewal, err := sub.Renew(plan, usage, at)
+	if err != nil {
+		return fmt.Errorf("renewal of subscription %s at %s: %w", sub.ID, at.Format(time.RFC3339), err)
+	}
 	var invoiceID *uuid.UUID
 	if renewal.Invoice != nil {
 		inv, err := d.issueInvoice(ctx, q, sub, renewal.Invoice)

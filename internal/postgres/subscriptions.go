@@ -298,10 +298,8 @@ func (s *SubscriptionService) ChangePlan(ctx context.Context, id, planID uuid.UU
 		if err != nil {
 			return err
 		}
-		if draft := core.ProrationInvoice(before, old, sub, plan, invoiced, usage, at); draft != nil {
-			_, err = s.db.issueInvoice(ctx, q, sub, draft)
-		}
-		return err
+		draft, err := core.ProrationInvoice(before, old, sub, plan, invoiced, usage, at)
+		return s.db.issueDrafted(ctx, q, sub, draft, err)
 	})
 }
 
@@ -332,9 +330,17 @@ func (d *DB) issueFinalInvoice(ctx context.Context, q *dbq.Queries, before *core
 	if err != nil {
 		return err
 	}
-	if draft := before.FinalInvoice(plan, usage, invoiced, at); draft != nil {
-		_, err = d.issueInvoice(ctx, q, before, draft)
+	draft, err := before.FinalInvoice(plan, usage, invoiced, at)
+	return d.issueDrafted(ctx, q, before, draft, err)
+}
+
+// issueDrafted issues draft, an invoice of sub, when drafting it did not fail (err) and
+// found something to invoice (draft not nil).
+func (d *DB) issueDrafted(ctx context.Context, q *dbq.Queries, sub *core.Subscription, draft *core.BillingInvoice, err error) error {
+	if err != nil || draft == nil {
+		return err
 	}
+	_, err = d.issueInvoice(ctx, q, sub, draft)
 	return err
 }
 
