@@ -340,21 +340,19 @@ func (p *tenancyProbe) run(class tenancyClass) {
 		}
 	}()
 	switch class {
-	case namesInPath:
-		for name, id := range base.path {
-			if !p.owned[id] && p.isID(name) {
-				t.Fatalf("{%s} = %s names no fixture: seed one (else the refusal proves nothing)", name, id)
+	case namesInPath, operatorOnly:
+		status, code := http.StatusForbidden, "forbidden"
+		if class == namesInPath {
+			status, code = http.StatusNotFound, "not_found"
+			for name, id := range base.path {
+				if !p.owned[id] && p.isID(name) {
+					t.Fatalf("{%s} = %s names no fixture: seed one (else the refusal proves nothing)", name, id)
+				}
 			}
 		}
 		resp := p.refused(base)
 		if p.everyScope {
-			assertProblem(t, "another organization's resource", resp, http.StatusNotFound, "not_found")
-		}
-		p.sameAsUnknown(base, resp)
-	case operatorOnly:
-		resp := p.refused(base)
-		if p.everyScope {
-			assertProblem(t, "operator only", resp, http.StatusForbidden, "forbidden")
+			assertProblem(t, class.String(), resp, status, code)
 		}
 		p.sameAsUnknown(base, resp)
 	case namesInQueryOrBody:
@@ -390,7 +388,7 @@ var foreignIDs = map[string]func(*fuzzFixtures) string{
 func (p *tenancyProbe) foreignIDsOfItsOwn(base request) {
 	foreign, unknown := clone(base), clone(base)
 	var ids []string
-	name := func(set func(id string), setUnknown func(id string), id string) {
+	nameForeign := func(set func(id string), setUnknown func(id string), id string) {
 		set(id)
 		random := uuid.NewString()
 		setUnknown(random)
@@ -406,7 +404,7 @@ func (p *tenancyProbe) foreignIDsOfItsOwn(base request) {
 	}
 	for _, ref := range p.params() {
 		if f, ok := foreignIDs[ref.Value.Name]; ok && ref.Value.In == "query" {
-			name(func(id string) { foreign.query[ref.Value.Name] = id }, func(id string) { unknown.query[ref.Value.Name] = id }, f(p.fx))
+			nameForeign(func(id string) { foreign.query[ref.Value.Name] = id }, func(id string) { unknown.query[ref.Value.Name] = id }, f(p.fx))
 		}
 	}
 	for field, f := range foreignIDs {
@@ -414,11 +412,11 @@ func (p *tenancyProbe) foreignIDsOfItsOwn(base request) {
 			break
 		}
 		if _, ok := p.bodySchema().Properties[field]; ok {
-			name(func(id string) { fb[field] = id }, func(id string) { ub[field] = id }, f(p.fx))
+			nameForeign(func(id string) { fb[field] = id }, func(id string) { ub[field] = id }, f(p.fx))
 		}
 	}
 	if ref, ok := fb["billing_reference"].(map[string]any); ok {
-		name(func(id string) { ref["invoice_id"] = id }, func(id string) { ub["billing_reference"].(map[string]any)["invoice_id"] = id }, p.fx.standardInvoice)
+		nameForeign(func(id string) { ref["invoice_id"] = id }, func(id string) { ub["billing_reference"].(map[string]any)["invoice_id"] = id }, p.fx.standardInvoice)
 	}
 	if len(ids) == 0 {
 		return // the operation names nothing else
