@@ -293,14 +293,18 @@ func TestGetOrganization(t *testing.T) {
 	})
 }
 
-// problemShape is the problem body without its request id and with the looked-up id
+// problemShape is the problem body without its request id and with the looked-up ids
 // replaced, so two answers about different ids can be compared.
-func problemShape(r *apitest.Response, id string) string {
+func problemShape(r *apitest.Response, ids ...string) string {
 	var m map[string]any
 	_ = json.Unmarshal(r.Body, &m)
 	delete(m, "request_id")
 	b, _ := json.Marshal(m)
-	return strings.ReplaceAll(string(b), id, "{id}")
+	s := string(b)
+	for _, id := range ids {
+		s = strings.ReplaceAll(s, id, "{id}")
+	}
+	return s
 }
 
 func assertProblem(t testing.TB, name string, resp *apitest.Response, status int, code string) {

@@ -70,13 +70,7 @@ func fuzzPaths(t *testing.T, doc *openapi3.T, paths []string) {
 	stats := map[string]int{}
 	for _, path := range paths {
 		item := doc.Paths.Value(path)
-		methods := slices.Sorted(func(yield func(string) bool) {
-			for m := range item.Operations() {
-				if !yield(m) {
-					return
-				}
-			}
-		})
+		methods := methodsOf(item)
 		for _, method := range methods {
 			op := item.GetOperation(method)
 			t.Run(op.OperationID, func(t *testing.T) {
@@ -107,6 +101,17 @@ func fuzzPaths(t *testing.T, doc *openapi3.T, paths []string) {
 		total += stats[k]
 	}
 	t.Logf("spec fuzzing figures: %d requests: %s", total, strings.Join(parts, ", "))
+}
+
+// methodsOf lists the methods of a path's operations, in order.
+func methodsOf(item *openapi3.PathItem) []string {
+	return slices.Sorted(func(yield func(string) bool) {
+		for m := range item.Operations() {
+			if !yield(m) {
+				return
+			}
+		}
+	})
 }
 
 // fuzzFixtures are real resources the valid requests name.
@@ -249,11 +254,17 @@ type opFuzzer struct {
 	op           *openapi3.Operation
 	stats        map[string]int
 	tables       []string
+	// principal, when set, sends the requests instead of the family's own principal (token):
+	// the tenancy test sends the same valid requests as another organization.
+	principal string
 }
 
 // token is the principal of the operation's valid requests: the operator, but a platform
 // organization for the connected-business family, which only such organizations use.
 func (f *opFuzzer) token() string {
+	if f.principal != "" {
+		return f.principal
+	}
 	if strings.HasPrefix(f.path, "/v1/connected-businesses") {
 		return "dev:org:" + f.fx.platform
 	}
@@ -572,16 +583,26 @@ func (f *opFuzzer) invalid(what string, req request) {
 	}
 }
 
-// counts is the row count of every table but request_logs and request_log_bodies with
-// their partitions (written for every request, on purpose), goose's version table and River's own bookkeeping; of river_job it counts
-// only the jobs a request causes, not the periodic ones (jobs.PeriodicKinds) River queues by
-// itself.
+// counts is the row count of every watched table (see perTable).
 func (f *opFuzzer) counts() map[string]int {
+	out := map[string]int{}
+	for name, n := range f.perTable("count(*)") {
+		out[name], _ = strconv.Atoi(n)
+	}
+	return out
+}
+
+// perTable evaluates the aggregate expr over the rows (named r) of every table but request_logs
+// and request_log_bodies (written for every request, on purpose), goose's
+// version table and River's own bookkeeping; of river_job it takes only the jobs a request
+// causes, not the periodic ones (jobs.PeriodicKinds) River queues by itself.
+func (f *opFuzzer) perTable(expr string) map[string]string {
 	if f.tables == nil {
-		rows, err := f.env.Pool.Query(f.t.Context(), `SELECT table_name FROM information_schema.tables
-			WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'goose_db_version'
-			AND table_name !~ '^request_log(s|_bodies)($|_)'
-			AND (table_name NOT LIKE 'river\_%' OR table_name = 'river_job') ORDER BY 1`)
+		// A partition's rows are its parent's: the parent alone is read.
+		rows, err := f.env.Pool.Query(f.t.Context(), `SELECT relname FROM pg_class
+			WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p') AND NOT relispartition
+			AND relname <> 'goose_db_version' AND relname !~ '^request_log(s|_bodies)($|_)'
+			AND (relname NOT LIKE 'river\_%' OR relname = 'river_job') ORDER BY 1`)
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -594,7 +615,7 @@ func (f *opFuzzer) counts() map[string]int {
 	}
 	parts := make([]string, len(f.tables))
 	for i, name := range f.tables {
-		parts[i] = fmt.Sprintf("SELECT %s, count(*) FROM %q", quoteLiteral(name), name)
+		parts[i] = fmt.Sprintf("SELECT %s, (%s)::text FROM %q r", quoteLiteral(name), expr, name)
 		if name == "river_job" { // the periodic jobs come whatever the requests do
 			parts[i] += " WHERE kind <> ALL(" + quoteLiteral("{"+strings.Join(jobs.PeriodicKinds(), ",")+"}") + "::text[])"
 		}
@@ -604,12 +625,11 @@ func (f *opFuzzer) counts() map[string]int {
 		f.t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[string]string{}
 	for rows.Next() {
-		var name string
-		var n int
-		_ = rows.Scan(&name, &n)
-		out[name] = n
+		var name, v string
+		_ = rows.Scan(&name, &v)
+		out[name] = v
 	}
 	return out
 }
@@ -1132,7 +1152,7 @@ func maps(m map[string]string) map[string]string {
 	return out
 }
 
-func mapsEqual(a, b map[string]int) bool {
+func mapsEqual[V comparable](a, b map[string]V) bool {
 	if len(a) != len(b) {
 		return false
 	}
