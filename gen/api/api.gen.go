@@ -2604,7 +2604,7 @@ type BillingInvoice struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// BillingInvoiceLine One line of a billing invoice: a charge (positive `amount`) or a discount (negative), `quantity` × `unit_amount`, minor units of the invoice's currency.
+// BillingInvoiceLine One line of a billing invoice: a charge (positive `amount`) or a discount (negative), `quantity` × `unit_amount`, minor units of the invoice's currency, tax-exclusive: a line of a `tax_inclusive` price carries the tax-exclusive part of its amount (see `TaxTreatment`).
 type BillingInvoiceLine struct {
 	// Amount quantity × unit_amount, minor units, tax-exclusive.
 	Amount int64 `json:"amount"`
@@ -3888,7 +3888,7 @@ type Price struct {
 	// Status Status of a price.
 	Status PriceStatus `json:"status"`
 
-	// TaxTreatment Whether a price includes tax.
+	// TaxTreatment Whether a price includes tax. A `tax_exclusive` amount is billed as it is, with VAT added on top. A `tax_inclusive` amount already holds the VAT of the invoice's currency (15 % for SAR, none for others): its invoice line is computed at that gross amount as any other (quantity, tiers, packages, proration), then carries its tax-exclusive part, gross × 100 / (100 + rate) rounded half-up, so that the invoice's VAT brings it back to the gross amount to within one minor unit (11500 including VAT: a line of 10000, VAT 1500, total 11500). To keep `amount` = `quantity` × `unit_amount` exact, a line whose quantity does not divide that part is written as two lines of the same price, period and description, the second at one minor unit more per unit. Minimum spends, discounts and credits are compared tax-exclusive (an inclusive one counts its tax-exclusive part). A plan's `setup_fee`, `recurring_fee` and `minimum_commitment` have the treatment of the price component that carries them.
 	TaxTreatment TaxTreatment `json:"tax_treatment"`
 
 	// Tiers Tiers of tiered, graduated and volume components.
@@ -3913,7 +3913,7 @@ type PriceCreateRequest struct {
 	PackageAmount nullable.Nullable[int64]  `json:"package_amount,omitempty"`
 	PackageSize   nullable.Nullable[int64]  `json:"package_size,omitempty"`
 
-	// TaxTreatment Whether a price includes tax.
+	// TaxTreatment Whether a price includes tax. A `tax_exclusive` amount is billed as it is, with VAT added on top. A `tax_inclusive` amount already holds the VAT of the invoice's currency (15 % for SAR, none for others): its invoice line is computed at that gross amount as any other (quantity, tiers, packages, proration), then carries its tax-exclusive part, gross × 100 / (100 + rate) rounded half-up, so that the invoice's VAT brings it back to the gross amount to within one minor unit (11500 including VAT: a line of 10000, VAT 1500, total 11500). To keep `amount` = `quantity` × `unit_amount` exact, a line whose quantity does not divide that part is written as two lines of the same price, period and description, the second at one minor unit more per unit. Minimum spends, discounts and credits are compared tax-exclusive (an inclusive one counts its tax-exclusive part). A plan's `setup_fee`, `recurring_fee` and `minimum_commitment` have the treatment of the price component that carries them.
 	TaxTreatment *TaxTreatment `json:"tax_treatment,omitempty"`
 
 	// Tiers Tiers in ascending `upper_bound` order, the last with `upper_bound` null.
@@ -3958,7 +3958,7 @@ type PriceUpdateRequest struct {
 	// Status Status of a price.
 	Status *PriceStatus `json:"status,omitempty"`
 
-	// TaxTreatment Whether a price includes tax.
+	// TaxTreatment Whether a price includes tax. A `tax_exclusive` amount is billed as it is, with VAT added on top. A `tax_inclusive` amount already holds the VAT of the invoice's currency (15 % for SAR, none for others): its invoice line is computed at that gross amount as any other (quantity, tiers, packages, proration), then carries its tax-exclusive part, gross × 100 / (100 + rate) rounded half-up, so that the invoice's VAT brings it back to the gross amount to within one minor unit (11500 including VAT: a line of 10000, VAT 1500, total 11500). To keep `amount` = `quantity` × `unit_amount` exact, a line whose quantity does not divide that part is written as two lines of the same price, period and description, the second at one minor unit more per unit. Minimum spends, discounts and credits are compared tax-exclusive (an inclusive one counts its tax-exclusive part). A plan's `setup_fee`, `recurring_fee` and `minimum_commitment` have the treatment of the price component that carries them.
 	TaxTreatment *TaxTreatment `json:"tax_treatment,omitempty"`
 
 	// Tiers Tiers in ascending `upper_bound` order, the last with `upper_bound` null.
@@ -5009,7 +5009,7 @@ type TaxInvoiceValidationResultSandbox bool
 // TaxInvoiceValidationResultStatus `ERROR` when a result is an error, `WARNING` when one is a warning, else `PASS` (the authority's validator's words).
 type TaxInvoiceValidationResultStatus string
 
-// TaxTreatment Whether a price includes tax.
+// TaxTreatment Whether a price includes tax. A `tax_exclusive` amount is billed as it is, with VAT added on top. A `tax_inclusive` amount already holds the VAT of the invoice's currency (15 % for SAR, none for others): its invoice line is computed at that gross amount as any other (quantity, tiers, packages, proration), then carries its tax-exclusive part, gross × 100 / (100 + rate) rounded half-up, so that the invoice's VAT brings it back to the gross amount to within one minor unit (11500 including VAT: a line of 10000, VAT 1500, total 11500). To keep `amount` = `quantity` × `unit_amount` exact, a line whose quantity does not divide that part is written as two lines of the same price, period and description, the second at one minor unit more per unit. Minimum spends, discounts and credits are compared tax-exclusive (an inclusive one counts its tax-exclusive part). A plan's `setup_fee`, `recurring_fee` and `minimum_commitment` have the treatment of the price component that carries them.
 type TaxTreatment string
 
 // TestClock A test clock: while it exists its organization is billed at `frozen_time`, which moves only when the clock is advanced.
@@ -7701,7 +7701,8 @@ type ClientInterface interface {
 	// ListPlans List plans with prices
 	//
 	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
-	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive
+	// unless the price's `tax_treatment` is `tax_inclusive` (a plan's fees follow the price component that carries them).
 	// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
 	// type `internal` only.
 	//
@@ -8268,7 +8269,8 @@ type ClientInterface interface {
 	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 	//
-	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+	// see `TaxTreatment`; dates in UTC):
 	//
 	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
@@ -8297,7 +8299,8 @@ type ClientInterface interface {
 	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 	//
-	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+	// see `TaxTreatment`; dates in UTC):
 	//
 	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
@@ -10034,7 +10037,8 @@ func (c *Client) GetPayment(ctx context.Context, id Id, reqEditors ...RequestEdi
 // ListPlans List plans with prices
 //
 // Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
-// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive
+// unless the price's `tax_treatment` is `tax_inclusive` (a plan's fees follow the price component that carries them).
 // `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
 // type `internal` only.
 //
@@ -10951,7 +10955,8 @@ func (c *Client) ResumeSubscription(ctx context.Context, id Id, params *ResumeSu
 // allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 // the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 //
-// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+// see `TaxTreatment`; dates in UTC):
 //
 //   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 //     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
@@ -10990,7 +10995,8 @@ func (c *Client) SelectSubscriptionPlanWithBody(ctx context.Context, id Id, para
 // allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 // the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 //
-// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+// see `TaxTreatment`; dates in UTC):
 //
 //   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 //     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
@@ -18538,7 +18544,8 @@ type ClientWithResponsesInterface interface {
 	// ListPlansWithResponse List plans with prices
 	//
 	// Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
-	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+	// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive
+	// unless the price's `tax_treatment` is `tax_inclusive` (a plan's fees follow the price component that carries them).
 	// `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
 	// type `internal` only.
 	//
@@ -19131,7 +19138,8 @@ type ClientWithResponsesInterface interface {
 	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 	//
-	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+	// see `TaxTreatment`; dates in UTC):
 	//
 	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
@@ -19160,7 +19168,8 @@ type ClientWithResponsesInterface interface {
 	// allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 	// the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 	//
-	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+	// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+	// see `TaxTreatment`; dates in UTC):
 	//
 	// - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 	//   plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
@@ -36744,7 +36753,8 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, id Id,
 // ListPlansWithResponse List plans with prices
 //
 // Lists every plan (optionally of one product) in id order, each with its price components. Not paginated: `next_cursor` is
-// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive.
+// always null. A `product_id` that names no product matches no plan (200 with no items). Amounts are minor units, tax-exclusive
+// unless the price's `tax_treatment` is `tax_inclusive` (a plan's fees follow the price component that carries them).
 // `draft` plans are listed to the operator only, and plans of `internal_only` products to the operator and organizations of
 // type `internal` only.
 //
@@ -37547,7 +37557,8 @@ func (c *ClientWithResponses) ResumeSubscriptionWithResponse(ctx context.Context
 // allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 // the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 //
-// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+// see `TaxTreatment`; dates in UTC):
 //
 //   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 //     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed
@@ -37582,7 +37593,8 @@ func (c *ClientWithResponses) SelectSubscriptionPlanWithBodyWithResponse(ctx con
 // allowed: it purchases it) and starts a new billing cycle on it. Allowed when the commercial status is `active` or `past_due` and
 // the subscription is not terminated, as `change-plan`. A refused action is 409 `invalid_state_transition` whose `detail` names the action and the current status that forbids it; the subscription is unchanged.
 //
-// How the first invoice is made (amounts in minor units, plan fees tax-exclusive, dates in UTC):
+// How the first invoice is made (amounts in minor units, plan fees tax-exclusive unless their price component is `tax_inclusive`:
+// see `TaxTreatment`; dates in UTC):
 //
 //   - **Nothing due now** (`activation: active`, `invoice: null`): a plan with no setup and no recurring fee (free and usage-only
 //     plans: usage is billed in arrears), or a plan whose trial needs no payment method (its setup and first recurring fee are billed

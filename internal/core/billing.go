@@ -61,7 +61,8 @@ type BillingInvoice struct {
 }
 
 // InvoiceLine is one amount of an invoice: a charge (positive) or a discount (negative),
-// Quantity × UnitAmount, for the days PeriodStart to PeriodEnd (inclusive, UTC midnight).
+// Quantity × UnitAmount, tax-exclusive (a tax-inclusive price's line carries its net part:
+// netLines), for the days PeriodStart to PeriodEnd (inclusive, UTC midnight).
 // ComponentType names the part of the plan it came from (setup_fee, recurring_fee, trial,
 // discount, credit) and PriceID the price component, when it is one (the plan's own fees
 // and the trial are not). Tax is the line's share of the invoice's VAT (AllocateTax).
@@ -99,6 +100,50 @@ func VATPercent(currency string) int64 {
 		return 15
 	}
 	return 0
+}
+
+// Tax treatments of a price component: its amounts are tax-exclusive (VAT is added on top)
+// or tax-inclusive (they already hold the VAT, which the invoice carves out: NetOfTax).
+const (
+	TaxExclusive = "tax_exclusive"
+	TaxInclusive = "tax_inclusive"
+)
+
+// NetOfTax is the tax-exclusive part of gross (>= 0), an amount that includes VAT at percent
+// (>= 0): gross × 100 / (100 + percent), rounded half-up. Like PercentHalfUp it works on the
+// multiples of 100 + percent and the rest apart, so gross × 100 is never formed (it would wrap
+// past int64 from 9.2 × 10^16). The VAT then charged on it (PercentHalfUp) gives back gross to
+// within one minor unit.
+func NetOfTax(gross, percent int64) int64 {
+	d := 100 + percent
+	return gross/d*100 + (gross%d*200+d)/(2*d)
+}
+
+// netAmount is the tax-exclusive part of gross, an amount of price p (nil: a plan's own
+// amount, tax-exclusive) on an invoice taxed at percent: gross itself unless p is
+// tax-inclusive.
+func netAmount(p *Price, gross, percent int64) int64 {
+	if p == nil || p.TaxTreatment != TaxInclusive {
+		return gross
+	}
+	return NetOfTax(gross, percent)
+}
+
+// netLines returns l, a line of l.Quantity (> 0) units priced at a tax-inclusive gross amount,
+// as the lines that charge net, its tax-exclusive part, keeping amount = quantity × unit
+// amount exact: one line when the quantity divides net, else (quantity - r) units at u and r
+// units at u + 1, where net = quantity × u + r. A part priced 0 per unit has no line, as a
+// price of 0 has none. Both lines keep l's component, price, period and description.
+func netLines(l InvoiceLine, net int64) []InvoiceLine {
+	u, r := net/l.Quantity, net%l.Quantity
+	var out []InvoiceLine
+	for _, part := range []struct{ quantity, unit int64 }{{l.Quantity - r, u}, {r, u + 1}} {
+		if part.quantity > 0 && part.unit > 0 {
+			l.Quantity, l.UnitAmount, l.Amount = part.quantity, part.unit, part.quantity*part.unit
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // PercentHalfUp returns percent % of amount (amount >= 0, 0 <= percent <= 100) in minor
@@ -222,11 +267,28 @@ func (d *invoiceDraft) line(componentType string, priceID *uuid.UUID, descriptio
 		PeriodStart: d.start, PeriodEnd: d.end, Quantity: 1, UnitAmount: amount, Amount: amount})
 }
 
-// charge appends a charge line of amount when the amount is set and positive.
+// charge appends a charge line of amount, the plan's fee of componentType, when the amount is
+// set and positive: its tax-exclusive part when the fee's price component is tax-inclusive.
 func (d *invoiceDraft) charge(componentType, description string, amount *int64) {
 	if amount != nil && *amount > 0 {
-		d.line(componentType, nil, description, *amount)
+		d.line(componentType, nil, description, d.net(d.plan.feePrice(componentType), *amount))
 	}
+}
+
+// net is the tax-exclusive part of gross, an amount of price p of the draft's plan (netAmount).
+func (d *invoiceDraft) net(p *Price, gross int64) int64 {
+	return netAmount(p, gross, VATPercent(d.plan.Currency))
+}
+
+// feePrice is the plan's active price component of componentType that carries one of its
+// fees (its amount is the fee: CheckOffered), or nil when it has none.
+func (p *Plan) feePrice(componentType string) *Price {
+	for _, price := range activePrices(p) {
+		if price.ComponentType == componentType && price.Amount != nil {
+			return price
+		}
+	}
+	return nil
 }
 
 // recurringDescription describes the recurring fee of the draft's plan for its days.
@@ -235,8 +297,8 @@ func (d *invoiceDraft) recurringDescription() string {
 }
 
 // issue totals the draft's charge lines into an invoice issued at now: the plan's active
-// discount and credit components reduce it when discounted, by their absolute amount and
-// never below zero; VAT (VATPercent) is charged on subtotal - discount, rounded half-up, and
+// discount and credit components reduce it when discounted, by their absolute amount (its
+// tax-exclusive part for a tax-inclusive component, as the lines are) and never below zero; VAT (VATPercent) is charged on subtotal - discount, rounded half-up, and
 // allocated to the lines (AllocateTax); it is due PaymentTerms after issue.
 func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 	inv := &BillingInvoice{
@@ -258,7 +320,7 @@ func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 		if !discounted || p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
 			continue
 		}
-		amount := min(abs(*p.Amount), inv.Subtotal-inv.Discount)
+		amount := min(d.net(p, abs(*p.Amount)), inv.Subtotal-inv.Discount)
 		if amount > 0 {
 			inv.Discount += amount
 			d.line(p.ComponentType, &p.ID, "Discount", -amount)

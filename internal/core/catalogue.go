@@ -90,7 +90,8 @@ type TrialPolicy struct {
 	RequiresPaymentMethod bool `json:"requires_payment_method"`
 }
 
-// Plan is a plan of a product. Amounts are minor units of Currency, tax-exclusive. Prices is
+// Plan is a plan of a product. Amounts are minor units of Currency; a fee is tax-exclusive
+// unless the price component that carries it (CheckOffered) is tax-inclusive. Prices is
 // filled in by ListPlans and by the billing arithmetic's callers.
 type Plan struct {
 	ID                 uuid.UUID       `json:"id"`

@@ -180,8 +180,9 @@ func (d *invoiceDraft) prorated(description string, amount int64) {
 }
 
 // unusedFee is the part of the recurring fee of s on plan for its current period, from to to,
-// that falls after now: 0 when s is in its trial or has no period (periodEnd), or the plan has
-// no fee.
+// that falls after now, tax-exclusive: 0 when s is in its trial or has no period (periodEnd),
+// or the plan has no fee. A tax-inclusive fee is prorated at its gross amount and its net
+// part carved out of that (netAmount), as its invoice line was.
 func unusedFee(s *Subscription, plan *Plan, now time.Time) (amount int64, from, to time.Time) {
 	end := s.periodEnd()
 	if end == nil || plan.RecurringFee == nil || *plan.RecurringFee <= 0 {
@@ -192,7 +193,8 @@ func unusedFee(s *Subscription, plan *Plan, now time.Time) (amount int64, from, 
 	if !ok || now.Before(from) {
 		return 0, time.Time{}, time.Time{}
 	}
-	return Prorate(*plan.RecurringFee, to.Sub(now), to.Sub(from)), from, to
+	gross := Prorate(*plan.RecurringFee, to.Sub(now), to.Sub(from))
+	return netAmount(plan.feePrice(PriceRecurringFee), gross, VATPercent(plan.Currency)), from, to
 }
 
 // Prorate is fee × part / whole, both counted in whole seconds, rounded half-up (part <=

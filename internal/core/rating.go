@@ -63,7 +63,7 @@ func RateSegment(plan *Plan, usage Usage, start, end time.Time) ([]InvoiceLine, 
 
 // rateUsage is RateUsage, with the minimum_spend top-up when topUp is set.
 func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]InvoiceLine, error) {
-	r := rater{start: start, end: end}
+	r := rater{start: start, end: end, percent: VATPercent(plan.Currency)}
 	priced := map[string]bool{}
 	for _, p := range activePrices(plan) {
 		if p.Metric == nil {
@@ -82,8 +82,8 @@ func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]Inv
 		}
 	}
 	for _, p := range activePrices(plan) {
-		if topUp && p.ComponentType == PriceMinimumSpend && p.Amount != nil && r.charged < *p.Amount {
-			r.line(PriceMinimumSpend, &p.ID, fmt.Sprintf("Minimum spend of %d, usage charged %d", *p.Amount, r.charged), 1, *p.Amount-r.charged)
+		if topUp && p.ComponentType == PriceMinimumSpend && p.Amount != nil {
+			r.topUp(p)
 		}
 	}
 	if r.err != nil {
@@ -115,30 +115,59 @@ func included(plan *Plan, metric string, used int64) int64 {
 	return min(used, int64(math.Floor(min(q, math.MaxInt64/2))))
 }
 
-// rater gathers the usage lines of one period and what they charge; err is set once they
-// would charge more than MaxUsageCharge.
+// rater gathers the usage lines of one period, taxed at percent, and what they charge
+// (tax-exclusive); err is set once they would charge more than MaxUsageCharge.
 type rater struct {
 	start, end time.Time
+	percent    int64
 	lines      []InvoiceLine
 	charged    int64
 	err        error
 }
 
-// line appends quantity × unit (when the amount is positive) for the period, or sets r.err
-// when the charges would pass MaxUsageCharge (quantity and unit are >= 0).
-func (r *rater) line(componentType string, priceID *uuid.UUID, description string, quantity, unit int64) {
-	if r.err != nil || quantity <= 0 || unit <= 0 {
+// line appends quantity × unit of price p (nil: an overage rule's) for the period, when the
+// amount is positive, or sets r.err when the charges would pass MaxUsageCharge (quantity and
+// unit are >= 0). The amount of a tax-inclusive price is its gross: the lines charge its
+// tax-exclusive part (netLines).
+func (r *rater) line(componentType string, p *Price, description string, quantity, unit int64) {
+	if quantity <= 0 || unit <= 0 || !r.fits(description, quantity, unit) {
 		return
 	}
-	if quantity > (MaxUsageCharge-r.charged)/unit {
+	var priceID *uuid.UUID
+	if p != nil {
+		priceID = &p.ID
+	}
+	net := netAmount(p, quantity*unit, r.percent)
+	r.lines = append(r.lines, netLines(InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
+		PeriodStart: r.start, PeriodEnd: r.end, Quantity: quantity}, net)...)
+	r.charged += net
+}
+
+// fits reports whether quantity × unit (both > 0) more keeps the charges within
+// MaxUsageCharge, and sets r.err when it does not (or already did not).
+func (r *rater) fits(description string, quantity, unit int64) bool {
+	if r.err == nil && quantity > (MaxUsageCharge-r.charged)/unit {
 		r.err = Errorf(EUnprocessable, "Usage line %q (%d × %d) takes the period's usage charges past %d minor units, the most one invoice rates: it cannot be invoiced.",
 			description, quantity, unit, int64(MaxUsageCharge))
+	}
+	return r.err == nil
+}
+
+// topUp appends the line that tops the usage charges up to the amount of p, a minimum_spend
+// component, when they fall short of it: compared tax-exclusive, so a tax-inclusive minimum
+// counts its net part.
+func (r *rater) topUp(p *Price) {
+	minimum := netAmount(p, *p.Amount, r.percent)
+	description := fmt.Sprintf("Minimum spend of %d, usage charged %d", *p.Amount, r.charged)
+	if minimum != *p.Amount {
+		description = fmt.Sprintf("Minimum spend of %d including VAT (%d without), usage charged %d without VAT", *p.Amount, minimum, r.charged)
+	}
+	if r.charged >= minimum || !r.fits(description, 1, minimum-r.charged) {
 		return
 	}
-	amount := quantity * unit
-	r.lines = append(r.lines, InvoiceLine{ComponentType: componentType, PriceID: priceID, Description: description,
-		PeriodStart: r.start, PeriodEnd: r.end, Quantity: quantity, UnitAmount: unit, Amount: amount})
-	r.charged += amount
+	r.lines = append(r.lines, InvoiceLine{ComponentType: PriceMinimumSpend, PriceID: &p.ID, Description: description,
+		PeriodStart: r.start, PeriodEnd: r.end, Quantity: 1, UnitAmount: minimum - r.charged, Amount: minimum - r.charged})
+	r.charged = minimum
 }
 
 // rate prices the units free+1 .. used of metric with usage component p.
@@ -147,13 +176,12 @@ func (r *rater) rate(p *Price, metric string, used, free int64) {
 	if billable <= 0 {
 		return
 	}
-	id := &p.ID
 	switch p.ComponentType {
 	case PricePerUnit:
-		r.line(p.ComponentType, id, fmt.Sprintf("%s, %d at %d", metric, billable, *p.UnitAmount), billable, *p.UnitAmount)
+		r.line(p.ComponentType, p, fmt.Sprintf("%s, %d at %d", metric, billable, *p.UnitAmount), billable, *p.UnitAmount)
 	case PricePackage:
 		packages := (billable + *p.PackageSize - 1) / *p.PackageSize
-		r.line(p.ComponentType, id, fmt.Sprintf("%s, %d in %d package(s) of %d", metric, billable, packages, *p.PackageSize), packages, *p.PackageAmount)
+		r.line(p.ComponentType, p, fmt.Sprintf("%s, %d in %d package(s) of %d", metric, billable, packages, *p.PackageSize), packages, *p.PackageAmount)
 	case PriceGraduatedUsage, PriceTieredUsage:
 		lower := int64(0) // units below the tier
 		for i, t := range p.Tiers {
@@ -169,21 +197,21 @@ func (r *rater) rate(p *Price, metric string, used, free int64) {
 		}
 	case PriceVolumeUsage:
 		i, t := tierReached(p.Tiers, used)
-		r.line(p.ComponentType, id, fmt.Sprintf("%s, %d at tier %d (whole usage %d)", metric, billable, i+1, used), billable, t.UnitAmount)
+		r.line(p.ComponentType, p, fmt.Sprintf("%s, %d at tier %d (whole usage %d)", metric, billable, i+1, used), billable, t.UnitAmount)
 		r.flat(p, metric, i, t)
 	}
 }
 
 // tier appends the lines of tier i of graduated price p for the billable units first..last.
 func (r *rater) tier(p *Price, metric string, i int, first, last int64, t PriceTier) {
-	r.line(p.ComponentType, &p.ID, fmt.Sprintf("%s, units %d to %d (tier %d)", metric, first, last, i+1), last-first+1, t.UnitAmount)
+	r.line(p.ComponentType, p, fmt.Sprintf("%s, units %d to %d (tier %d)", metric, first, last, i+1), last-first+1, t.UnitAmount)
 	r.flat(p, metric, i, t)
 }
 
 // flat appends the flat amount of tier i of p, when it has one.
 func (r *rater) flat(p *Price, metric string, i int, t PriceTier) {
 	if t.FlatAmount != nil {
-		r.line(p.ComponentType, &p.ID, fmt.Sprintf("%s, flat amount of tier %d", metric, i+1), 1, *t.FlatAmount)
+		r.line(p.ComponentType, p, fmt.Sprintf("%s, flat amount of tier %d", metric, i+1), 1, *t.FlatAmount)
 	}
 }
 
