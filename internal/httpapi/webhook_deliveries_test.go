@@ -508,3 +508,39 @@ func seedWebhookFuzzFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
 	fx.ids["delivery_id"] = waitForDelivery(t, env, apitest.OperatorToken, endpoint, event, "succeeded")["id"].(string)
 	fx.byOperation["deleteWebhookEndpoint"] = createEndpoint(t, env, apitest.OperatorToken, body)["id"].(string)
 }
+
+// TestWebhookRecover_DeprecatedAlias: recover delivers what the endpoint missed as publishing
+// would have: an endpoint naming both invoice.issued and its deprecated alias
+// billing_invoice.issued receives invoice.issued only, never the alias beside it.
+func TestWebhookRecover_DeprecatedAlias(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	recv := newReceiver(t, nil)
+	e := createEndpoint(t, env, token, endpointBody(org, recv.URL, "invoice.issued", "billing_invoice.issued"))
+	id := e["id"].(string)
+	patch := func(body string) {
+		t.Helper()
+		if resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: body}); resp.Status != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", body, resp.Status, resp.Body)
+		}
+	}
+	since := time.Now().Add(-time.Minute)
+	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	waitForService(t, env, token, sub.ID, "active")
+	patch(`{"status":"disabled"}`)
+	if resp := subscriptionAction(env, token, sub.ID, "select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly)); resp.Status != http.StatusOK {
+		t.Fatalf("select a paid plan: %d %s", resp.Status, resp.Body)
+	}
+	var issued string
+	if err := env.Pool.QueryRow(t.Context(), "SELECT id::text FROM webhook_events WHERE organization_id = $1 AND type = 'invoice.issued'", org).Scan(&issued); err != nil {
+		t.Fatalf("the invoice.issued event: %v", err)
+	}
+	patch(`{"status":"enabled"}`)
+
+	assertQueued(t, "recover", recoverSince(env, token, id, since, ""), 1)
+	waitForDelivery(t, env, token, id, issued, "succeeded")
+	if n := env.Count("SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1 AND e.type = 'billing_invoice.issued'", id); n != 0 {
+		t.Errorf("recover queued %d deliveries of billing_invoice.issued to an endpoint naming invoice.issued", n)
+	}
+}
