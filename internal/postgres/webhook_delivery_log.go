@@ -231,11 +231,13 @@ func (s *WebhookDeliveryService) RecoverDeliveries(ctx context.Context, endpoint
 }
 
 // insertMissedDeliveries adds a delivery to endpoint, with a schedule of schedule attempts,
-// of each event since since that it subscribes to and has none of.
+// of each event since since that it subscribes to and has none of: of the types publishing
+// would have sent it (core.ReceivedEventTypes), so a deprecated alias of an event it receives
+// under its successor's name is not sent beside it.
 func insertMissedDeliveries(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint, since time.Time, schedule int32) ([]RequeuedDelivery, error) {
 	events, err := q.WebhookEventListMissedByEndpoint(ctx, dbq.WebhookEventListMissedByEndpointParams{
 		OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since,
-		Floor: eventIDWindow(nil, &since, nil).floor, EndpointCreatedAt: endpoint.CreatedAt, EventTypes: endpoint.EnabledEvents,
+		Floor: eventIDWindow(nil, &since, nil).floor, EndpointCreatedAt: endpoint.CreatedAt, EventTypes: core.ReceivedEventTypes(endpoint.EnabledEvents),
 	})
 	if err != nil || len(events) == 0 {
 		return nil, err
