@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -542,5 +543,66 @@ func TestWebhookRecover_DeprecatedAlias(t *testing.T) {
 	waitForDelivery(t, env, token, id, issued, "succeeded")
 	if n := env.Count("SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1 AND e.type = 'billing_invoice.issued'", id); n != 0 {
 		t.Errorf("recover queued %d deliveries of billing_invoice.issued to an endpoint naming invoice.issued", n)
+	}
+}
+
+// TestWebhookRecover_Concurrent: two recovers of one endpoint at once both succeed and
+// between them deliver each missed event once. The test lines them up: a transaction of its
+// own holds the key of a delivery of the first missed event, so both recovers, having listed
+// the same missed events, wait to insert it; then it rolls back and lets them race.
+func TestWebhookRecover_Concurrent(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	recv := newReceiver(t, nil)
+	id := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))["id"].(string)
+	patch := func(body string) {
+		t.Helper()
+		if resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: body}); resp.Status != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", body, resp.Status, resp.Body)
+		}
+	}
+	since := time.Now().Add(-time.Minute)
+	patch(`{"status":"disabled"}`)
+	var missed []string
+	for range 3 {
+		missed = append(missed, eventOf(t, env, createKey(t, env, token, org, "organizations:read")))
+	}
+	patch(`{"status":"enabled"}`)
+
+	blocker, err := env.Pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = blocker.Rollback(context.Background()) }()
+	if _, err := blocker.Exec(t.Context(), "INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status) VALUES ($1, $2, $3, $4, 'pending')",
+		uuid.Must(uuid.NewV7()), org, missed[0], id); err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan *apitest.Response, 2)
+	for range 2 {
+		go func() { answers <- recoverSince(env, token, id, since, "") }()
+	}
+	waitForCount(t, env, 2, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_deliveries%'")
+	if err := blocker.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	queued := 0
+	for range 2 {
+		resp := <-answers
+		if resp.Status != http.StatusAccepted {
+			t.Errorf("a concurrent recover: %d %s", resp.Status, resp.Body)
+			continue
+		}
+		queued += int(resp.JSON(t)["queued"].(float64))
+	}
+	if queued != len(missed) {
+		t.Errorf("the recovers queued %d deliveries between them, want %d", queued, len(missed))
+	}
+	for _, event := range missed {
+		waitForDelivery(t, env, token, id, event, "succeeded")
+		if n := env.Count("SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2", id, event); n != 1 {
+			t.Errorf("event %s: %d deliveries, want 1", event, n)
+		}
 	}
 }
