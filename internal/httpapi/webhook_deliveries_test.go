@@ -606,3 +606,43 @@ func TestWebhookRecover_Concurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookRecover_FreshSchedule: a recovered delivery gets the whole retry schedule again,
+// from its first delay: after its first recovered attempt fails, the next one is due after
+// the policy's base delay, not the capped delay of an attempt deep into the first schedule.
+func TestWebhookRecover_FreshSchedule(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	p := apitest.WebhookPolicy
+	release := make(chan struct{})
+	recv := newReceiver(t, func(n int, _ received) int {
+		if n <= p.MaxAttempts+1 {
+			return http.StatusInternalServerError
+		}
+		<-release // holds the next attempt while the test reads the delay before it
+		return http.StatusOK
+	})
+	t.Cleanup(func() { close(release) })
+	id := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))["id"].(string)
+	since := time.Now().Add(-time.Minute)
+	event := eventOf(t, env, createKey(t, env, token, org, "organizations:read"))
+	waitForCount(t, env, 1, "SELECT count(*) FROM webhook_endpoints WHERE id = $1 AND status = 'disabled'", id)
+	if resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: `{"status":"enabled"}`}); resp.Status != http.StatusOK {
+		t.Fatalf("enable: %d %s", resp.Status, resp.Body)
+	}
+	assertQueued(t, "recover", recoverSince(env, token, id, since, ""), 1)
+	recv.waitFor(t, p.MaxAttempts+2) // the first recovered attempt failed; the second is held
+
+	var delay time.Duration
+	if err := env.Pool.QueryRow(t.Context(), `SELECT d.next_attempt_at - a.attempted_at - make_interval(secs => a.latency_ms / 1000.0)
+		FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id
+		WHERE d.endpoint_id = $1 AND d.event_id = $2 AND a.attempt = $3`, id, event, p.MaxAttempts+1).Scan(&delay); err != nil {
+		t.Fatal(err)
+	}
+	// The base delay with its jitter is at most 1.25 × RetryBase (50 ms), the cap at least
+	// 0.75 × RetryCap (150 ms); the bound between them leaves room for a slow machine.
+	if limit := p.RetryCap*3/4 - 10*time.Millisecond; delay > limit {
+		t.Errorf("after the first recovered attempt failed, the next was due %v later, want the schedule's first delay (%v ± 25 %%)", delay, p.RetryBase)
+	}
+}
