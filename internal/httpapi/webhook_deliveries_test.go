@@ -520,16 +520,10 @@ func TestWebhookRecover_DeprecatedAlias(t *testing.T) {
 	recv := newReceiver(t, nil)
 	e := createEndpoint(t, env, token, endpointBody(org, recv.URL, "invoice.issued", "billing_invoice.issued"))
 	id := e["id"].(string)
-	patch := func(body string) {
-		t.Helper()
-		if resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: body}); resp.Status != http.StatusOK {
-			t.Fatalf("PATCH %s: %d %s", body, resp.Status, resp.Body)
-		}
-	}
 	since := time.Now().Add(-time.Minute)
 	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
 	waitForService(t, env, token, sub.ID, "active")
-	patch(`{"status":"disabled"}`)
+	mustPatchEndpoint(t, env, token, id, `{"status":"disabled"}`)
 	if resp := subscriptionAction(env, token, sub.ID, "select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly)); resp.Status != http.StatusOK {
 		t.Fatalf("select a paid plan: %d %s", resp.Status, resp.Body)
 	}
@@ -537,7 +531,7 @@ func TestWebhookRecover_DeprecatedAlias(t *testing.T) {
 	if err := env.Pool.QueryRow(t.Context(), "SELECT id::text FROM webhook_events WHERE organization_id = $1 AND type = 'invoice.issued'", org).Scan(&issued); err != nil {
 		t.Fatalf("the invoice.issued event: %v", err)
 	}
-	patch(`{"status":"enabled"}`)
+	mustPatchEndpoint(t, env, token, id, `{"status":"enabled"}`)
 
 	assertQueued(t, "recover", recoverSince(env, token, id, since, ""), 1)
 	waitForDelivery(t, env, token, id, issued, "succeeded")
@@ -556,19 +550,13 @@ func TestWebhookRecover_Concurrent(t *testing.T) {
 	org, token := newOrganization(t, env)
 	recv := newReceiver(t, nil)
 	id := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))["id"].(string)
-	patch := func(body string) {
-		t.Helper()
-		if resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: body}); resp.Status != http.StatusOK {
-			t.Fatalf("PATCH %s: %d %s", body, resp.Status, resp.Body)
-		}
-	}
 	since := time.Now().Add(-time.Minute)
-	patch(`{"status":"disabled"}`)
+	mustPatchEndpoint(t, env, token, id, `{"status":"disabled"}`)
 	var missed []string
 	for range 3 {
 		missed = append(missed, eventOf(t, env, createKey(t, env, token, org, "organizations:read")))
 	}
-	patch(`{"status":"enabled"}`)
+	mustPatchEndpoint(t, env, token, id, `{"status":"enabled"}`)
 
 	blocker, err := env.Pool.Begin(t.Context())
 	if err != nil {
@@ -628,9 +616,7 @@ func TestWebhookRecover_FreshSchedule(t *testing.T) {
 	since := time.Now().Add(-time.Minute)
 	event := eventOf(t, env, createKey(t, env, token, org, "organizations:read"))
 	waitForCount(t, env, 1, "SELECT count(*) FROM webhook_endpoints WHERE id = $1 AND status = 'disabled'", id)
-	if resp := env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: `{"status":"enabled"}`}); resp.Status != http.StatusOK {
-		t.Fatalf("enable: %d %s", resp.Status, resp.Body)
-	}
+	mustPatchEndpoint(t, env, token, id, `{"status":"enabled"}`)
 	assertQueued(t, "recover", recoverSince(env, token, id, since, ""), 1)
 	recv.waitFor(t, p.MaxAttempts+2) // the first recovered attempt failed; the second is held
 
