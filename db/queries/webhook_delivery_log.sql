@@ -95,11 +95,15 @@ WHERE e.organization_id = @organization_id AND e.id >= @floor
                   WHERE d.organization_id = @organization_id AND d.event_id = e.id AND d.endpoint_id = @endpoint_id)
 ORDER BY e.id;
 
--- name: WebhookDeliveryInsertRecovered :exec
+-- name: WebhookDeliveryInsertRecovered :many
 -- Deliveries @ids of events @event_ids (pairwise) to an endpoint, queued by recover with a
--- schedule of @schedule attempts.
+-- schedule of @schedule attempts; returns those inserted. An event the endpoint has a delivery
+-- of already (inserted by a concurrent recover since this one listed the missed events) is
+-- skipped: it is that recover's to send.
 INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status, attempt_limit)
-SELECT unnest(@ids::uuid[]), @organization_id, unnest(@event_ids::uuid[]), @endpoint_id, 'pending', @schedule::integer;
+SELECT unnest(@ids::uuid[]), @organization_id, unnest(@event_ids::uuid[]), @endpoint_id, 'pending', @schedule::integer
+ON CONFLICT (organization_id, event_id, endpoint_id) DO NOTHING
+RETURNING id, event_id;
 
 -- name: WebhookEventStream :many
 -- The event stream's look for new events: the organization's events above @after not yet sent

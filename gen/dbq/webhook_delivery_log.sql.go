@@ -79,9 +79,11 @@ func (q *Queries) WebhookDeliveryAttemptList(ctx context.Context, arg WebhookDel
 	return items, nil
 }
 
-const webhookDeliveryInsertRecovered = `-- name: WebhookDeliveryInsertRecovered :exec
+const webhookDeliveryInsertRecovered = `-- name: WebhookDeliveryInsertRecovered :many
 INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status, attempt_limit)
 SELECT unnest($1::uuid[]), $2, unnest($3::uuid[]), $4, 'pending', $5::integer
+ON CONFLICT (organization_id, event_id, endpoint_id) DO NOTHING
+RETURNING id, event_id
 `
 
 type WebhookDeliveryInsertRecoveredParams struct {
@@ -92,17 +94,39 @@ type WebhookDeliveryInsertRecoveredParams struct {
 	Schedule       int32
 }
 
+type WebhookDeliveryInsertRecoveredRow struct {
+	ID      uuid.UUID
+	EventID uuid.UUID
+}
+
 // Deliveries @ids of events @event_ids (pairwise) to an endpoint, queued by recover with a
-// schedule of @schedule attempts.
-func (q *Queries) WebhookDeliveryInsertRecovered(ctx context.Context, arg WebhookDeliveryInsertRecoveredParams) error {
-	_, err := q.db.Exec(ctx, webhookDeliveryInsertRecovered,
+// schedule of @schedule attempts; returns those inserted. An event the endpoint has a delivery
+// of already (inserted by a concurrent recover since this one listed the missed events) is
+// skipped: it is that recover's to send.
+func (q *Queries) WebhookDeliveryInsertRecovered(ctx context.Context, arg WebhookDeliveryInsertRecoveredParams) ([]WebhookDeliveryInsertRecoveredRow, error) {
+	rows, err := q.db.Query(ctx, webhookDeliveryInsertRecovered,
 		arg.Ids,
 		arg.OrganizationID,
 		arg.EventIds,
 		arg.EndpointID,
 		arg.Schedule,
 	)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WebhookDeliveryInsertRecoveredRow
+	for rows.Next() {
+		var i WebhookDeliveryInsertRecoveredRow
+		if err := rows.Scan(&i.ID, &i.EventID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const webhookDeliveryList = `-- name: WebhookDeliveryList :many

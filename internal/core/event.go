@@ -94,6 +94,32 @@ func EventTypes() []EventType {
 	}
 }
 
+// SucceededBy is the event type that replaces t when t is a deprecated alias, "" otherwise.
+// An endpoint naming both receives the successor only, so one change never reaches it twice;
+// publishing and recover alike (see ReceivedEventTypes).
+func (t EventType) SucceededBy() EventType {
+	if t == EventBillingInvoiceIssued {
+		return EventInvoiceIssued
+	}
+	return ""
+}
+
+// ReceivedEventTypes are the types of the events an endpoint that lists enabled receives:
+// enabled without each deprecated alias whose successor it lists too.
+func ReceivedEventTypes(enabled []string) []string {
+	listed := make(map[string]bool, len(enabled))
+	for _, t := range enabled {
+		listed[t] = true
+	}
+	received := make([]string, 0, len(enabled))
+	for _, t := range enabled {
+		if successor := EventType(t).SucceededBy(); successor == "" || !listed[string(successor)] {
+			received = append(received, t)
+		}
+	}
+	return received
+}
+
 // EventEncoder renders the data of an event: the resource v (a *Subscription, *APIKey, …)
 // as the API shows it. The transport layer implements it with its response converters, so
 // an event's data and the API's answer are one rendering; storage calls it in the

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -507,4 +508,127 @@ func seedWebhookFuzzFixtures(t *testing.T, env *apitest.Env, fx *fuzzFixtures) {
 	fx.ids["events"] = event
 	fx.ids["delivery_id"] = waitForDelivery(t, env, apitest.OperatorToken, endpoint, event, "succeeded")["id"].(string)
 	fx.byOperation["deleteWebhookEndpoint"] = createEndpoint(t, env, apitest.OperatorToken, body)["id"].(string)
+}
+
+// TestWebhookRecover_DeprecatedAlias: recover delivers what the endpoint missed as publishing
+// would have: an endpoint naming both invoice.issued and its deprecated alias
+// billing_invoice.issued receives invoice.issued only, never the alias beside it.
+func TestWebhookRecover_DeprecatedAlias(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	recv := newReceiver(t, nil)
+	e := createEndpoint(t, env, token, endpointBody(org, recv.URL, "invoice.issued", "billing_invoice.issued"))
+	id := e["id"].(string)
+	since := time.Now().Add(-time.Minute)
+	sub := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	waitForService(t, env, token, sub.ID, "active")
+	mustPatchEndpoint(t, env, token, id, `{"status":"disabled"}`)
+	if resp := subscriptionAction(env, token, sub.ID, "select-plan", fmt.Sprintf(`{"plan_id":%q}`, planEinvoiceGrowthMonthly)); resp.Status != http.StatusOK {
+		t.Fatalf("select a paid plan: %d %s", resp.Status, resp.Body)
+	}
+	var issued string
+	if err := env.Pool.QueryRow(t.Context(), "SELECT id::text FROM webhook_events WHERE organization_id = $1 AND type = 'invoice.issued'", org).Scan(&issued); err != nil {
+		t.Fatalf("the invoice.issued event: %v", err)
+	}
+	mustPatchEndpoint(t, env, token, id, `{"status":"enabled"}`)
+
+	assertQueued(t, "recover", recoverSince(env, token, id, since, ""), 1)
+	waitForDelivery(t, env, token, id, issued, "succeeded")
+	if n := env.Count("SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1 AND e.type = 'billing_invoice.issued'", id); n != 0 {
+		t.Errorf("recover queued %d deliveries of billing_invoice.issued to an endpoint naming invoice.issued", n)
+	}
+}
+
+// TestWebhookRecover_Concurrent: two recovers of one endpoint at once both succeed and
+// between them deliver each missed event once. The test lines them up: a transaction of its
+// own holds the key of a delivery of the first missed event, so both recovers, having listed
+// the same missed events, wait to insert it; then it rolls back and lets them race.
+func TestWebhookRecover_Concurrent(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	recv := newReceiver(t, nil)
+	id := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))["id"].(string)
+	since := time.Now().Add(-time.Minute)
+	mustPatchEndpoint(t, env, token, id, `{"status":"disabled"}`)
+	var missed []string
+	for range 3 {
+		missed = append(missed, eventOf(t, env, createKey(t, env, token, org, "organizations:read")))
+	}
+	mustPatchEndpoint(t, env, token, id, `{"status":"enabled"}`)
+
+	blocker, err := env.Pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = blocker.Rollback(context.Background()) }()
+	if _, err := blocker.Exec(t.Context(), "INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status) VALUES ($1, $2, $3, $4, 'pending')",
+		uuid.Must(uuid.NewV7()), org, missed[0], id); err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan *apitest.Response, 2)
+	for range 2 {
+		go func() { answers <- recoverSince(env, token, id, since, "") }()
+	}
+	waitForCount(t, env, 2, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_deliveries%'")
+	if err := blocker.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	queued := 0
+	for range 2 {
+		resp := <-answers
+		if resp.Status != http.StatusAccepted {
+			t.Errorf("a concurrent recover: %d %s", resp.Status, resp.Body)
+			continue
+		}
+		queued += int(resp.JSON(t)["queued"].(float64))
+	}
+	if queued != len(missed) {
+		t.Errorf("the recovers queued %d deliveries between them, want %d", queued, len(missed))
+	}
+	for _, event := range missed {
+		waitForDelivery(t, env, token, id, event, "succeeded")
+		if n := env.Count("SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2", id, event); n != 1 {
+			t.Errorf("event %s: %d deliveries, want 1", event, n)
+		}
+	}
+}
+
+// TestWebhookRecover_FreshSchedule: a recovered delivery gets the whole retry schedule again,
+// from its first delay: after its first recovered attempt fails, the next one is due after
+// the policy's base delay, not the capped delay of an attempt deep into the first schedule.
+func TestWebhookRecover_FreshSchedule(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	p := apitest.WebhookPolicy
+	release := make(chan struct{})
+	recv := newReceiver(t, func(n int, _ received) int {
+		if n <= p.MaxAttempts+1 {
+			return http.StatusInternalServerError
+		}
+		<-release // holds the next attempt while the test reads the delay before it
+		return http.StatusOK
+	})
+	t.Cleanup(func() { close(release) })
+	id := createEndpoint(t, env, token, endpointBody(org, recv.URL, "api_key.created"))["id"].(string)
+	since := time.Now().Add(-time.Minute)
+	event := eventOf(t, env, createKey(t, env, token, org, "organizations:read"))
+	waitForCount(t, env, 1, "SELECT count(*) FROM webhook_endpoints WHERE id = $1 AND status = 'disabled'", id)
+	mustPatchEndpoint(t, env, token, id, `{"status":"enabled"}`)
+	assertQueued(t, "recover", recoverSince(env, token, id, since, ""), 1)
+	recv.waitFor(t, p.MaxAttempts+2) // the first recovered attempt failed; the second is held
+
+	var delay time.Duration
+	if err := env.Pool.QueryRow(t.Context(), `SELECT d.next_attempt_at - a.attempted_at - make_interval(secs => a.latency_ms / 1000.0)
+		FROM webhook_deliveries d JOIN webhook_delivery_attempts a ON a.delivery_id = d.id
+		WHERE d.endpoint_id = $1 AND d.event_id = $2 AND a.attempt = $3`, id, event, p.MaxAttempts+1).Scan(&delay); err != nil {
+		t.Fatal(err)
+	}
+	// The base delay with its jitter is at most 1.25 × RetryBase (50 ms), the cap at least
+	// 0.75 × RetryCap (150 ms); the bound between them leaves room for a slow machine.
+	if limit := p.RetryCap*3/4 - 10*time.Millisecond; delay > limit {
+		t.Errorf("after the first recovered attempt failed, the next was due %v later, want the schedule's first delay (%v ± 25 %%)", delay, p.RetryBase)
+	}
 }

@@ -19,6 +19,14 @@ func patchEndpoint(env *apitest.Env, token, id, body string) *apitest.Response {
 	return env.Do(apitest.Request{Method: http.MethodPatch, Path: "/v1/webhook-endpoints/" + id, Token: token, Body: body})
 }
 
+// mustPatchEndpoint changes an endpoint with PATCH body and fails the test unless it is 200.
+func mustPatchEndpoint(t testing.TB, env *apitest.Env, token, id, body string) {
+	t.Helper()
+	if resp := patchEndpoint(env, token, id, body); resp.Status != http.StatusOK {
+		t.Fatalf("PATCH endpoint %s %s: %d %s", id, body, resp.Status, resp.Body)
+	}
+}
+
 func rotateSecret(env *apitest.Env, token, id, body string, header http.Header) *apitest.Response {
 	return env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/webhook-endpoints/" + id + "/rotate-secret", Token: token, Body: body, Header: header})
 }

@@ -332,7 +332,7 @@ func (d *DB) announceInvoiceIssued(ctx context.Context, q *dbq.Queries, inv *cor
 	if err := d.publish(ctx, q, inv.OrganizationID, core.EventInvoiceIssued, inv); err != nil {
 		return err
 	}
-	return d.publish(ctx, q, inv.OrganizationID, core.EventBillingInvoiceIssued, inv, core.EventInvoiceIssued)
+	return d.publish(ctx, q, inv.OrganizationID, core.EventBillingInvoiceIssued, inv, core.EventBillingInvoiceIssued.SucceededBy())
 }
 
 func paymentFromRow(r dbq.BillingPayment) *core.Payment {

@@ -121,7 +121,7 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 			params.Status, params.LastError = deliveryFailed, &r.Error
 		default:
 			params.Status, params.LastError = deliveryPending, &r.Error
-			params.NextAttemptAt = time.Now().Add(policy.RetryDelay(a.Attempt, r))
+			params.NextAttemptAt = time.Now().Add(policy.RetryDelay(a.scheduleAttempt(policy), r))
 		}
 		if _, err := q.WebhookDeliveryFinishAttempt(ctx, params); errors.Is(err, pgx.ErrNoRows) {
 			return nil // deleted with its endpoint, or a later attempt has started
@@ -159,6 +159,13 @@ func (d *DB) RecordWebhookAttempt(ctx context.Context, a *WebhookAttempt, r webh
 		return err
 	})
 	return out, err
+}
+
+// scheduleAttempt is the number of attempt a within its delivery's current schedule, from 1:
+// a recovered delivery starts the policy's schedule again (its first retry comes after
+// RetryBase, not after the cap its earlier attempts reached).
+func (a *WebhookAttempt) scheduleAttempt(policy webhook.Policy) int {
+	return max(a.Attempt-max(a.lastAttempt(policy)-policy.MaxAttempts, 0), 1)
 }
 
 // lastAttempt is the number of the attempt after which the delivery fails for good.

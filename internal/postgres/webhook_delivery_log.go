@@ -231,26 +231,35 @@ func (s *WebhookDeliveryService) RecoverDeliveries(ctx context.Context, endpoint
 }
 
 // insertMissedDeliveries adds a delivery to endpoint, with a schedule of schedule attempts,
-// of each event since since that it subscribes to and has none of.
+// of each event since since that it subscribes to and has none of: of the types publishing
+// would have sent it (core.ReceivedEventTypes), so a deprecated alias of an event it receives
+// under its successor's name is not sent beside it.
+// An event a concurrent recover gave a delivery meanwhile is left to it (neither is refused).
 func insertMissedDeliveries(ctx context.Context, q *dbq.Queries, endpoint dbq.WebhookEndpoint, since time.Time, schedule int32) ([]RequeuedDelivery, error) {
 	events, err := q.WebhookEventListMissedByEndpoint(ctx, dbq.WebhookEventListMissedByEndpointParams{
 		OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Since: since,
-		Floor: eventIDWindow(nil, &since, nil).floor, EndpointCreatedAt: endpoint.CreatedAt, EventTypes: endpoint.EnabledEvents,
+		Floor: eventIDWindow(nil, &since, nil).floor, EndpointCreatedAt: endpoint.CreatedAt, EventTypes: core.ReceivedEventTypes(endpoint.EnabledEvents),
 	})
 	if err != nil || len(events) == 0 {
 		return nil, err
 	}
 	ids := make([]uuid.UUID, len(events))
-	missed := make([]RequeuedDelivery, len(events))
 	for i := range events {
 		if ids[i], err = uuid.NewV7(); err != nil {
 			return nil, err
 		}
-		missed[i] = RequeuedDelivery{ID: ids[i], EventID: events[i]}
 	}
-	return missed, q.WebhookDeliveryInsertRecovered(ctx, dbq.WebhookDeliveryInsertRecoveredParams{
+	rows, err := q.WebhookDeliveryInsertRecovered(ctx, dbq.WebhookDeliveryInsertRecoveredParams{
 		Ids: ids, EventIds: events, OrganizationID: endpoint.OrganizationID, EndpointID: endpoint.ID, Schedule: schedule,
 	})
+	if err != nil {
+		return nil, err
+	}
+	missed := make([]RequeuedDelivery, len(rows))
+	for i, r := range rows {
+		missed[i] = RequeuedDelivery{ID: r.ID, EventID: r.EventID}
+	}
+	return missed, nil
 }
 
 // requeue runs change, which queues deliveries of an enabled endpoint again, in one
