@@ -5206,7 +5206,7 @@ type WebhookDelivery struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
@@ -5385,7 +5385,7 @@ type WebhookEvent struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
@@ -5438,7 +5438,7 @@ type WebhookEventData struct {
 // | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 // | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 // | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 // | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 // | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 // | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
@@ -5521,7 +5521,7 @@ type WebhookTestResult struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
