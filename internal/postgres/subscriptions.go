@@ -477,18 +477,7 @@ func (d *DB) applyAction(ctx context.Context, q *dbq.Queries, id uuid.UUID, acto
 			return nil, false, err
 		}
 	}
-	if err := audit(ctx, q, core.AuditEntry{
-		OrganizationID: &sub.OrganizationID,
-		Action:         auditActions[action],
-		ResourceType:   "subscription",
-		ResourceID:     sub.ID.String(),
-		Before:         before,
-		After:          sub,
-		Reason:         reason,
-	}); err != nil {
-		return nil, false, err
-	}
-	return sub, sub.ServiceStatus != before.ServiceStatus, d.publish(ctx, q, sub.OrganizationID, event, sub)
+	return sub, sub.ServiceStatus != before.ServiceStatus, d.recordSubscriptionChange(ctx, q, before, sub, auditActions[action], event, reason)
 }
 
 // terminateSubscriptionsOf terminates, by actor and in the transaction of q, every live
