@@ -1,7 +1,11 @@
 -- name: OrganizationGetByIDForUpdate :one
 -- The organization is the tenant itself: the caller passes its own organization's id (the
--- operator any), so another organization's row is never read or locked.
-SELECT * FROM organizations WHERE id = @id FOR UPDATE;
+-- operator any), so another organization's row is never read or locked. NO KEY UPDATE (the id
+-- never changes) leaves the foreign-key checks of rows that refer to the organization free:
+-- a renewal holding a subscription and inserting its invoice would otherwise wait for this
+-- lock while a termination holding it waits for that subscription (terminateSubscriptionsOf),
+-- a deadlock.
+SELECT * FROM organizations WHERE id = @id FOR NO KEY UPDATE;
 
 -- name: OrganizationUpdate :one
 UPDATE organizations

@@ -5206,7 +5206,7 @@ type WebhookDelivery struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
@@ -5385,7 +5385,7 @@ type WebhookEvent struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
@@ -5438,7 +5438,7 @@ type WebhookEventData struct {
 // | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 // | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 // | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 // | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 // | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 // | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
@@ -5521,7 +5521,7 @@ type WebhookTestResult struct {
 	// | `subscription.created` | `createSubscription` | `Subscription` (as created: service `provisioning`) |
 	// | `subscription.activated` | provisioning completes (service becomes `active`, or `degraded` while the product has an open incident) | `Subscription` |
 	// | `subscription.plan_changed` | `selectSubscriptionPlan`, or `changeSubscriptionPlan` to another plan | `Subscription` |
-	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced | `Subscription` |
+	// | `subscription.cancelled`, `.reactivated`, `.suspended`, `.resumed`, `.terminated` | the operation of that name; `.terminated` also when a cancelled subscription's service reaches the end of the period already invoiced, and for each live subscription of an organization `updateOrganization` terminates | `Subscription` |
 	// | `subscription.degraded` | `openProductIncident` moves the subscription's service from `active` to `degraded` (one event per subscription, to its organization) | `Subscription` |
 	// | `subscription.restored` | `resolveProductIncident` resolves the product's last open incident and the service returns from `degraded` to `active` | `Subscription` |
 	// | `billing_invoice.issued` | deprecated alias of `invoice.issued`, kept for endpoints that name it: delivered only to an endpoint that names `billing_invoice.issued` and not `invoice.issued` (one naming both receives `invoice.issued` only) | `BillingInvoice` |
@@ -7600,6 +7600,11 @@ type ClientInterface interface {
 	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 	// do is decided elsewhere (see the operations it uses).
 	//
+	// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+	// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+	// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+	// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
+	//
 	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
 	// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
@@ -7640,6 +7645,11 @@ type ClientInterface interface {
 	// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
 	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 	// do is decided elsewhere (see the operations it uses).
+	//
+	// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+	// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+	// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+	// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
 	//
 	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
@@ -9886,6 +9896,11 @@ func (c *Client) GetOrganization(ctx context.Context, id Id, reqEditors ...Reque
 // organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 // do is decided elsewhere (see the operations it uses).
 //
+// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
+//
 // A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 // event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
 // answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
@@ -9936,6 +9951,11 @@ func (c *Client) UpdateOrganizationWithBody(ctx context.Context, id Id, contentT
 // Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
 // organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 // do is decided elsewhere (see the operations it uses).
+//
+// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
 //
 // A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 // event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
@@ -18437,6 +18457,11 @@ type ClientWithResponsesInterface interface {
 	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 	// do is decided elsewhere (see the operations it uses).
 	//
+	// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+	// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+	// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+	// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
+	//
 	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
 	// answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
@@ -18477,6 +18502,11 @@ type ClientWithResponsesInterface interface {
 	// Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
 	// organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 	// do is decided elsewhere (see the operations it uses).
+	//
+	// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+	// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+	// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+	// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
 	//
 	// A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 	// event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
@@ -36616,6 +36646,11 @@ func (c *ClientWithResponses) GetOrganizationWithResponse(ctx context.Context, i
 // organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 // do is decided elsewhere (see the operations it uses).
 //
+// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
+//
 // A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 // event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)
 // answers the organization as it is, leaves `updated_at` alone and records and emits nothing. Like every PATCH it takes no
@@ -36662,6 +36697,11 @@ func (c *ClientWithResponses) UpdateOrganizationWithBodyWithResponse(ctx context
 // Any other move is 409 `invalid_state_transition` whose `detail` names the field, the current and the requested value; the
 // organization is unchanged (the whole request is refused, whatever else it carries). What the statuses allow an organization to
 // do is decided elsewhere (see the operations it uses).
+//
+// Terminating an organization ends its subscriptions in the same change: every subscription that is not `terminated` is
+// terminated as `terminateSubscription` by the operator does (service `terminated`, commercially `cancelled`, `terminated_at` the
+// organization's billing time, a last invoice for the usage not billed yet less the recurring fee's unused part, an audit record
+// and `subscription.terminated` each), so nothing of a terminated or archived organization renews or is billed afterwards.
 //
 // A request that changes something sets `updated_at`, is recorded in the audit trail (before and after) and emits the webhook
 // event `organization.updated`, whose data is the organization as answered here; a request that changes nothing (including `{}`)

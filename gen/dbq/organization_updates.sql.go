@@ -12,11 +12,15 @@ import (
 )
 
 const organizationGetByIDForUpdate = `-- name: OrganizationGetByIDForUpdate :one
-SELECT id, created_at, updated_at, legal_name_ar, legal_name_en, display_name, organization_type, country, commercial_registration_reference, vat_reference, national_address_reference, verification_status, risk_status, data_residency_policy, lifecycle_status FROM organizations WHERE id = $1 FOR UPDATE
+SELECT id, created_at, updated_at, legal_name_ar, legal_name_en, display_name, organization_type, country, commercial_registration_reference, vat_reference, national_address_reference, verification_status, risk_status, data_residency_policy, lifecycle_status FROM organizations WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // The organization is the tenant itself: the caller passes its own organization's id (the
-// operator any), so another organization's row is never read or locked.
+// operator any), so another organization's row is never read or locked. NO KEY UPDATE (the id
+// never changes) leaves the foreign-key checks of rows that refer to the organization free:
+// a renewal holding a subscription and inserting its invoice would otherwise wait for this
+// lock while a termination holding it waits for that subscription (terminateSubscriptionsOf),
+// a deadlock.
 func (q *Queries) OrganizationGetByIDForUpdate(ctx context.Context, id uuid.UUID) (Organization, error) {
 	row := q.db.QueryRow(ctx, organizationGetByIDForUpdate, id)
 	var i Organization

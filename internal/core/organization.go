@@ -43,6 +43,14 @@ func (o *Organization) IsPlatform() bool {
 	return o.OrganizationType == "reseller" || o.OrganizationType == "white_label_tenant"
 }
 
+// EndsSubscriptions reports whether the move from before to o ends the organization's
+// subscriptions: a terminated organization is final (archiving aside), so its live
+// subscriptions are terminated with it, as the operator's terminate does, and nothing of it
+// renews or is billed afterwards.
+func (o *Organization) EndsSubscriptions(before *Organization) bool {
+	return o.LifecycleStatus == LifecycleTerminated && before.LifecycleStatus != LifecycleTerminated
+}
+
 // OrganizationCreate is the input of OrganizationService.CreateOrganization. Empty status
 // fields take the defaults above.
 type OrganizationCreate struct {
@@ -69,7 +77,8 @@ type OrganizationService interface {
 	FindOrganizationByID(ctx context.Context, id uuid.UUID) (*Organization, error)
 	// UpdateOrganization applies a partial update (Organization.Apply) under a row lock, with
 	// its audit event and organization.updated in one transaction; an update that changes
-	// nothing writes nothing, updated_at included. Returns ENotFound as FindOrganizationByID,
+	// nothing writes nothing, updated_at included. Terminating the organization terminates
+	// its live subscriptions in the same transaction (Organization.EndsSubscriptions). Returns ENotFound as FindOrganizationByID,
 	// EForbidden for a connected-business credential or an organization sending an
 	// operator-only field, and EInvalidTransition.
 	UpdateOrganization(ctx context.Context, id uuid.UUID, in OrganizationUpdate) (*Organization, error)

@@ -211,3 +211,20 @@ func TestConnectedBusiness_Apply(t *testing.T) {
 func sameBusiness(a, b core.ConnectedBusiness) bool {
 	return a.LifecycleStatus == b.LifecycleStatus && a.LifecycleDecidedBy == b.LifecycleDecidedBy && a.DisplayName == b.DisplayName
 }
+
+// TestOrganization_EndsSubscriptions: only the move into terminated ends the organization's
+// subscriptions; every other lifecycle move, and none, leaves them alone.
+func TestOrganization_EndsSubscriptions(t *testing.T) {
+	t.Parallel()
+	values := organizationStatusValues["lifecycle_status"]
+	for _, from := range values {
+		for _, to := range values {
+			before, after := newOrganization(), newOrganization()
+			before.LifecycleStatus, after.LifecycleStatus = from, to
+			want := to == "terminated" && from != "terminated"
+			if got := after.EndsSubscriptions(before); got != want {
+				t.Errorf("%s -> %s: EndsSubscriptions %v, want %v", from, to, got, want)
+			}
+		}
+	}
+}

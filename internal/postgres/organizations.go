@@ -114,7 +114,13 @@ func (s *OrganizationService) UpdateOrganization(ctx context.Context, id uuid.UU
 		}); err != nil {
 			return err
 		}
-		return s.db.publish(ctx, q, id, core.EventOrganizationUpdated, org)
+		if err := s.db.publish(ctx, q, id, core.EventOrganizationUpdated, org); err != nil {
+			return err
+		}
+		if org.EndsSubscriptions(before) {
+			return s.db.terminateSubscriptionsOf(ctx, q, id, p.ActorType(), "organization terminated")
+		}
+		return nil
 	})
 	if err == nil && standingChanged {
 		s.db.credentialsChanged(ctx) // the organization's next request obeys its new standing

@@ -221,6 +221,12 @@ func (d *DB) recordBillingStep(ctx context.Context, q *dbq.Queries, before, afte
 	if err != nil {
 		return err
 	}
+	return d.recordSubscriptionChange(ctx, q, before, sub, action, event, reason)
+}
+
+// recordSubscriptionChange records the move of a subscription from before to sub, as stored:
+// its audit action (and reason, when not empty), and publishes event.
+func (d *DB) recordSubscriptionChange(ctx context.Context, q *dbq.Queries, before, sub *core.Subscription, action string, event core.EventType, reason string) error {
 	if err := audit(ctx, q, core.AuditEntry{
 		OrganizationID: &sub.OrganizationID,
 		Action:         action,

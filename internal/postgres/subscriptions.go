@@ -380,93 +380,33 @@ func (d *DB) provisionResumed(ctx context.Context, sub *core.Subscription) error
 // The last invoice bills the usage not billed yet and credits the recurring fee's unused
 // part (core.Subscription.FinalInvoice).
 func (s *SubscriptionService) Terminate(ctx context.Context, id uuid.UUID, reason string) (*core.Subscription, error) {
-	return s.act(ctx, id, core.ActionTerminate, core.EventSubscriptionTerminated, reason, nil, func(ctx context.Context, q *dbq.Queries, before, _ *core.Subscription, _ *core.Plan, at time.Time) error {
-		return s.db.issueFinalInvoice(ctx, q, before, at)
-	})
+	return s.act(ctx, id, core.ActionTerminate, core.EventSubscriptionTerminated, reason, nil, s.db.settleTermination)
 }
 
-// act runs one lifecycle action in one transaction: lock the row, check and apply the
-// transition, store it, run then (the action's further effects, e.g. the invoice), append
-// the audit event and publish event. planID is the requested plan of select-plan and
-// change-plan.
+// settleTermination is what terminating a subscription does beyond its state: the last
+// invoice of before, whose service ends at at.
+func (d *DB) settleTermination(ctx context.Context, q *dbq.Queries, before, _ *core.Subscription, _ *core.Plan, at time.Time) error {
+	return d.issueFinalInvoice(ctx, q, before, at)
+}
+
+// actionEffects are an action's further effects (e.g. the invoice), run in its transaction
+// once the subscription is stored.
+type actionEffects func(ctx context.Context, q *dbq.Queries, before, sub *core.Subscription, plan *core.Plan, at time.Time) error
+
+// act runs one lifecycle action in one transaction (DB.applyAction) and, when the service
+// status moved, has the next request obey it.
 func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core.SubscriptionAction, event core.EventType, reason string, planID *uuid.UUID,
-	then func(ctx context.Context, q *dbq.Queries, before, sub *core.Subscription, plan *core.Plan, at time.Time) error) (*core.Subscription, error) {
+	then actionEffects) (*core.Subscription, error) {
 	p, err := core.PrincipalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	actor := p.ActorType()
 	var sub *core.Subscription
 	serviceChanged := false
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		// Resuming starts the service, degraded while the product has an open incident: the
-		// product's incidents are held still, before the row is locked, until the change commits.
-		var incidentOpen bool
-		if action == core.ActionResume {
-			var err error
-			if incidentOpen, err = holdIncidentsOfSubscription(ctx, q, id); err != nil {
-				return err
-			}
-		}
-		row, err := owned(ctx,
-			func(org uuid.UUID) (dbq.Subscription, error) {
-				return q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
-			},
-			func() (dbq.Subscription, error) { return q.SubscriptionGetByIDForUpdateAnyOrganization(ctx, id) },
-			"Subscription", id)
-		if err != nil {
-			return err
-		}
-		before, err := subscriptionFromRow(row)
-		if err != nil {
-			return err
-		}
-		before.ProductIncidentOpen = incidentOpen
-		if err := before.CheckTransition(action, actor); err != nil {
-			return err
-		}
-		var plan *core.Plan
-		switch {
-		case planID != nil:
-			if plan, err = s.db.requestedPlan(ctx, q, before, *planID); err != nil {
-				return err
-			}
-			if action == core.ActionChangePlan && plan.ID == before.PlanID {
-				sub = before
-				return nil
-			}
-		case action == core.ActionReactivate:
-			if plan, err = planWithPrices(ctx, q, before.PlanID); err != nil {
-				return err
-			}
-		}
-		after := *before
-		at := s.db.billingNow(ctx, before.OrganizationID)
-		if err := after.Apply(action, actor, plan, at); err != nil {
-			return err
-		}
-		after.UpdatedAt = at
-		if sub, err = updateSubscription(ctx, q, &after); err != nil {
-			return err
-		}
-		serviceChanged = sub.ServiceStatus != before.ServiceStatus
-		if then != nil {
-			if err := then(ctx, q, before, sub, plan, at); err != nil {
-				return err
-			}
-		}
-		if err := audit(ctx, q, core.AuditEntry{
-			OrganizationID: &sub.OrganizationID,
-			Action:         auditActions[action],
-			ResourceType:   "subscription",
-			ResourceID:     sub.ID.String(),
-			Before:         before,
-			After:          sub,
-			Reason:         reason,
-		}); err != nil {
-			return err
-		}
-		return s.db.publish(ctx, q, sub.OrganizationID, event, sub)
+		var err error
+		sub, serviceChanged, err = s.db.applyAction(ctx, q, id, p.ActorType(), action, event, reason, planID, then)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -475,6 +415,90 @@ func (s *SubscriptionService) act(ctx context.Context, id uuid.UUID, action core
 		s.db.credentialsChanged(ctx) // the product's next operation obeys the new service status
 	}
 	return sub, nil
+}
+
+// applyAction takes one lifecycle action by actor in the transaction of q: lock the row (one
+// the principal of ctx may see), check and apply the transition, store it, run then, append
+// the audit event and publish event. planID is the requested plan of select-plan and
+// change-plan. It reports whether the service status changed: the caller then calls
+// DB.credentialsChanged once the transaction has committed.
+func (d *DB) applyAction(ctx context.Context, q *dbq.Queries, id uuid.UUID, actor string, action core.SubscriptionAction, event core.EventType,
+	reason string, planID *uuid.UUID, then actionEffects) (sub *core.Subscription, serviceChanged bool, err error) {
+	// Resuming starts the service, degraded while the product has an open incident: the
+	// product's incidents are held still, before the row is locked, until the change commits.
+	var incidentOpen bool
+	if action == core.ActionResume {
+		if incidentOpen, err = holdIncidentsOfSubscription(ctx, q, id); err != nil {
+			return nil, false, err
+		}
+	}
+	row, err := owned(ctx,
+		func(org uuid.UUID) (dbq.Subscription, error) {
+			return q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
+		},
+		func() (dbq.Subscription, error) { return q.SubscriptionGetByIDForUpdateAnyOrganization(ctx, id) },
+		"Subscription", id)
+	if err != nil {
+		return nil, false, err
+	}
+	before, err := subscriptionFromRow(row)
+	if err != nil {
+		return nil, false, err
+	}
+	before.ProductIncidentOpen = incidentOpen
+	if err := before.CheckTransition(action, actor); err != nil {
+		return nil, false, err
+	}
+	var plan *core.Plan
+	switch {
+	case planID != nil:
+		if plan, err = d.requestedPlan(ctx, q, before, *planID); err != nil {
+			return nil, false, err
+		}
+		if action == core.ActionChangePlan && plan.ID == before.PlanID {
+			return before, false, nil
+		}
+	case action == core.ActionReactivate:
+		if plan, err = planWithPrices(ctx, q, before.PlanID); err != nil {
+			return nil, false, err
+		}
+	}
+	after := *before
+	at := d.billingNow(ctx, before.OrganizationID)
+	if err := after.Apply(action, actor, plan, at); err != nil {
+		return nil, false, err
+	}
+	after.UpdatedAt = at
+	if sub, err = updateSubscription(ctx, q, &after); err != nil {
+		return nil, false, err
+	}
+	if then != nil {
+		if err := then(ctx, q, before, sub, plan, at); err != nil {
+			return nil, false, err
+		}
+	}
+	return sub, sub.ServiceStatus != before.ServiceStatus, d.recordSubscriptionChange(ctx, q, before, sub, auditActions[action], event, reason)
+}
+
+// terminateSubscriptionsOf terminates, by actor and in the transaction of q, every live
+// subscription of organization org, as their own terminate does (the last invoice, the audit
+// record, subscription.terminated): the organization is terminated (core.Organization.
+// EndsSubscriptions). The caller holds the organization's row, and calls
+// DB.credentialsChanged after the commit.
+func (d *DB) terminateSubscriptionsOf(ctx context.Context, q *dbq.Queries, org uuid.UUID, actor, reason string) error {
+	rows, err := q.SubscriptionListByOrganization(ctx, org)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.ServiceStatus == core.ServiceTerminated {
+			continue
+		}
+		if _, _, err := d.applyAction(ctx, q, r.ID, actor, core.ActionTerminate, core.EventSubscriptionTerminated, reason, nil, d.settleTermination); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // updateSubscription stores the state of s computed by a transition, as of s.UpdatedAt.
