@@ -1,0 +1,125 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider/coreapi/internal/apitest"
+)
+
+// lockHolder is a connection of its own to env's database (the server's small pool stays the
+// server's), on which a test holds row locks to arrange an interleaving, and watches who waits
+// for them: never with sleeps as synchronisation.
+type lockHolder struct {
+	conn *pgx.Conn
+	tx   pgx.Tx
+}
+
+// holdLocks opens a transaction on a connection of its own and runs lock in it.
+func holdLocks(t testing.TB, env *apitest.Env, lock string, args ...any) *lockHolder {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, env.Pool.Config().ConnConfig.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, lock, args...); err != nil {
+		t.Fatal(err)
+	}
+	return &lockHolder{conn: conn, tx: tx}
+}
+
+// waitForWaiters waits until n backends of the database wait for a lock.
+func (h *lockHolder) waitForWaiters(t testing.TB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(eventually)
+	for {
+		var waiting int
+		// The activity statistics are read once per transaction unless cleared.
+		if _, err := h.tx.Exec(context.Background(), "SELECT pg_stat_clear_snapshot()"); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.tx.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d backends waiting for a lock after %s, want %d", waiting, eventually, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// release ends the transaction and so its locks.
+func (h *lockHolder) release(t testing.TB) {
+	t.Helper()
+	if err := h.tx.Rollback(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBillingRaces_ChangePlanDuringAClockAdvance: a test clock's advance takes every billing
+// step of the organization in one transaction, so the credit balance a renewal takes stays
+// locked until the advance ends. A change of plan of another subscription that has locked its
+// row before the advance reached it must not deadlock with it (one of them answered 503): it
+// runs wholly before or wholly after the advance, and both succeed.
+func TestBillingRaces_ChangePlanDuringAClockAdvance(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	clock := createClock(t, env, token, org, "2025-03-01T09:30:00Z")
+
+	// A: renews at the end of its 30-day trial, 2025-03-31. B: paid monthly, renews 2025-04-01.
+	a := createSubscription(t, env, token, org, productAddress, planAddressPreview)
+	mustStatus(t, subscriptionAction(env, token, a.ID, "select-plan", `{"plan_id":"`+planAddressStandardTrial+`"}`), http.StatusOK)
+	b := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
+	sel := decode[planSelection](t, subscriptionAction(env, token, b.ID, "select-plan", `{"plan_id":"`+planEinvoiceGrowthMonthly+`"}`))
+	if sel.Invoice == nil {
+		t.Fatalf("selection %+v, want an invoice", sel)
+	}
+	payInvoice(t, env, token, sel.Invoice.ID, sel.Invoice.Total)
+	waitForService(t, env, token, a.ID, "active") // no provisioning job holds a connection below
+	waitForService(t, env, token, b.ID, "active")
+	// The organization has a credit balance: every invoice issued takes it under a lock.
+	env.Exec(`INSERT INTO customer_credit_balances (organization_id, currency, balance, updated_at) VALUES ($1, 'SAR', 1000000, now())`, org)
+
+	// The test holds B's row, so the change of plan locks it first (it queues first) and the
+	// advance, having renewed A, waits behind it.
+	hold := holdLocks(t, env, "SELECT 1 FROM subscriptions WHERE id = $1 FOR UPDATE", b.ID)
+	var changed, advanced *apitest.Response
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		changed = subscriptionAction(env, token, b.ID, "change-plan", `{"plan_id":"`+planEinvoiceGrowthAnnual+`"}`)
+	})
+	hold.waitForWaiters(t, 1)
+	wg.Go(func() { advanced = advanceRequest(env, token, clock.ID, "2025-04-02T00:00:00Z", nil) })
+	hold.waitForWaiters(t, 2) // and the advance waits too, for B or for the change
+	hold.release(t)
+	wg.Wait()
+	mustStatus(t, changed, http.StatusOK)
+	mustStatus(t, advanced, http.StatusOK)
+	if n := env.Count(`SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, a.ID); n != 1 {
+		t.Errorf("A renewed %d times, want once", n)
+	}
+	if s := getSubscription(t, env, token, b.ID); s.PlanID != planEinvoiceGrowthAnnual {
+		t.Errorf("B's plan %s, want the annual one", s.PlanID)
+	}
+	// What the invoices took from the balance is in its ledger, once each.
+	if n := env.Count(`SELECT count(*) FROM customer_credit_balances b WHERE b.organization_id = $1 AND b.balance = 1000000 +
+		(SELECT coalesce(sum(amount), 0) FROM customer_credit_transactions t WHERE t.organization_id = b.organization_id)`, org); n != 1 {
+		t.Errorf("the credit balance disagrees with its ledger")
+	}
+}
