@@ -42,8 +42,19 @@ func holdLocks(t testing.TB, env *apitest.Env, lock string, args ...any) *lockHo
 // waitForWaiters waits until n backends of the database wait for a lock.
 func (h *lockHolder) waitForWaiters(t testing.TB, n int) {
 	t.Helper()
+	h.waitUntil(t, nil, n)
+}
+
+// waitUntil waits until done is closed or n backends of the database wait for a lock.
+func (h *lockHolder) waitUntil(t testing.TB, done <-chan struct{}, n int) {
+	t.Helper()
 	deadline := time.Now().Add(eventually)
 	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
 		var waiting int
 		// The activity statistics are read once per transaction unless cleared.
 		if _, err := h.tx.Exec(context.Background(), "SELECT pg_stat_clear_snapshot()"); err != nil {
@@ -122,4 +133,37 @@ func TestBillingRaces_ChangePlanDuringAClockAdvance(t *testing.T) {
 		(SELECT coalesce(sum(amount), 0) FROM customer_credit_transactions t WHERE t.organization_id = b.organization_id)`, org); n != 1 {
 		t.Errorf("the credit balance disagrees with its ledger")
 	}
+}
+
+// TestBillingRaces_RecoveryRacesADeclaration: paying a written-off invoice in full resumes its
+// subscription's service, degraded while the product has an incident open. A declaration that
+// commits while the payment is under way must find the service started (and degrade it) or be
+// found by it: the service never ends up active under an open incident. The test holds the
+// webhook endpoint that receives subscription.recovered, so the payment waits after deciding
+// the service status, and the declaration is sent then.
+func TestBillingRaces_RecoveryRacesADeclaration(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t) // its own: an incident concerns every subscription of the product
+	d := dunnedSelection(t, env)
+	advance(t, env, d.token, d.clock, dunningWriteOff)
+	d.wantStatuses(t, env, "written_off", "paused", "suspended")
+	endpoint := createEndpoint(t, env, d.token, endpointBody(d.org, "https://hooks.example.com/recovered", "subscription.recovered"))["id"]
+
+	hold := holdLocks(t, env, "SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE", endpoint)
+	var paid, declared *apitest.Response
+	var wg sync.WaitGroup
+	wg.Go(func() { paid = d.pay(env, d.token, dunningTotal, "pm_sandbox_success") })
+	hold.waitForWaiters(t, 1)
+	declaring := make(chan struct{})
+	wg.Go(func() {
+		defer close(declaring)
+		declared = openIncidentAs(env, apitest.OperatorToken, productEinvoice, "Racing a recovery")
+	})
+	// The declaration either completes now or waits for the payment: either way it has begun.
+	hold.waitUntil(t, declaring, 2)
+	hold.release(t)
+	wg.Wait()
+	mustStatus(t, paid, http.StatusCreated)
+	mustStatus(t, declared, http.StatusCreated)
+	d.wantStatuses(t, env, "current", "active", "degraded")
 }
