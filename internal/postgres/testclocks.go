@@ -105,7 +105,11 @@ func (s *TestClockService) AdvanceTestClock(ctx context.Context, id uuid.UUID, t
 		if err := before.CheckAdvance(t); err != nil {
 			return err
 		}
-		// All of them now, before a step locks the credit balance (SubscriptionLockByOrganization).
+		// All of them now, before a step locks the credit balance (SubscriptionLockByOrganization),
+		// their products first (a step may start a service: lockForBillingStep).
+		if err := q.ProductLockForOrganization(ctx, before.OrganizationID); err != nil {
+			return err
+		}
 		if err := q.SubscriptionLockByOrganization(ctx, before.OrganizationID); err != nil {
 			return err
 		}
