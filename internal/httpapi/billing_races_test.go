@@ -167,3 +167,54 @@ func TestBillingRaces_RecoveryRacesADeclaration(t *testing.T) {
 	mustStatus(t, declared, http.StatusCreated)
 	d.wantStatuses(t, env, "current", "active", "degraded")
 }
+
+// TestBillingRaces_UsageDuringAClockAdvance: a product operation is recorded at its
+// organization's billing time, the test clock's. One made while an advance is closing the
+// clock's period must be billed: either it happened before the advance (and the renewal counts
+// it) or after (at the advanced time, in the period the renewal opens). Recorded at the time
+// before the advance but committed after the renewal counted, it would be billed by no invoice.
+// The test holds the endpoint receiving subscription.renewed, so the advance waits after its
+// renewal counted the usage, and the operation is sent then.
+func TestBillingRaces_UsageDuringAClockAdvance(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	d := dunnedSelection(t, env)
+	d.payInFull(t, env, dunningTotal)
+	mustStatus(t, subscriptionAction(env, d.token, d.sub, "change-plan", `{"plan_id":"`+planEinvoicePayAsYouGo+`"}`), http.StatusOK)
+	mustStatus(t, d.generate(t, env), http.StatusCreated) // one operation before
+	endpoint := createEndpoint(t, env, d.token, endpointBody(d.org, "https://hooks.example.com/renewed", "subscription.renewed"))["id"]
+
+	hold := holdLocks(t, env, "SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE", endpoint)
+	var advanced, generated *apitest.Response
+	var wg sync.WaitGroup
+	wg.Go(func() { advanced = advanceRequest(env, d.token, d.clock, "2025-04-02T00:00:00Z", nil) })
+	hold.waitForWaiters(t, 1)
+	generating := make(chan struct{})
+	wg.Go(func() {
+		defer close(generating)
+		generated = d.generate(t, env)
+	})
+	hold.waitUntil(t, generating, 2) // done, or waiting for the advance
+	hold.release(t)
+	wg.Wait()
+	mustStatus(t, advanced, http.StatusOK)
+	mustStatus(t, generated, http.StatusCreated)
+
+	// Every operation of March (the closed period) is on its renewal invoice, and the other
+	// one, if any, lies in April's.
+	billed := int64(0)
+	for _, inv := range invoicesOf(t, env, d.sub) {
+		for _, l := range inv.Lines {
+			if l.ComponentType == "per_unit" {
+				billed += l.Quantity
+			}
+		}
+	}
+	closed := env.Count(`SELECT count(*) FROM usage_events WHERE organization_id = $1 AND occurred_at < '2025-04-01T09:30:00Z'`, d.org)
+	if billed != int64(closed) {
+		t.Errorf("%d operations recorded in the closed period, %d billed", closed, billed)
+	}
+	if n := env.Count(`SELECT count(*) FROM usage_events WHERE organization_id = $1`, d.org); n != 2 {
+		t.Errorf("%d operations recorded, want 2", n)
+	}
+}
