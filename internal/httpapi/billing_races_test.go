@@ -90,33 +90,26 @@ func (h *lockHolder) release(t testing.TB) {
 func TestBillingRaces_ChangePlanDuringAClockAdvance(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
-	org, token := newOrganization(t, env)
-	clock := createClock(t, env, token, org, "2025-03-01T09:30:00Z")
-
-	// A: renews at the end of its 30-day trial, 2025-03-31. B: paid monthly, renews 2025-04-01.
+	// B: paid monthly, renews 2025-04-01. A: renews at the end of its 30-day trial, 2025-03-31.
+	d := dunnedSelection(t, env)
+	d.payInFull(t, env, dunningTotal)
+	org, token, clock, b := d.org, d.token, d.clock, d.sub
 	a := createSubscription(t, env, token, org, productAddress, planAddressPreview)
 	mustStatus(t, subscriptionAction(env, token, a.ID, "select-plan", `{"plan_id":"`+planAddressStandardTrial+`"}`), http.StatusOK)
-	b := createSubscription(t, env, token, org, productEinvoice, planEinvoiceSandbox)
-	sel := decode[planSelection](t, subscriptionAction(env, token, b.ID, "select-plan", `{"plan_id":"`+planEinvoiceGrowthMonthly+`"}`))
-	if sel.Invoice == nil {
-		t.Fatalf("selection %+v, want an invoice", sel)
-	}
-	payInvoice(t, env, token, sel.Invoice.ID, sel.Invoice.Total)
 	waitForService(t, env, token, a.ID, "active") // no provisioning job holds a connection below
-	waitForService(t, env, token, b.ID, "active")
 	// The organization has a credit balance: every invoice issued takes it under a lock.
 	env.Exec(`INSERT INTO customer_credit_balances (organization_id, currency, balance, updated_at) VALUES ($1, 'SAR', 1000000, now())`, org)
 
 	// The test holds B's row, so the change of plan locks it first (it queues first) and the
 	// advance, having renewed A, waits behind it.
-	hold := holdLocks(t, env, "SELECT 1 FROM subscriptions WHERE id = $1 FOR UPDATE", b.ID)
+	hold := holdLocks(t, env, "SELECT 1 FROM subscriptions WHERE id = $1 FOR UPDATE", b)
 	var changed, advanced *apitest.Response
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		changed = subscriptionAction(env, token, b.ID, "change-plan", `{"plan_id":"`+planEinvoiceGrowthAnnual+`"}`)
+		changed = subscriptionAction(env, token, b, "change-plan", `{"plan_id":"`+planEinvoiceGrowthAnnual+`"}`)
 	})
 	hold.waitForWaiters(t, 1)
-	wg.Go(func() { advanced = advanceRequest(env, token, clock.ID, "2025-04-02T00:00:00Z", nil) })
+	wg.Go(func() { advanced = advanceRequest(env, token, clock, "2025-04-02T00:00:00Z", nil) })
 	hold.waitForWaiters(t, 2) // and the advance waits too, for B or for the change
 	hold.release(t)
 	wg.Wait()
@@ -125,7 +118,7 @@ func TestBillingRaces_ChangePlanDuringAClockAdvance(t *testing.T) {
 	if n := env.Count(`SELECT count(*) FROM subscription_renewals WHERE subscription_id = $1`, a.ID); n != 1 {
 		t.Errorf("A renewed %d times, want once", n)
 	}
-	if s := getSubscription(t, env, token, b.ID); s.PlanID != planEinvoiceGrowthAnnual {
+	if s := getSubscription(t, env, token, b); s.PlanID != planEinvoiceGrowthAnnual {
 		t.Errorf("B's plan %s, want the annual one", s.PlanID)
 	}
 	// What the invoices took from the balance is in its ledger, once each.
