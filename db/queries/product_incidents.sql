@@ -16,6 +16,14 @@ SELECT p.id FROM products p JOIN subscriptions s ON s.product_id = p.id
 WHERE s.organization_id = @organization_id AND s.id = @id
 FOR SHARE OF p;
 
+-- name: ProductLockForOrganization :exec
+-- ProductLockForSubscription for every subscription of the organization, in product id order:
+-- a test clock's advance, before it locks them all (SubscriptionLockByOrganization).
+SELECT p.id FROM products p
+WHERE p.id IN (SELECT s.product_id FROM subscriptions s WHERE s.organization_id = @organization_id)
+ORDER BY p.id
+FOR SHARE OF p;
+
 -- name: ProductLockForSubscriptionAnyOrganization :one
 -- The operator's ProductLockForSubscription: any organization.
 SELECT p.id FROM products p JOIN subscriptions s ON s.product_id = p.id

@@ -65,6 +65,13 @@ SELECT * FROM test_clocks WHERE organization_id = @organization_id AND id = @id 
 -- The operator's lock: any organization.
 SELECT * FROM test_clocks WHERE id = @id FOR UPDATE;
 
+-- name: SubscriptionLockByOrganization :exec
+-- Locks every subscription of the organization, in id order (as incidents lock theirs), for a
+-- test clock's advance, before it takes any step: a step's renewal locks the organization's
+-- credit balance until the advance ends, so the advance must never wait for a subscription
+-- after one (a request holding that subscription may be waiting for the balance: a deadlock).
+SELECT id FROM subscriptions WHERE organization_id = @organization_id ORDER BY id FOR UPDATE;
+
 -- name: TestClockSetFrozenTime :one
 UPDATE test_clocks SET frozen_time = @frozen_time, updated_at = @updated_at
 WHERE organization_id = @organization_id AND id = @id

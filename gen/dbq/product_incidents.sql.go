@@ -225,6 +225,20 @@ func (q *Queries) ProductLockForIncidents(ctx context.Context, id uuid.UUID) (uu
 	return id_2, err
 }
 
+const productLockForOrganization = `-- name: ProductLockForOrganization :exec
+SELECT p.id FROM products p
+WHERE p.id IN (SELECT s.product_id FROM subscriptions s WHERE s.organization_id = $1)
+ORDER BY p.id
+FOR SHARE OF p
+`
+
+// ProductLockForSubscription for every subscription of the organization, in product id order:
+// a test clock's advance, before it locks them all (SubscriptionLockByOrganization).
+func (q *Queries) ProductLockForOrganization(ctx context.Context, organizationID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, productLockForOrganization, organizationID)
+	return err
+}
+
 const productLockForSubscription = `-- name: ProductLockForSubscription :one
 SELECT p.id FROM products p JOIN subscriptions s ON s.product_id = p.id
 WHERE s.organization_id = $1 AND s.id = $2

@@ -209,6 +209,19 @@ func (q *Queries) BillingStepsDueAnyOrganization(ctx context.Context, arg Billin
 	return items, nil
 }
 
+const subscriptionLockByOrganization = `-- name: SubscriptionLockByOrganization :exec
+SELECT id FROM subscriptions WHERE organization_id = $1 ORDER BY id FOR UPDATE
+`
+
+// Locks every subscription of the organization, in id order (as incidents lock theirs), for a
+// test clock's advance, before it takes any step: a step's renewal locks the organization's
+// credit balance until the advance ends, so the advance must never wait for a subscription
+// after one (a request holding that subscription may be waiting for the balance: a deadlock).
+func (q *Queries) SubscriptionLockByOrganization(ctx context.Context, organizationID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, subscriptionLockByOrganization, organizationID)
+	return err
+}
+
 const subscriptionRenewalInsert = `-- name: SubscriptionRenewalInsert :exec
 INSERT INTO subscription_renewals (organization_id, subscription_id, period_start, period_end, invoice_id, renewed_at)
 VALUES ($1, $2, $3, $4, $5, $6)

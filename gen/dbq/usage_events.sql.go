@@ -15,7 +15,7 @@ const usageRecord = `-- name: UsageRecord :one
 WITH event AS (
     INSERT INTO usage_events (id, organization_id, product, occurred_at)
     VALUES ($3, $1, $2,
-            coalesce((SELECT c.frozen_time FROM test_clocks c WHERE c.organization_id = $1), now()))
+            coalesce((SELECT c.frozen_time FROM test_clocks c WHERE c.organization_id = $1 FOR SHARE), now()))
 )
 INSERT INTO usage_counters (organization_id, product, month, operations)
 VALUES ($1, $2, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1)
@@ -33,7 +33,10 @@ type UsageRecordParams struct {
 // counter incremented (its row lock orders concurrent operations), which it returns. The event
 // is recorded at the organization's billing time (docs/design.md, "Usage rating"): its test
 // clock's frozen time when it is on one, so a clock's periods rate the usage made while the
-// clock stood in them. The counter's month is the UTC month of now().
+// clock stood in them. The clock is read FOR SHARE: an advance in progress (which holds it
+// until it commits) is waited for and its new time read, never the time it is moving from,
+// whose periods it may have closed and billed already. The counter's month is the UTC month
+// of now().
 func (q *Queries) UsageRecord(ctx context.Context, arg UsageRecordParams) (UsageCounter, error) {
 	row := q.db.QueryRow(ctx, usageRecord, arg.OrganizationID, arg.Product, arg.ID)
 	var i UsageCounter

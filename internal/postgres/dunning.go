@@ -17,7 +17,8 @@ import (
 // steps (subscription_billing_steps): billingStep takes them as it takes renewals, under the
 // subscription's row lock, by the wall-clock worker or a test clock's advance. A payment or a
 // void of the invoice dunned recovers the subscription in its own transaction (settleDunning);
-// both paths lock the subscription before the invoice, so they never deadlock.
+// both paths hold the product shared, then lock the subscription, then the invoice, so they
+// never deadlock, and a recovery reads the product's open incidents as a resume does.
 
 // dunningStep takes the dunning step of the locked subscription before that is due at at, if
 // any, and reports whether it took one and whether the service status changed (a write-off
@@ -177,9 +178,23 @@ func (d *DB) recordDunningStep(ctx context.Context, q *dbq.Queries, before, afte
 	return d.recordBillingStep(ctx, q, before, after, at, string(event), event, reason)
 }
 
-// lockInvoiceOfSubscription locks the subscription of invoice id, then the invoice, for the
-// caller (another organization's invoice is not found, and nothing is locked): payments and
-// voids lock in the order billing steps do, subscription first.
+// lockForServiceStart holds the product of subscription id of organization org shared, then
+// locks the subscription: the order of everything that may start its service (resume,
+// provisioning, a recovery), so a declaration or resolution of an incident of the product
+// cannot commit between reading its open incidents and storing the status they imply.
+func lockForServiceStart(ctx context.Context, q *dbq.Queries, org, id uuid.UUID) error {
+	if _, err := q.ProductLockForSubscription(ctx, dbq.ProductLockForSubscriptionParams{OrganizationID: org, ID: id}); err != nil {
+		return err
+	}
+	_, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: org, ID: id})
+	return err
+}
+
+// lockInvoiceOfSubscription holds the product of invoice id's subscription shared, then locks
+// the subscription, then the invoice, for the caller (another organization's invoice is not
+// found, and nothing is locked): payments and voids lock in the order billing steps do. The
+// product comes first because settling a dunned invoice starts the service (settleDunning),
+// which reads the product's open incidents: held, as for every service start.
 func lockInvoiceOfSubscription(ctx context.Context, q *dbq.Queries, id uuid.UUID) (*core.BillingInvoice, error) {
 	row, err := owned(ctx,
 		func(org uuid.UUID) (dbq.BillingInvoice, error) {
@@ -190,7 +205,7 @@ func lockInvoiceOfSubscription(ctx context.Context, q *dbq.Queries, id uuid.UUID
 	if err != nil {
 		return nil, err
 	}
-	if _, err := q.SubscriptionGetByIDForUpdate(ctx, dbq.SubscriptionGetByIDForUpdateParams{OrganizationID: row.OrganizationID, ID: row.SubscriptionID}); err != nil {
+	if err := lockForServiceStart(ctx, q, row.OrganizationID, row.SubscriptionID); err != nil {
 		return nil, err
 	}
 	return lockInvoice(ctx, q, id)

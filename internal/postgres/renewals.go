@@ -155,8 +155,13 @@ const (
 
 // lockForBillingStep locks subscription id of organization org as lock says and returns it
 // with the organization's billing time (billingNow) in one statement; pgx.ErrNoRows when
-// there is no such subscription or, skipLocked, someone else holds it.
+// there is no such subscription or, skipLocked, someone else holds it. Its product is held
+// shared first, as for every service start (lockForServiceStart): a dunning retry that
+// succeeds recovers the subscription.
 func lockForBillingStep(ctx context.Context, q *dbq.Queries, org, id uuid.UUID, lock stepLock) (dbq.Subscription, time.Time, error) {
+	if _, err := q.ProductLockForSubscription(ctx, dbq.ProductLockForSubscriptionParams{OrganizationID: org, ID: id}); err != nil {
+		return dbq.Subscription{}, time.Time{}, err
+	}
 	if lock == skipLocked {
 		r, err := q.BillingStepClaim(ctx, dbq.BillingStepClaimParams{WallClock: now(), OrganizationID: org, ID: id})
 		return r.Subscription, r.BillingTime.UTC(), err

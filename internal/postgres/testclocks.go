@@ -82,8 +82,9 @@ func (s *TestClockService) FindTestClockByID(ctx context.Context, id uuid.UUID) 
 }
 
 // AdvanceTestClock implements core.TestClockService. The clock's row stays locked for the
-// whole advance, so advances of one clock run one after another; each step moves the clock to
-// the step's time first, so billingNow answers it and the step bills at the time it fell due.
+// whole advance, so advances of one clock run one after another, and so do the organization's
+// subscriptions, locked before the first step; each step moves the clock to the step's time
+// first, so billingNow answers it and the step bills at the time it fell due.
 func (s *TestClockService) AdvanceTestClock(ctx context.Context, id uuid.UUID, t time.Time) (*core.TestClock, error) {
 	if _, err := sandboxPrincipal(ctx); err != nil {
 		return nil, err
@@ -102,6 +103,14 @@ func (s *TestClockService) AdvanceTestClock(ctx context.Context, id uuid.UUID, t
 		}
 		before := testClockFromRow(row)
 		if err := before.CheckAdvance(t); err != nil {
+			return err
+		}
+		// All of them now, before a step locks the credit balance (SubscriptionLockByOrganization),
+		// their products first (a step may start a service: lockForBillingStep).
+		if err := q.ProductLockForOrganization(ctx, before.OrganizationID); err != nil {
+			return err
+		}
+		if err := q.SubscriptionLockByOrganization(ctx, before.OrganizationID); err != nil {
 			return err
 		}
 		steps, err := s.takeStepsUntil(ctx, q, before, t)
