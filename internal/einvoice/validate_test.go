@@ -273,3 +273,35 @@ func TestReportBounded(t *testing.T) {
 		t.Fatal("a report within the bound changed")
 	}
 }
+
+// TestValidateXML_GeneratedEdgeCases: whatever generation issues, its own validator passes,
+// however unusual the text or the numbers of the request.
+func TestValidateXML_GeneratedEdgeCases(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		change func(*einvoice.Request)
+	}{
+		// Written as U+FFFD in the document (SBX-TEXT-01): the QR's tag 1 must say the same.
+		{"SellerNameWithControlCharacters", func(r *einvoice.Request) { r.Seller.LegalName = "Nakhla\x01 Trading\x0b" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := sampleRequest()
+			tc.change(&req)
+			inv, key := generate(t, req)
+			if !inv.Valid() {
+				t.Fatalf("not issued: %+v", inv.Issues)
+			}
+			rep, err := testValidator(t).ValidateXML([]byte(inv.XML), einvoice.Trust{Own: key.Certificate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Results {
+				if r.Type == einvoice.ResultError {
+					t.Errorf("%s: %s", r.Code, r.Message)
+				}
+			}
+		})
+	}
+}
