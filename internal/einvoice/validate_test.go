@@ -279,11 +279,15 @@ func TestReportBounded(t *testing.T) {
 func TestValidateXML_GeneratedEdgeCases(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name   string
-		change func(*einvoice.Request)
+		name     string
+		change   func(*einvoice.Request)
+		warnings []string // expected in the validation's answer
 	}{
 		// Written as U+FFFD in the document (SBX-TEXT-01): the QR's tag 1 must say the same.
-		{"SellerNameWithControlCharacters", func(r *einvoice.Request) { r.Seller.LegalName = "Nakhla\x01 Trading\x0b" }},
+		{"SellerNameWithControlCharacters", func(r *einvoice.Request) { r.Seller.LegalName = "Nakhla\x01 Trading\x0b" }, nil},
+		// 130 Arabic letters are 260 bytes: the QR's tag 1 holds the first 254 (SBX-QR-01).
+		{"SellerNameOver255Bytes", func(r *einvoice.Request) { r.Seller.LegalName = strings.Repeat("نخلة", 32) + "ات" }, []string{"SBX-QR-01"}},
+		{"SellerNameOver255BytesInSpaces", func(r *einvoice.Request) { r.Seller.LegalName = "  " + strings.Repeat("Nakhla ", 40) }, []string{"SBX-QR-01"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -301,6 +305,9 @@ func TestValidateXML_GeneratedEdgeCases(t *testing.T) {
 				if r.Type == einvoice.ResultError {
 					t.Errorf("%s: %s", r.Code, r.Message)
 				}
+			}
+			if got := codes(rep, einvoice.ResultWarning); !slices.Equal(got, tc.warnings) {
+				t.Errorf("warnings %v, want %v", got, tc.warnings)
 			}
 		})
 	}

@@ -25,6 +25,9 @@ type xmlInvoice struct {
 	lines                                 []*etree.Element
 }
 
+// sellerNamePath is where the seller name (BT-27) is.
+const sellerNamePath = "cac:AccountingSupplierParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"
+
 // standard reports whether the document is a tax invoice or a note of one (KSA-2 "01"),
 // simplified whether it is a simplified one ("02").
 func (inv xmlInvoice) standard() bool   { return strings.HasPrefix(inv.typeName, "01") }
@@ -46,7 +49,7 @@ func readInvoice(root *etree.Element) xmlInvoice {
 		icv:              additionalReference(root, "ICV"),
 		pih:              additionalReference(root, "PIH"),
 		qr:               additionalReference(root, "QR"),
-		sellerName:       text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"),
+		sellerName:       text(root, sellerNamePath),
 		sellerVAT:        text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID"),
 		buyerName:        find(root, "cac:AccountingCustomerParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"),
 		buyerVAT:         find(root, "cac:AccountingCustomerParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID"),
