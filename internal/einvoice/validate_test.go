@@ -287,6 +287,8 @@ func TestValidateXML_GeneratedEdgeCases(t *testing.T) {
 		{"SellerNameWithControlCharacters", func(r *einvoice.Request) { r.Seller.LegalName = "Nakhla\x01 Trading\x0b" }, nil},
 		// 130 Arabic letters are 260 bytes: the QR's tag 1 holds the first 254 (SBX-QR-01).
 		{"SellerNameOver255Bytes", func(r *einvoice.Request) { r.Seller.LegalName = strings.Repeat("نخلة", 32) + "ات" }, []string{"SBX-QR-01"}},
+		// As many digits as libxml2 reads of an xs:decimal (24); one more is SBX-LINE-03.
+		{"QuantityOf24Digits", func(r *einvoice.Request) { r.Lines[1].Quantity = 1.2345678901234567e-8 }, nil},
 		{"SellerNameOver255BytesInSpaces", func(r *einvoice.Request) { r.Seller.LegalName = "  " + strings.Repeat("Nakhla ", 40) }, []string{"SBX-QR-01"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
