@@ -76,6 +76,7 @@ var Rules = []struct{ Code, Severity, Summary string }{
 	{"BR-KSA-22", SeverityWarning, "Each line charge has a reason text (KSA)."},
 	{"SBX-LINE-01", SeverityError, "Line ids are unique."},
 	{"SBX-LINE-02", SeverityError, "A line's net amount is not negative (discounts do not exceed quantity x price plus charges)."},
+	{"SBX-LINE-03", SeverityError, "A quantity is written with at most 24 digits, as many as libxml2 (xmllint) reads of a decimal."},
 	{"SBX-NOTE-01", SeverityWarning, "No buyer details: allowed on a simplified invoice."},
 	{"SBX-STD-01", SeverityError, "A standard tax document names its buyer (BT-44)."},
 	{"SBX-STD-02", SeverityError, "A standard tax document has the buyer's VAT number or another identification (BR-KSA-81)."},

@@ -63,8 +63,11 @@ func (d *Draft) Generate(id Identity, key *SandboxKey) (*Invoice, error) {
 	// As the authority's SDK signs: SHA-256 with ECDSA over the invoice hash's bytes.
 	prehashed := sha256.Sum256(sum[:])
 	x.signatureValue = base64.StdEncoding.EncodeToString(key.Sign(prehashed[:]))
+	// The QR carries the seller name as the document does: with U+FFFD where XML could not
+	// carry a character, else the validator finds the two differ.
+	sellerName, _ := xmlText(d.Request.Seller.LegalName)
 	qr, truncated := QRFields{
-		SellerName:           d.Request.Seller.LegalName,
+		SellerName:           sellerName,
 		VATNumber:            d.Request.Seller.VATNumber,
 		Timestamp:            id.IssueDate() + "T" + id.IssueTime() + "Z",
 		TotalWithVAT:         FormatAmount(d.Totals.TaxInclusive),

@@ -31,17 +31,25 @@ func (f QRFields) Encode() (payload string, truncated bool) {
 	}
 	var out []byte
 	for i, v := range values {
-		if len(v) > maxTLVValue {
-			truncated = true
-			v = v[:maxTLVValue]
-			for i <= 6 && len(v) > 0 && !utf8.Valid(v) { // text tags: keep whole characters
-				v = v[:len(v)-1]
-			}
-		}
+		v, cut := tlvValue(v, i <= 6) // tags 1 to 7 are text
+		truncated = truncated || cut
 		out = append(out, byte(i+1), byte(len(v)))
 		out = append(out, v...)
 	}
 	return base64.StdEncoding.EncodeToString(out), truncated
+}
+
+// tlvValue is v as one TLV entry carries it: at most maxTLVValue bytes, text cut on a
+// character boundary; cut says whether it was shortened.
+func tlvValue(v []byte, text bool) (value []byte, cut bool) {
+	if len(v) <= maxTLVValue {
+		return v, false
+	}
+	v = v[:maxTLVValue]
+	for text && len(v) > 0 && !utf8.Valid(v) {
+		v = v[:len(v)-1]
+	}
+	return v, true
 }
 
 // DecodeQR splits a base64 TLV payload into its values by tag.

@@ -83,6 +83,16 @@ func Validate(req Request, totals Totals) []Issue {
 	return is
 }
 
+// maxDecimalDigits is the most digits libxml2 reads of an xs:decimal.
+const maxDecimalDigits = 24
+
+// decimalDigits counts the digits of a plain decimal as libxml2 does: every digit but the
+// leading zeros of its integer part.
+func decimalDigits(s string) int {
+	integer, fraction, _ := strings.Cut(strings.TrimLeft(s, "+-"), ".")
+	return len(strings.TrimLeft(integer, "0")) + len(fraction)
+}
+
 // maxLineIDLength is the longest line identifier BR-KSA-F-06-C17 accepts.
 const maxLineIDLength = 6
 
@@ -310,6 +320,12 @@ func hasNationalID(b *Buyer) bool {
 }
 
 func validateLine(is *issues, base string, l Line, buyer *Buyer, kind Kind) {
+	if n := decimalDigits(decimalString(l.Quantity)); n > maxDecimalDigits {
+		// The quantity is written as the decimal the client sent (cbc:InvoicedQuantity); with
+		// more digits, libxml2 (xmllint, and this service's validator) refuses the document.
+		is.add("SBX-LINE-03", SeverityError, base+"/quantity",
+			"The quantity %s has %d digits; an XML decimal is read with at most %d.", decimalString(l.Quantity), n, maxDecimalDigits)
+	}
 	switch l.TaxCategory {
 	case "S":
 		validateStandardRate(is, base, l.TaxRate)

@@ -58,6 +58,7 @@ func TestValidate_EveryRule(t *testing.T) {
 		"BR-KSA-22":   {"/line_items/1/charges/0/reason", func(r *einvoice.Request) { r.Lines[1].Charges[0].Reason = nil }},
 		"SBX-LINE-01": {"/line_items/1/line_id", func(r *einvoice.Request) { r.Lines[1].ID = r.Lines[0].ID }},
 		"SBX-LINE-02": {"/line_items/0", func(r *einvoice.Request) { r.Lines[0].Discounts[0].Amount = 10000 }},
+		"SBX-LINE-03": {"/line_items/1/quantity", func(r *einvoice.Request) { r.Lines[1].Quantity = 1e-25 }},
 		"SBX-NOTE-01": {"/buyer", func(r *einvoice.Request) { r.Buyer = nil }},
 		"SBX-TYPE-01": {"/buyer/buyer_type", func(r *einvoice.Request) {
 			r.Buyer.VATNumber, r.Buyer.BuyerType = ptr("300000000000003"), "business"

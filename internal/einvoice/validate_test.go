@@ -273,3 +273,44 @@ func TestReportBounded(t *testing.T) {
 		t.Fatal("a report within the bound changed")
 	}
 }
+
+// TestValidateXML_GeneratedEdgeCases: whatever generation issues, its own validator passes,
+// however unusual the text or the numbers of the request.
+func TestValidateXML_GeneratedEdgeCases(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		change   func(*einvoice.Request)
+		warnings []string // expected in the validation's answer
+	}{
+		// Written as U+FFFD in the document (SBX-TEXT-01): the QR's tag 1 must say the same.
+		{"SellerNameWithControlCharacters", func(r *einvoice.Request) { r.Seller.LegalName = "Nakhla\x01 Trading\x0b" }, nil},
+		// 130 Arabic letters are 260 bytes: the QR's tag 1 holds the first 254 (SBX-QR-01).
+		{"SellerNameOver255Bytes", func(r *einvoice.Request) { r.Seller.LegalName = strings.Repeat("نخلة", 32) + "ات" }, []string{"SBX-QR-01"}},
+		// As many digits as libxml2 reads of an xs:decimal (24); one more is SBX-LINE-03.
+		{"QuantityOf24Digits", func(r *einvoice.Request) { r.Lines[1].Quantity = 1.2345678901234567e-8 }, nil},
+		{"SellerNameOver255BytesInSpaces", func(r *einvoice.Request) { r.Seller.LegalName = "  " + strings.Repeat("Nakhla ", 40) }, []string{"SBX-QR-01"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := sampleRequest()
+			tc.change(&req)
+			inv, key := generate(t, req)
+			if !inv.Valid() {
+				t.Fatalf("not issued: %+v", inv.Issues)
+			}
+			rep, err := testValidator(t).ValidateXML([]byte(inv.XML), einvoice.Trust{Own: key.Certificate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Results {
+				if r.Type == einvoice.ResultError {
+					t.Errorf("%s: %s", r.Code, r.Message)
+				}
+			}
+			if got := codes(rep, einvoice.ResultWarning); !slices.Equal(got, tc.warnings) {
+				t.Errorf("warnings %v, want %v", got, tc.warnings)
+			}
+		})
+	}
+}

@@ -25,6 +25,9 @@ type xmlInvoice struct {
 	lines                                 []*etree.Element
 }
 
+// sellerNamePath is where the seller name (BT-27) is.
+const sellerNamePath = "cac:AccountingSupplierParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"
+
 // standard reports whether the document is a tax invoice or a note of one (KSA-2 "01"),
 // simplified whether it is a simplified one ("02").
 func (inv xmlInvoice) standard() bool   { return strings.HasPrefix(inv.typeName, "01") }
@@ -46,7 +49,7 @@ func readInvoice(root *etree.Element) xmlInvoice {
 		icv:              additionalReference(root, "ICV"),
 		pih:              additionalReference(root, "PIH"),
 		qr:               additionalReference(root, "QR"),
-		sellerName:       text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"),
+		sellerName:       text(root, sellerNamePath),
 		sellerVAT:        text(root, "cac:AccountingSupplierParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID"),
 		buyerName:        find(root, "cac:AccountingCustomerParty/cac:Party/cac:PartyLegalEntity/cbc:RegistrationName"),
 		buyerVAT:         find(root, "cac:AccountingCustomerParty/cac:Party/cac:PartyTaxScheme/cbc:CompanyID"),
@@ -109,7 +112,7 @@ func checkRules(r *report, inv xmlInvoice, now time.Time) {
 	rule(inv.profileID == ProfileID, ResultError, "BR-KSA-EN16931-01", "The business process (BT-23, cbc:ProfileID) must be %q, not %q.", ProfileID, inv.profileID)
 	rule(inv.uuid != "" && uuidPattern.MatchString(inv.uuid), ResultError, "BR-KSA-03", "The invoice must contain a UUID (KSA-1) of letters, digits and dashes.")
 	if d, err := time.Parse(time.DateOnly, inv.issueDate); err == nil {
-		rule(!d.After(now.UTC()), ResultError, "BR-KSA-04", "The issue date (BT-2) %s must not be after the current date.", inv.issueDate)
+		rule(!d.After(saudiDate(now)), ResultError, "BR-KSA-04", "The issue date (BT-2) %s must not be after the current date in Saudi time.", inv.issueDate)
 	} else {
 		r.add(ResultError, CategoryRules, "BR-03", "An invoice shall have an issue date (BT-2) as YYYY-MM-DD.")
 	}
@@ -146,6 +149,18 @@ func checkRules(r *report, inv xmlInvoice, now time.Time) {
 	}
 	rule(len(inv.lines) > 0, ResultError, "BR-16", "An invoice shall have at least one invoice line (BG-25).")
 	checkTotals(r, inv)
+}
+
+// saudiTime is the authority's time zone, Arabia Standard Time (UTC+3, no daylight saving).
+var saudiTime = time.FixedZone("AST", 3*60*60)
+
+// saudiDate is the calendar date in Saudi Arabia at t, as midnight UTC of that date: the
+// current date the authority compares issue dates with. A document dated in Saudi time (as
+// the authority's SDK writes it) is from the next UTC day from 21:00 UTC; one dated in UTC
+// never is after it.
+func saudiDate(t time.Time) time.Time {
+	y, m, d := t.In(saudiTime).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // isBase64SHA256 reports whether s is the base64 of a SHA-256 hash, raw (32 bytes) or as

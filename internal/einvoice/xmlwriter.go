@@ -64,11 +64,21 @@ func (w *xmlWriter) text(s string) {
 	}
 }
 
-// asParsed is s as a parser reads the document back: U+FFFD in place of what is not an XML
-// character (control characters, invalid UTF-8, U+FFFE, U+FFFF), which XML cannot carry even
-// as a reference. The document and its canonical form are both written from it, so that the
-// invoice hash is the hash of the text a reader parses. Each replacement is counted.
+// asParsed is s as a parser reads the document back (xmlText); each replacement is counted.
+// The document and its canonical form are both written from it, so that the invoice hash is
+// the hash of the text a reader parses.
 func (w *xmlWriter) asParsed(s string) string {
+	s, n := xmlText(s)
+	w.replaced += n
+	return s
+}
+
+// xmlText is s as a parser reads it back from a document: U+FFFD in place of what is not an
+// XML character (control characters, invalid UTF-8, U+FFFE, U+FFFF), which XML cannot carry
+// even as a reference, and how many characters were replaced. A value that is both written
+// in the document and carried elsewhere (the QR's seller name) is taken from it, so that the
+// two agree.
+func xmlText(s string) (string, int) {
 	clean := true
 	for i := 0; i < len(s); {
 		r, width := utf8.DecodeRuneInString(s[i:])
@@ -79,20 +89,21 @@ func (w *xmlWriter) asParsed(s string) string {
 		i += width
 	}
 	if clean {
-		return s
+		return s, 0
 	}
 	var b strings.Builder
 	b.Grow(len(s))
+	replaced := 0
 	for i := 0; i < len(s); {
 		r, width := utf8.DecodeRuneInString(s[i:])
 		if !isXMLChar(r) || r == utf8.RuneError && width == 1 {
 			r = utf8.RuneError
-			w.replaced++
+			replaced++
 		}
 		b.WriteRune(r)
 		i += width
 	}
-	return b.String()
+	return b.String(), replaced
 }
 
 // end closes the innermost open element.

@@ -241,3 +241,41 @@ func TestValidateTaxInvoiceIdempotentAndGated(t *testing.T) {
 	assertProblem(t, "XML, very next request", send(inv.XML.Content, "application/xml", nil), http.StatusForbidden, "organization_suspended")
 	assertProblem(t, "JSON", send(invoiceBody(t, org, nil), "application/json", nil), http.StatusForbidden, "organization_suspended")
 }
+
+// TestValidateTaxInvoiceUnusualRequests: what generation issues for unusual but allowed
+// requests its own validator passes (a long Arabic seller name cut in the QR, control
+// characters written as U+FFFD), and what no XML tool could read back is not issued.
+func TestValidateTaxInvoiceUnusualRequests(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org := createOrganization(t, env, minimalOrganization)["id"].(string)
+	token := "dev:org:" + org
+	for name, tc := range map[string]struct {
+		legalName string
+		warning   string // expected in both the generation's issues and the validation's results
+	}{
+		"ArabicSellerNameOver255Bytes":    {strings.Repeat("شركة نخلة ", 15), "SBX-QR-01"},
+		"SellerNameWithControlCharacters": {"Nakhla\u0001 Trading\u000b", "SBX-TEXT-01"},
+	} {
+		raw := `"` + strings.NewReplacer("\u0001", `\u0001`, "\u000b", `\u000b`).Replace(tc.legalName) + `"`
+		r := generateInvoice(t, env, token, invoiceBody(t, org, map[string]string{"seller.legal_name": raw}))
+		if !slices.ContainsFunc(r.Validation.Internal.Issues, func(i einvoice.Issue) bool { return i.Code == tc.warning }) {
+			t.Errorf("%s: generation issues %+v, want %s", name, r.Validation.Internal.Issues, tc.warning)
+		}
+		v := validateXML(t, env, token, r.XML.Content)
+		if !v.Valid || len(v.codesOf("error")) > 0 {
+			t.Errorf("%s: the issued document is invalid: %v %+v", name, v.codesOf("error"), v.Results)
+		}
+	}
+
+	before := env.Count("SELECT count(*) FROM tax_invoices WHERE organization_id = $1", org)
+	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: invoicePath, Token: token, Body: invoiceBody(t, org, map[string]string{
+		"line_items": `[{"line_id":"1","name_en":"Saffron","quantity":1e-25,"unit_code":"GRM","unit_price":4999,"tax_category":"S","tax_rate":15}]`})})
+	assertProblem(t, "quantity of 25 digits", resp, http.StatusUnprocessableEntity, "unprocessable")
+	if _, errs := problemErrors(t, resp); len(errs) != 1 || errs[0]["code"] != "SBX-LINE-03" || errs[0]["pointer"] != "/line_items/0/quantity" {
+		t.Errorf("quantity of 25 digits: %+v", errs)
+	}
+	if after := env.Count("SELECT count(*) FROM tax_invoices WHERE organization_id = $1", org); after != before {
+		t.Errorf("a refused request issued a document: %d -> %d", before, after)
+	}
+}
