@@ -489,20 +489,21 @@ type PlatformEinvoiceUnit struct {
 }
 
 type Price struct {
-	ID            uuid.UUID
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	PlanID        uuid.UUID
-	ComponentType string
-	Metric        *string
-	Currency      string
-	TaxTreatment  string
-	Amount        *int64
-	UnitAmount    *int64
-	Tiers         []byte
-	PackageSize   *int64
-	PackageAmount *int64
-	Status        string
+	ID              uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	PlanID          uuid.UUID
+	ComponentType   string
+	Metric          *string
+	Currency        string
+	TaxTreatment    string
+	Amount          *int64
+	UnitAmount      *int64
+	Tiers           []byte
+	PackageSize     *int64
+	PackageAmount   *int64
+	Status          string
+	RetiredWithPlan bool
 }
 
 type Product struct {
