@@ -405,6 +405,7 @@ type IdempotencyKey struct {
 	CreatedAt           time.Time
 	ExpiresAt           time.Time
 	PrincipalScopes     []string
+	ResponseHeaders     []byte
 }
 
 type OauthToken struct {
