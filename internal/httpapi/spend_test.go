@@ -152,6 +152,27 @@ func TestSpendControlExactUnderConcurrency(t *testing.T) {
 	}
 }
 
+// TestSpendControlHugeLimit: the schema bounds hard_operation_limit by int64 alone, so a limit
+// whose threshold percent overflows int64 must still put the warning at that percent, not at
+// no operation at all.
+func TestSpendControlHugeLimit(t *testing.T) {
+	t.Parallel()
+	f := newSpendFixture(t)
+	const limit = int64(200_000_000_000_000_000) // 50 % of it: 1e19 on the way, past int64
+	if r := f.put("address", map[string]any{"hard_operation_limit": limit, "warning_threshold_percent": 50}); r.Status != http.StatusOK {
+		t.Fatalf("put: %d %s", r.Status, r.Body)
+	}
+	if r := f.resolve(); r.Status != http.StatusOK {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	if st := f.status(t, "address"); st["warning_reached"] != false || st["hard_limit_reached"] != false || st["current_operations"] != 1.0 {
+		t.Errorf("one operation of %d: %v", limit, st)
+	}
+	if n := f.env.Count("SELECT count(*) FROM audit_events WHERE action = 'spend_control.warning_reached'"); n != 0 {
+		t.Errorf("the warning was recorded after one operation of %d", limit)
+	}
+}
+
 func TestSpendLimitRefusalIsNotReplayed(t *testing.T) {
 	t.Parallel()
 	f := newSpendFixture(t)
