@@ -173,6 +173,45 @@ func TestSpendControlHugeLimit(t *testing.T) {
 	}
 }
 
+// TestSpendControlLoweredBelowUsage: a control changed so that this month's operations already
+// stand at its warning and its limit reaches them there and then, each announced once, as an
+// operation crossing them would have: the operations it refuses from now on announce nothing.
+func TestSpendControlLoweredBelowUsage(t *testing.T) {
+	t.Parallel()
+	f := newSpendFixture(t)
+	f.put("address", map[string]any{"hard_operation_limit": 10})
+	for range 3 {
+		if r := f.resolve(); r.Status != http.StatusOK {
+			t.Fatalf("resolve: %d %s", r.Status, r.Body)
+		}
+	}
+	crossings := func() string {
+		return fmt.Sprintf("audit %d/%d, events %d/%d",
+			f.env.Count("SELECT count(*) FROM audit_events WHERE action = 'spend_control.warning_reached'"),
+			f.env.Count("SELECT count(*) FROM audit_events WHERE action = 'spend_control.hard_limit_reached'"),
+			f.env.Count("SELECT count(*) FROM webhook_events WHERE type = 'spend_control.warning_reached'"),
+			f.env.Count("SELECT count(*) FROM webhook_events WHERE type = 'spend_control.hard_limit_reached'"))
+	}
+	if got := crossings(); got != "audit 0/0, events 0/0" {
+		t.Fatalf("3 of 10 (warning at 5): %s", got)
+	}
+	for range 2 { // the second time, nothing is reached anew
+		if r := f.put("address", map[string]any{"hard_operation_limit": 2}); r.Status != http.StatusOK {
+			t.Fatalf("put: %d %s", r.Status, r.Body)
+		}
+		if st := f.status(t, "address"); st["warning_reached"] != true || st["hard_limit_reached"] != true {
+			t.Errorf("3 operations, limit 2: %v", st)
+		}
+		if got := crossings(); got != "audit 1/1, events 1/1" {
+			t.Errorf("the limit lowered to 2 below 3 operations: %s, want each crossing once", got)
+		}
+	}
+	assertProblem(t, "past the lowered limit", f.resolve(), http.StatusTooManyRequests, "spend_limit_reached")
+	if got := crossings(); got != "audit 1/1, events 1/1" {
+		t.Errorf("after a refusal: %s", got)
+	}
+}
+
 func TestSpendLimitRefusalIsNotReplayed(t *testing.T) {
 	t.Parallel()
 	f := newSpendFixture(t)
