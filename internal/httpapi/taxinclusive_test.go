@@ -30,6 +30,21 @@ func newInclusivePlan(t testing.TB, env *apitest.Env) string {
 	return plan
 }
 
+// selectInclusivePlan is an organization on a test clock at 2025-03-01T09:30:00Z whose
+// subscription to the address product has selected a new inclusive plan (newInclusivePlan),
+// its first invoice awaiting payment.
+func selectInclusivePlan(t *testing.T, env *apitest.Env) (plan string, s ratedSubscription, j billingJourney, sel planSelection) {
+	t.Helper()
+	plan = newInclusivePlan(t, env)
+	s = newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, planAddressPreview)
+	j = billingJourney{t: t, env: env, org: s.org, token: s.token}
+	sel = decode[planSelection](t, subscriptionAction(env, s.token, s.id, "select-plan", `{"plan_id":"`+plan+`"}`))
+	if sel.Activation != "awaiting_payment" || sel.Invoice == nil {
+		t.Fatalf("selection %+v, want an invoice awaiting payment", sel)
+	}
+	return plan, s, j, sel
+}
+
 // TestTaxInclusivePrices: the operator offers a plan of "115.00 SAR a month including VAT"
 // (and address resolutions at 1.00 SAR including VAT beyond two included), an organization
 // selects it on a test clock and pays its first invoice, whose total is the fee: 10000 net +
@@ -39,14 +54,7 @@ func newInclusivePlan(t testing.TB, env *apitest.Env) string {
 func TestTaxInclusivePrices(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
-	plan := newInclusivePlan(t, env)
-
-	s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, planAddressPreview)
-	j := billingJourney{t: t, env: env, org: s.org, token: s.token}
-	sel := decode[planSelection](t, subscriptionAction(env, s.token, s.id, "select-plan", `{"plan_id":"`+plan+`"}`))
-	if sel.Activation != "awaiting_payment" || sel.Invoice == nil {
-		t.Fatalf("selection %+v, want an invoice awaiting payment", sel)
-	}
+	_, s, j, sel := selectInclusivePlan(t, env)
 	invs := invoicesOf(t, env, s.id)
 	if len(invs) != 1 || invs[0].ID != sel.Invoice.ID {
 		t.Fatalf("invoices %+v, want the selection's", invs)
@@ -108,13 +116,7 @@ func TestTaxInclusivePrices(t *testing.T) {
 func TestRetiredPlanBillsAsBefore(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
-	plan := newInclusivePlan(t, env)
-	s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, planAddressPreview)
-	j := billingJourney{t: t, env: env, org: s.org, token: s.token}
-	sel := decode[planSelection](t, subscriptionAction(env, s.token, s.id, "select-plan", `{"plan_id":"`+plan+`"}`))
-	if sel.Invoice == nil {
-		t.Fatalf("selection %+v, want an invoice", sel)
-	}
+	plan, s, j, sel := selectInclusivePlan(t, env)
 	j.pay(sel.Invoice.ID, 11500, "pm_sandbox_success", "succeeded", clockAt(t, "2025-03-01T09:30:00Z"))
 	advance(t, env, s.token, s.clock, "2025-03-10T00:00:00Z")
 	s.resolve(t, env, 15)
