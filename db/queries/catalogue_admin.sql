@@ -70,8 +70,10 @@ WHERE id = @id
 RETURNING *;
 
 -- name: PriceDeactivateByPlan :exec
--- Retiring a plan makes every one of its prices inactive.
-UPDATE prices SET status = 'inactive', updated_at = @updated_at WHERE plan_id = @plan_id AND status <> 'inactive';
+-- Retiring a plan makes every one of its prices inactive; those active until then still bill
+-- the plan's subscriptions (retired_with_plan).
+UPDATE prices SET status = 'inactive', retired_with_plan = true, updated_at = @updated_at
+WHERE plan_id = @plan_id AND status <> 'inactive';
 
 -- name: SubscriberOrganizationsOfPlanAnyOrganization :many
 -- The organizations told about a change of a plan: those with a subscription on it that is

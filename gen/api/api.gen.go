@@ -5232,7 +5232,7 @@ type WebhookDelivery struct {
 	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
 	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
-	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit, or `putSpendControl` setting them where this month's operations already reach them (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 	// | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |
@@ -5411,7 +5411,7 @@ type WebhookEvent struct {
 	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
 	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
-	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit, or `putSpendControl` setting them where this month's operations already reach them (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 	// | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |
@@ -5464,7 +5464,7 @@ type WebhookEventData struct {
 // | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
 // | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 // | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
-// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit, or `putSpendControl` setting them where this month's operations already reach them (once per month) | `SpendControlStatus` |
 // | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 // | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 // | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |
@@ -5547,7 +5547,7 @@ type WebhookTestResult struct {
 	// | `support_case.opened`, `support_case.closed` | `createSupportCase`, `closeSupportCase` (and `updateSupportCase` to `closed`) | `SupportCase` |
 	// | `support_case.updated` | `updateSupportCase` (when something changed and the case is not closed by it), and a customer's message that moves a `waiting_on_customer` case to `in_progress` | `SupportCase` |
 	// | `support_case.message_created` | `createSupportCaseMessage` | `SupportCaseMessage` (with its body) |
-	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit (once per month) | `SpendControlStatus` |
+	// | `spend_control.warning_reached`, `spend_control.hard_limit_reached` | the product operation that reaches the threshold or the limit, or `putSpendControl` setting them where this month's operations already reach them (once per month) | `SpendControlStatus` |
 	// | `tax_invoice.generated` | `generateSimplifiedInvoice`, `generateStandardInvoice` (every kind: invoices, credit and debit notes) | `TaxInvoiceEventData` |
 	// | `egs_unit.registered`, `egs_unit.production_certificate_issued`, `egs_unit.revoked` | `createEgsUnit`, `issueEgsUnitProductionCertificate`, `revokeEgsUnit` | `EgsUnit` |
 	// | `tax_invoice.submitted` | `submitTaxInvoice`, whatever the outcome (reported, not reported, cleared, not cleared) | `TaxInvoiceSubmission` |

@@ -181,7 +181,8 @@ func (q *Queries) PlanUpdate(ctx context.Context, arg PlanUpdateParams) (Plan, e
 }
 
 const priceDeactivateByPlan = `-- name: PriceDeactivateByPlan :exec
-UPDATE prices SET status = 'inactive', updated_at = $1 WHERE plan_id = $2 AND status <> 'inactive'
+UPDATE prices SET status = 'inactive', retired_with_plan = true, updated_at = $1
+WHERE plan_id = $2 AND status <> 'inactive'
 `
 
 type PriceDeactivateByPlanParams struct {
@@ -189,14 +190,15 @@ type PriceDeactivateByPlanParams struct {
 	PlanID    uuid.UUID
 }
 
-// Retiring a plan makes every one of its prices inactive.
+// Retiring a plan makes every one of its prices inactive; those active until then still bill
+// the plan's subscriptions (retired_with_plan).
 func (q *Queries) PriceDeactivateByPlan(ctx context.Context, arg PriceDeactivateByPlanParams) error {
 	_, err := q.db.Exec(ctx, priceDeactivateByPlan, arg.UpdatedAt, arg.PlanID)
 	return err
 }
 
 const priceGetByIDForUpdate = `-- name: PriceGetByIDForUpdate :one
-SELECT id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status FROM prices WHERE plan_id = $1 AND id = $2 FOR UPDATE
+SELECT id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status, retired_with_plan FROM prices WHERE plan_id = $1 AND id = $2 FOR UPDATE
 `
 
 type PriceGetByIDForUpdateParams struct {
@@ -223,6 +225,7 @@ func (q *Queries) PriceGetByIDForUpdate(ctx context.Context, arg PriceGetByIDFor
 		&i.PackageSize,
 		&i.PackageAmount,
 		&i.Status,
+		&i.RetiredWithPlan,
 	)
 	return i, err
 }
@@ -235,7 +238,7 @@ INSERT INTO prices (
     $1, $2, $2, $3, $4, $5, $6, $7, $8, $9,
     $10, $11, $12, $13
 )
-RETURNING id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status
+RETURNING id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status, retired_with_plan
 `
 
 type PriceInsertParams struct {
@@ -286,6 +289,7 @@ func (q *Queries) PriceInsert(ctx context.Context, arg PriceInsertParams) (Price
 		&i.PackageSize,
 		&i.PackageAmount,
 		&i.Status,
+		&i.RetiredWithPlan,
 	)
 	return i, err
 }
@@ -295,7 +299,7 @@ UPDATE prices SET
     metric = $1, tax_treatment = $2, amount = $3, unit_amount = $4, tiers = $5,
     package_size = $6, package_amount = $7, status = $8, updated_at = $9
 WHERE id = $10
-RETURNING id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status
+RETURNING id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status, retired_with_plan
 `
 
 type PriceUpdateParams struct {
@@ -340,6 +344,7 @@ func (q *Queries) PriceUpdate(ctx context.Context, arg PriceUpdateParams) (Price
 		&i.PackageSize,
 		&i.PackageAmount,
 		&i.Status,
+		&i.RetiredWithPlan,
 	)
 	return i, err
 }

@@ -26,7 +26,7 @@ func (q *Queries) IdempotencyKeyDeleteExpired(ctx context.Context, batch int32) 
 }
 
 const idempotencyKeyGet = `-- name: IdempotencyKeyGet :one
-SELECT scope, key, organization_id, method, path, request_hash, response_status, response_content_type, response_body, created_at, expires_at, principal_scopes FROM idempotency_keys
+SELECT scope, key, organization_id, method, path, request_hash, response_status, response_content_type, response_body, created_at, expires_at, principal_scopes, response_headers FROM idempotency_keys
 WHERE scope = $1 AND key = $2 AND expires_at > now()
 `
 
@@ -51,6 +51,7 @@ func (q *Queries) IdempotencyKeyGet(ctx context.Context, arg IdempotencyKeyGetPa
 		&i.CreatedAt,
 		&i.ExpiresAt,
 		&i.PrincipalScopes,
+		&i.ResponseHeaders,
 	)
 	return i, err
 }
@@ -58,15 +59,16 @@ func (q *Queries) IdempotencyKeyGet(ctx context.Context, arg IdempotencyKeyGetPa
 const idempotencyKeyPut = `-- name: IdempotencyKeyPut :exec
 INSERT INTO idempotency_keys (
     scope, key, organization_id, principal_scopes, method, path, request_hash,
-    response_status, response_content_type, response_body, expires_at
+    response_status, response_content_type, response_headers, response_body, expires_at
 ) VALUES (
     $1, $2, $3, $4, $5, $6, $7,
-    $8, $9, $10, $11
+    $8, $9, $10, $11, $12
 )
 ON CONFLICT (scope, key) DO UPDATE SET
     organization_id = EXCLUDED.organization_id, principal_scopes = EXCLUDED.principal_scopes, method = EXCLUDED.method, path = EXCLUDED.path,
     request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
-    response_content_type = EXCLUDED.response_content_type, response_body = EXCLUDED.response_body,
+    response_content_type = EXCLUDED.response_content_type, response_headers = EXCLUDED.response_headers,
+    response_body = EXCLUDED.response_body,
     created_at = now(), expires_at = EXCLUDED.expires_at
 `
 
@@ -80,6 +82,7 @@ type IdempotencyKeyPutParams struct {
 	RequestHash         []byte
 	ResponseStatus      int32
 	ResponseContentType string
+	ResponseHeaders     []byte
 	ResponseBody        []byte
 	ExpiresAt           time.Time
 }
@@ -96,6 +99,7 @@ func (q *Queries) IdempotencyKeyPut(ctx context.Context, arg IdempotencyKeyPutPa
 		arg.RequestHash,
 		arg.ResponseStatus,
 		arg.ResponseContentType,
+		arg.ResponseHeaders,
 		arg.ResponseBody,
 		arg.ExpiresAt,
 	)

@@ -405,6 +405,7 @@ type IdempotencyKey struct {
 	CreatedAt           time.Time
 	ExpiresAt           time.Time
 	PrincipalScopes     []string
+	ResponseHeaders     []byte
 }
 
 type OauthToken struct {
@@ -489,20 +490,21 @@ type PlatformEinvoiceUnit struct {
 }
 
 type Price struct {
-	ID            uuid.UUID
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	PlanID        uuid.UUID
-	ComponentType string
-	Metric        *string
-	Currency      string
-	TaxTreatment  string
-	Amount        *int64
-	UnitAmount    *int64
-	Tiers         []byte
-	PackageSize   *int64
-	PackageAmount *int64
-	Status        string
+	ID              uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	PlanID          uuid.UUID
+	ComponentType   string
+	Metric          *string
+	Currency        string
+	TaxTreatment    string
+	Amount          *int64
+	UnitAmount      *int64
+	Tiers           []byte
+	PackageSize     *int64
+	PackageAmount   *int64
+	Status          string
+	RetiredWithPlan bool
 }
 
 type Product struct {

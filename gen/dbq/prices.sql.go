@@ -12,7 +12,7 @@ import (
 )
 
 const priceListByPlans = `-- name: PriceListByPlans :many
-SELECT id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status FROM prices
+SELECT id, created_at, updated_at, plan_id, component_type, metric, currency, tax_treatment, amount, unit_amount, tiers, package_size, package_amount, status, retired_with_plan FROM prices
 WHERE plan_id = ANY($1::uuid[])
 ORDER BY plan_id, id
 `
@@ -41,6 +41,7 @@ func (q *Queries) PriceListByPlans(ctx context.Context, planIds []uuid.UUID) ([]
 			&i.PackageSize,
 			&i.PackageAmount,
 			&i.Status,
+			&i.RetiredWithPlan,
 		); err != nil {
 			return nil, err
 		}

@@ -283,7 +283,7 @@ func (d *invoiceDraft) net(p *Price, gross int64) int64 {
 // feePrice is the plan's active price component of componentType that carries one of its
 // fees (its amount is the fee: CheckOffered), or nil when it has none.
 func (p *Plan) feePrice(componentType string) *Price {
-	for _, price := range activePrices(p) {
+	for _, price := range billingPrices(p) {
 		if price.ComponentType == componentType && price.Amount != nil {
 			return price
 		}
@@ -317,7 +317,7 @@ func (d *invoiceDraft) issue(discounted bool, now time.Time) *BillingInvoice {
 		}
 	}
 	for _, p := range d.plan.Prices {
-		if !discounted || p.Status != "active" || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
+		if !discounted || !p.bills() || p.Amount == nil || (p.ComponentType != PriceDiscount && p.ComponentType != PriceCredit) {
 			continue
 		}
 		amount := min(d.net(p, abs(*p.Amount)), inv.Subtotal-inv.Discount)

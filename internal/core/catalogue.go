@@ -136,6 +136,9 @@ type Price struct {
 	PackageSize   *int64      `json:"package_size"`
 	PackageAmount *int64      `json:"package_amount"`
 	Status        string      `json:"status"`
+	// RetiredWithPlan: the price was active when its plan retired. Inactive, it sells
+	// nothing, but still bills the subscriptions on the plan, whose terms never change.
+	RetiredWithPlan bool `json:"-"`
 }
 
 // ProductFilter selects a page of products.

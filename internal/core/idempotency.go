@@ -32,7 +32,10 @@ type IdempotentRequest struct {
 type IdempotentResponse struct {
 	Status      int
 	ContentType string
-	Body        []byte
+	// Header is every header the handler set (Content-Type too), keys canonical: a replay
+	// answers with them as the first response did.
+	Header map[string][]string
+	Body   []byte
 }
 
 // IdempotencyService runs a request at most once per key.

@@ -65,7 +65,7 @@ func RateSegment(plan *Plan, usage Usage, start, end time.Time) ([]InvoiceLine, 
 func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]InvoiceLine, error) {
 	r := rater{start: start, end: end, percent: VATPercent(plan.Currency)}
 	priced := map[string]bool{}
-	for _, p := range activePrices(plan) {
+	for _, p := range billingPrices(plan) {
 		if p.Metric == nil {
 			continue
 		}
@@ -81,7 +81,7 @@ func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]Inv
 			r.line(LineOverage, nil, fmt.Sprintf("%s beyond the included usage", o.Metric), billable, o.UnitPrice)
 		}
 	}
-	for _, p := range activePrices(plan) {
+	for _, p := range billingPrices(plan) {
 		if topUp && p.ComponentType == PriceMinimumSpend && p.Amount != nil {
 			r.topUp(p)
 		}
@@ -92,15 +92,21 @@ func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]Inv
 	return r.lines, nil
 }
 
-// activePrices is the plan's active price components, in the plan's order.
-func activePrices(plan *Plan) []*Price {
+// billingPrices is the price components that bill a subscription on the plan, in the plan's
+// order: the active ones, and on a retired plan those active until it retired.
+func billingPrices(plan *Plan) []*Price {
 	var out []*Price
 	for _, p := range plan.Prices {
-		if p.Status == PriceActive {
+		if p.bills() {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// bills reports whether the price bills the subscriptions on its plan.
+func (p *Price) bills() bool {
+	return p.Status == PriceActive || p.RetiredWithPlan
 }
 
 // included is how many of the used units of metric the plan includes: its included quantity,

@@ -32,9 +32,8 @@ func idempotent(svc core.IdempotencyService, m *metrics.Metrics, next http.Handl
 			return
 		}
 		req := idempotentRequest(r, key, body)
-		var first *bufferedResponse
 		resp, replayed, err := svc.Run(r.Context(), req, func(ctx context.Context) core.IdempotentResponse {
-			first = newBufferedResponse()
+			first := newBufferedResponse()
 			next.ServeHTTP(first, r.WithContext(ctx))
 			return first.stored()
 		})
@@ -43,13 +42,12 @@ func idempotent(svc core.IdempotencyService, m *metrics.Metrics, next http.Handl
 			return
 		}
 		h := w.Header()
+		for k, v := range resp.Header {
+			h[k] = v
+		}
 		if replayed {
 			m.IdempotencyReplayed()
 			h.Set("Idempotent-Replayed", "true")
-		} else {
-			for k, v := range first.header {
-				h[k] = v
-			}
 		}
 		h.Set("Content-Type", resp.ContentType)
 		w.WriteHeader(resp.Status)
@@ -153,5 +151,5 @@ func (b *bufferedResponse) stored() core.IdempotentResponse {
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
-	return core.IdempotentResponse{Status: b.status, ContentType: b.header.Get("Content-Type"), Body: b.body.Bytes()}
+	return core.IdempotentResponse{Status: b.status, ContentType: b.header.Get("Content-Type"), Header: b.header, Body: b.body.Bytes()}
 }

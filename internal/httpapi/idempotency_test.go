@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,6 +218,38 @@ func TestIdempotency(t *testing.T) {
 		}
 		if n := f.env.Count("SELECT count(*) FROM oauth_tokens"); n != 1 {
 			t.Errorf("tokens = %d, want 1", n)
+		}
+	})
+
+	// A replay answers as the first response did, headers included: a token is never cached
+	// (RFC 6749 §5.1), a client that authenticated with Basic is challenged (§5.2), a problem
+	// is not stored by caches.
+	t.Run("ReplaysTheFirstResponsesHeaders", func(t *testing.T) {
+		t.Parallel()
+		f := newKeyFixture(t)
+		key := f.createKey(t, []string{"usage:read"}, nil)
+		body, _ := json.Marshal(map[string]any{"grant_type": "client_credentials", "client_id": key["prefix"], "client_secret": key["secret"]})
+		wrong := "Basic " + base64.StdEncoding.EncodeToString([]byte(key["prefix"].(string)+":wrong"))
+		for name, req := range map[string]apitest.Request{
+			"Token": {Method: http.MethodPost, Path: "/v1/oauth/token", Body: string(body)},
+			"BasicRefused": {Method: http.MethodPost, Path: "/v1/oauth/token", Body: "grant_type=client_credentials",
+				ContentType: "application/x-www-form-urlencoded", Header: http.Header{"Authorization": {wrong}}},
+			"Problem": {Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken,
+				Body: `{"organization_id":"` + uuid.NewString() + `","name":"x","environment":"sandbox","scopes":["usage:read"]}`},
+		} {
+			if req.Header == nil {
+				req.Header = http.Header{}
+			}
+			req.Header.Set("Idempotency-Key", "headers-"+name)
+			first, again := f.env.Do(req), f.env.Do(req)
+			if again.Header.Get("Idempotent-Replayed") != "true" || again.Status != first.Status {
+				t.Fatalf("%s: replay %d %v after %d", name, again.Status, again.Header, first.Status)
+			}
+			for _, h := range []string{"Cache-Control", "Pragma", "WWW-Authenticate"} {
+				if got, want := again.Header.Values(h), first.Header.Values(h); !slices.Equal(got, want) {
+					t.Errorf("%s: replayed %s %q, the first response's %q", name, h, got, want)
+				}
+			}
 		}
 	})
 }

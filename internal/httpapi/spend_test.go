@@ -61,6 +61,16 @@ func (f *spendFixture) status(t testing.TB, product string) map[string]any {
 	return nil
 }
 
+// crossings counts the warning and hard-limit crossings recorded: their audit records and
+// webhook events.
+func (f *spendFixture) crossings() string {
+	return fmt.Sprintf("audit %d/%d, events %d/%d",
+		f.env.Count("SELECT count(*) FROM audit_events WHERE action = 'spend_control.warning_reached'"),
+		f.env.Count("SELECT count(*) FROM audit_events WHERE action = 'spend_control.hard_limit_reached'"),
+		f.env.Count("SELECT count(*) FROM webhook_events WHERE type = 'spend_control.warning_reached'"),
+		f.env.Count("SELECT count(*) FROM webhook_events WHERE type = 'spend_control.hard_limit_reached'"))
+}
+
 func TestSpendControlEnforcedAtTheBoundary(t *testing.T) {
 	t.Parallel()
 	f := newSpendFixture(t)
@@ -149,6 +159,59 @@ func TestSpendControlExactUnderConcurrency(t *testing.T) {
 	}
 	if n := f.env.Count("SELECT count(*) FROM audit_events WHERE action LIKE 'spend_control.%reached'"); n != 2 {
 		t.Errorf("crossings recorded = %d, want 2 (warning at 100%% and the limit, once each)", n)
+	}
+}
+
+// TestSpendControlHugeLimit: the schema bounds hard_operation_limit by int64 alone, so a limit
+// whose threshold percent overflows int64 must still put the warning at that percent, not at
+// no operation at all.
+func TestSpendControlHugeLimit(t *testing.T) {
+	t.Parallel()
+	f := newSpendFixture(t)
+	const limit = int64(200_000_000_000_000_000) // 50 % of it: 1e19 on the way, past int64
+	if r := f.put("address", map[string]any{"hard_operation_limit": limit, "warning_threshold_percent": 50}); r.Status != http.StatusOK {
+		t.Fatalf("put: %d %s", r.Status, r.Body)
+	}
+	if r := f.resolve(); r.Status != http.StatusOK {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	if st := f.status(t, "address"); st["warning_reached"] != false || st["hard_limit_reached"] != false || st["current_operations"] != 1.0 {
+		t.Errorf("one operation of %d: %v", limit, st)
+	}
+	if got := f.crossings(); got != "audit 0/0, events 0/0" {
+		t.Errorf("crossings recorded after one operation of %d: %s", limit, got)
+	}
+}
+
+// TestSpendControlLoweredBelowUsage: a control changed so that this month's operations already
+// stand at its warning and its limit reaches them there and then, each announced once, as an
+// operation crossing them would have: the operations it refuses from now on announce nothing.
+func TestSpendControlLoweredBelowUsage(t *testing.T) {
+	t.Parallel()
+	f := newSpendFixture(t)
+	f.put("address", map[string]any{"hard_operation_limit": 10})
+	for range 3 {
+		if r := f.resolve(); r.Status != http.StatusOK {
+			t.Fatalf("resolve: %d %s", r.Status, r.Body)
+		}
+	}
+	if got := f.crossings(); got != "audit 0/0, events 0/0" {
+		t.Fatalf("3 of 10 (warning at 5): %s", got)
+	}
+	for range 2 { // the second time, nothing is reached anew
+		if r := f.put("address", map[string]any{"hard_operation_limit": 2}); r.Status != http.StatusOK {
+			t.Fatalf("put: %d %s", r.Status, r.Body)
+		}
+		if st := f.status(t, "address"); st["warning_reached"] != true || st["hard_limit_reached"] != true {
+			t.Errorf("3 operations, limit 2: %v", st)
+		}
+		if got := f.crossings(); got != "audit 1/1, events 1/1" {
+			t.Errorf("the limit lowered to 2 below 3 operations: %s, want each crossing once", got)
+		}
+	}
+	assertProblem(t, "past the lowered limit", f.resolve(), http.StatusTooManyRequests, "spend_limit_reached")
+	if got := f.crossings(); got != "audit 1/1, events 1/1" {
+		t.Errorf("after a refusal: %s", got)
 	}
 }
 

@@ -10,15 +10,10 @@ import (
 	"github.com/provider/coreapi/internal/apitest"
 )
 
-// TestTaxInclusivePrices: the operator offers a plan of "115.00 SAR a month including VAT"
-// (and address resolutions at 1.00 SAR including VAT beyond two included), an organization
-// selects it on a test clock and pays its first invoice, whose total is the fee: 10000 net +
-// 1500 VAT, not 11500 + 1725. Its renewal bills the month's usage net, the units split in two
-// lines where the quantity does not divide the net amount, line by line as the upcoming
-// invoice previewed it, and its tax document (net lines) validates.
-func TestTaxInclusivePrices(t *testing.T) {
-	t.Parallel()
-	env := apitest.New(t)
+// newInclusivePlan is an active plan of the address product: 115.00 SAR a month including VAT,
+// and address resolutions at 1.00 SAR including VAT beyond two included.
+func newInclusivePlan(t testing.TB, env *apitest.Env) string {
+	t.Helper()
 	created := catalogueDo(t, env, apitest.OperatorToken, http.MethodPost, "/v1/plans", fmt.Sprintf(`{"product_id":%q,"code":"inclusive-%s",
 		"name":"Inclusive","billing_period":"monthly","currency":"SAR","recurring_fee":11500,
 		"included_usage":[{"metric":"short_addresses_resolved","quantity":2}],
@@ -32,13 +27,34 @@ func TestTaxInclusivePrices(t *testing.T) {
 		}
 	}
 	movePlan(t, env, plan, "active")
+	return plan
+}
 
-	s := newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, planAddressPreview)
-	j := billingJourney{t: t, env: env, org: s.org, token: s.token}
-	sel := decode[planSelection](t, subscriptionAction(env, s.token, s.id, "select-plan", `{"plan_id":"`+plan+`"}`))
+// selectInclusivePlan is an organization on a test clock at 2025-03-01T09:30:00Z whose
+// subscription to the address product has selected a new inclusive plan (newInclusivePlan),
+// its first invoice awaiting payment.
+func selectInclusivePlan(t *testing.T, env *apitest.Env) (plan string, s ratedSubscription, j billingJourney, sel planSelection) {
+	t.Helper()
+	plan = newInclusivePlan(t, env)
+	s = newRatedSubscription(t, env, "2025-03-01T09:30:00Z", productAddress, planAddressPreview)
+	j = billingJourney{t: t, env: env, org: s.org, token: s.token}
+	sel = decode[planSelection](t, subscriptionAction(env, s.token, s.id, "select-plan", `{"plan_id":"`+plan+`"}`))
 	if sel.Activation != "awaiting_payment" || sel.Invoice == nil {
 		t.Fatalf("selection %+v, want an invoice awaiting payment", sel)
 	}
+	return plan, s, j, sel
+}
+
+// TestTaxInclusivePrices: the operator offers a plan of "115.00 SAR a month including VAT"
+// (and address resolutions at 1.00 SAR including VAT beyond two included), an organization
+// selects it on a test clock and pays its first invoice, whose total is the fee: 10000 net +
+// 1500 VAT, not 11500 + 1725. Its renewal bills the month's usage net, the units split in two
+// lines where the quantity does not divide the net amount, line by line as the upcoming
+// invoice previewed it, and its tax document (net lines) validates.
+func TestTaxInclusivePrices(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	_, s, j, sel := selectInclusivePlan(t, env)
 	invs := invoicesOf(t, env, s.id)
 	if len(invs) != 1 || invs[0].ID != sel.Invoice.ID {
 		t.Fatalf("invoices %+v, want the selection's", invs)
@@ -90,4 +106,35 @@ func TestTaxInclusivePrices(t *testing.T) {
 		t.Errorf("the stored renewal is not 11130 + 1670 VAT = 12800 in three lines")
 	}
 	j.wantTaxDocument(renewal.ID)
+}
+
+// TestRetiredPlanBillsAsBefore: retiring a plan (its prices shown inactive from then on) changes
+// nothing for the subscriptions already on it (docs/design.md, "Catalogue administration": a
+// subscription never sees its plan's terms change). The renewal after the retirement bills the
+// month's usage and the fee including VAT exactly as TestTaxInclusivePrices's renewal, not
+// the usage free and 11500 + 1725 VAT.
+func TestRetiredPlanBillsAsBefore(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	plan, s, j, sel := selectInclusivePlan(t, env)
+	j.pay(sel.Invoice.ID, 11500, "pm_sandbox_success", "succeeded", clockAt(t, "2025-03-01T09:30:00Z"))
+	advance(t, env, s.token, s.clock, "2025-03-10T00:00:00Z")
+	s.resolve(t, env, 15)
+	before := upcoming(t, env, s.token, s.id, "")
+
+	movePlan(t, env, plan, "deprecated")
+	retired := movePlan(t, env, plan, "retired")
+	for i := range 2 {
+		if p := priceOf(t, retired, i); p["status"] != "inactive" {
+			t.Errorf("price %d of the retired plan: %v", i, p)
+		}
+	}
+	wantSameInvoice(t, before, upcoming(t, env, s.token, s.id, ""))
+	advance(t, env, s.token, s.clock, "2025-04-01T10:00:00Z")
+	invs := invoicesOf(t, env, s.id)
+	if len(invs) != 2 {
+		t.Fatalf("%d invoices after the renewal, want 2", len(invs))
+	}
+	wantSameInvoice(t, before, invs[1])
+	wantTotals(t, invs[1], 11130, 0, 1670, 12800)
 }

@@ -245,6 +245,8 @@ func priceFromRow(r dbq.Price) (*core.Price, error) {
 		PackageSize:   r.PackageSize,
 		PackageAmount: r.PackageAmount,
 		Status:        r.Status,
+
+		RetiredWithPlan: r.RetiredWithPlan,
 	}
 	if r.Tiers != nil {
 		if err := json.Unmarshal(r.Tiers, &p.Tiers); err != nil {

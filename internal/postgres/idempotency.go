@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -79,6 +80,10 @@ func (s *IdempotencyService) Run(ctx context.Context, req core.IdempotentRequest
 	if err != nil {
 		return none, false, translate(err)
 	}
+	headers, err := json.Marshal(resp.Header)
+	if err != nil {
+		return none, false, err
+	}
 	err = q.IdempotencyKeyPut(ctx, dbq.IdempotencyKeyPutParams{
 		Scope:               req.Scope,
 		Key:                 req.Key,
@@ -89,6 +94,7 @@ func (s *IdempotencyService) Run(ctx context.Context, req core.IdempotentRequest
 		RequestHash:         req.Hash,
 		ResponseStatus:      int32(resp.Status),
 		ResponseContentType: resp.ContentType,
+		ResponseHeaders:     headers,
 		ResponseBody:        s.box.Seal(resp.Body, sealContext(req)),
 		ExpiresAt:           time.Now().Add(core.IdempotencyRetention),
 	})
@@ -119,7 +125,11 @@ func (s *IdempotencyService) replay(stored dbq.IdempotencyKey, req core.Idempote
 	if err != nil {
 		return core.IdempotentResponse{}, false, err
 	}
-	return core.IdempotentResponse{Status: int(stored.ResponseStatus), ContentType: stored.ResponseContentType, Body: body}, true, nil
+	var header map[string][]string
+	if err := json.Unmarshal(stored.ResponseHeaders, &header); err != nil {
+		return core.IdempotentResponse{}, false, fmt.Errorf("postgres: idempotency record's headers: %w", err)
+	}
+	return core.IdempotentResponse{Status: int(stored.ResponseStatus), ContentType: stored.ResponseContentType, Header: header, Body: body}, true, nil
 }
 
 // missingScopes lists the scopes of needed that held lacks.

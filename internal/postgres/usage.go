@@ -114,21 +114,29 @@ func (d *DB) queueRecordUsage(ctx context.Context, p *Pipeline, orgID uuid.UUID,
 		if counter.Operations > *ctrl.HardOperationLimit {
 			return spendLimitReached(product, *ctrl.HardOperationLimit)
 		}
-		month := dbq.UsageCounterMarkWarningParams{OrganizationID: orgID, Product: product, Month: counter.Month}
-		if at, _ := ctrl.WarningAt(); counter.Operations >= at {
-			if err := d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlWarningReached,
-				func() (int64, error) { return q.UsageCounterMarkWarning(ctx, month) }); err != nil {
-				return err
-			}
-		}
-		if counter.Operations == *ctrl.HardOperationLimit {
-			return d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlHardLimitReached,
-				func() (int64, error) {
-					return q.UsageCounterMarkHardLimit(ctx, dbq.UsageCounterMarkHardLimitParams(month))
-				})
-		}
-		return nil
+		return d.markReached(ctx, q, ctrl, counter)
 	}, nil
+}
+
+// markReached records the warning and the hard limit of ctrl (enabled, with a hard limit)
+// that the month's counter stands at, each the first time this month: when an operation
+// reaches them, and when the control is changed to a limit the month's operations reach
+// already (no operation would: they are refused).
+func (d *DB) markReached(ctx context.Context, q *dbq.Queries, ctrl *core.SpendControl, counter dbq.UsageCounter) error {
+	month := dbq.UsageCounterMarkWarningParams{OrganizationID: counter.OrganizationID, Product: counter.Product, Month: counter.Month}
+	if at, _ := ctrl.WarningAt(); counter.Operations >= at {
+		if err := d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlWarningReached,
+			func() (int64, error) { return q.UsageCounterMarkWarning(ctx, month) }); err != nil {
+			return err
+		}
+	}
+	if counter.Operations >= *ctrl.HardOperationLimit {
+		return d.markCrossing(ctx, q, ctrl, counter.Operations, core.EventSpendControlHardLimitReached,
+			func() (int64, error) {
+				return q.UsageCounterMarkHardLimit(ctx, dbq.UsageCounterMarkHardLimitParams(month))
+			})
+	}
+	return nil
 }
 
 // markCrossing records a crossing the first time this month, audited and published as
@@ -202,10 +210,22 @@ func (s *SpendService) PutSpendControl(ctx context.Context, in core.SpendControl
 			return err
 		}
 		ctrl = spendControlFromRow(row)
-		return audit(ctx, q, core.AuditEntry{
+		if err := audit(ctx, q, core.AuditEntry{
 			OrganizationID: &orgID, Action: "spend_control.updated", ResourceType: "spend_control",
 			ResourceID: ctrl.ID.String(), Before: before, After: ctrl,
-		})
+		}); err != nil {
+			return err
+		}
+		if !ctrl.Enabled || ctrl.HardOperationLimit == nil {
+			return nil
+		}
+		counter, err := q.UsageCounterGet(ctx, dbq.UsageCounterGetParams{OrganizationID: orgID, Product: in.Product})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // no operation this month: none to reach anything with
+		} else if err != nil {
+			return err
+		}
+		return s.db.markReached(ctx, q, ctrl, counter)
 	})
 	return ctrl, err
 }

@@ -309,7 +309,7 @@ func (f *floor) createSupportCase(w http.ResponseWriter, r *http.Request) {
 	hash := sha256.Sum256(body)
 	if err := q.IdempotencyKeyPut(ctx, dbq.IdempotencyKeyPutParams{
 		Scope: scope, Key: key, OrganizationID: &in.OrganizationID, PrincipalScopes: []string{}, Method: r.Method, Path: r.URL.Path,
-		RequestHash: hash[:], ResponseStatus: http.StatusCreated, ResponseContentType: "application/json",
+		RequestHash: hash[:], ResponseStatus: http.StatusCreated, ResponseContentType: "application/json", ResponseHeaders: []byte("{}"),
 		ResponseBody: resp, ExpiresAt: time.Now().Add(24 * time.Hour),
 	}); err != nil {
 		fail(w, err)
