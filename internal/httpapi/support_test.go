@@ -133,6 +133,20 @@ func TestSupportCaseCreate(t *testing.T) {
 		}
 	})
 
+	t.Run("LoneSurrogateInDiagnostics", func(t *testing.T) {
+		t.Parallel()
+		f := newSupportFixture(t)
+		body := strings.Replace(withFields(t, f.minimalCase(), map[string]any{"diagnostics": map[string]any{"sdk": "SDK"}}),
+			`"SDK"`, `"go\ud800"`, 1)
+		resp := f.create(t, f.token, body)
+		if resp.Status != http.StatusCreated {
+			t.Fatalf("%d %s", resp.Status, resp.Body)
+		}
+		if d := resp.JSON(t)["diagnostics"].(map[string]any); d["sdk"] != "go\ufffd" {
+			t.Errorf("diagnostics: %q", d)
+		}
+	})
+
 	t.Run("RoutesByCategoryAndSeverity", func(t *testing.T) {
 		t.Parallel()
 		f := newSupportFixture(t)
