@@ -48,8 +48,15 @@ func ConfigureValidation() {
 			return nil
 		}))
 		openapi3.DefineStringFormatValidator("date-time", openapi3.NewCallbackValidator(func(s string) error {
-			if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
 				return errors.New("not an RFC 3339 date-time")
+			}
+			// The service answers in UTC, and an offset can carry a valid date-time out of the
+			// years RFC 3339 can write (9999-12-31T23:59:59-01:00 is in year 10000): such an
+			// instant could be accepted but never rendered.
+			if y := t.UTC().Year(); y < 0 || y > 9999 {
+				return errors.New("an instant outside years 0000 to 9999 in UTC")
 			}
 			return nil
 		}))

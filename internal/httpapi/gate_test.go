@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -62,6 +63,26 @@ func TestContractGate(t *testing.T) {
 			Header: http.Header{"Request-Id": {"bad id\twith spaces"}}})
 		if got := resp.Header.Get("Request-Id"); !strings.HasPrefix(got, "req_") {
 			t.Errorf("Request-Id = %q, want a generated one", got)
+		}
+	})
+	// A date-time whose offset carries it past year 9999 or before year 0 in UTC is valid RFC
+	// 3339 text but an instant no response can write (encoding/json refuses it): accepted, it
+	// was a 500 once the answer was rendered.
+	t.Run("ErrDateTimeOutsideWhatUTCCanWrite", func(t *testing.T) {
+		orgID := createOrganization(t, env, minimalOrganization)["id"].(string)
+		for _, s := range []string{"9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"} {
+			resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/growth/summary?since=" + url.QueryEscape(s),
+				Token: apitest.OperatorToken})
+			assertProblem(t, "growth summary since "+s, resp, http.StatusBadRequest, "validation_failed")
+			resp = env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/api-keys", Token: apitest.OperatorToken,
+				Body: `{"organization_id":"` + orgID + `","name":"far","environment":"sandbox","scopes":["address:read"],"expires_at":"` + s + `"}`})
+			assertProblem(t, "api key expires_at "+s, resp, http.StatusBadRequest, "validation_failed")
+		}
+		// The edges themselves are fine.
+		resp := env.Do(apitest.Request{Method: http.MethodGet, Path: "/v1/growth/summary?since=" + url.QueryEscape("9999-12-31T23:59:59Z"),
+			Token: apitest.OperatorToken})
+		if resp.Status != http.StatusOK {
+			t.Errorf("since 9999-12-31T23:59:59Z: %d %s", resp.Status, resp.Body)
 		}
 	})
 	t.Run("HealthAndReadiness", func(t *testing.T) {

@@ -110,6 +110,21 @@ func TestGrowthEventCreate(t *testing.T) {
 		}
 	})
 
+	// JSON can escape half of a UTF-16 surrogate pair (\ud800), which is no character: Go reads
+	// it as U+FFFD, as in every text field, but a flat object kept the escape as sent and
+	// PostgreSQL's jsonb refuses it: a 500.
+	t.Run("LoneSurrogateInProperties", func(t *testing.T) {
+		t.Parallel()
+		env := apitest.New(t)
+		resp := postEvent(env, apitest.OperatorToken, `{"event_name":"page_view","organization_id":"public-site","properties":{"k\udc00":"a\ud800b"}}`)
+		if resp.Status != http.StatusAccepted {
+			t.Fatalf("%d %s", resp.Status, resp.Body)
+		}
+		if n := env.Count(`SELECT count(*) FROM growth_events WHERE properties = '{"k\ufffd":"a\ufffdb"}'`); n != 1 {
+			t.Errorf("%d events with the surrogates read as U+FFFD, want 1", n)
+		}
+	})
+
 	t.Run("OrganizationsRecordOnlyTheirOwn", func(t *testing.T) {
 		t.Parallel()
 		env := apitest.New(t)

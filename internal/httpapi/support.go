@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -177,9 +178,24 @@ func toAPISupportCase(c *core.SupportCase) (api.SupportCase, error) {
 
 // flatObject encodes an optional map of flat values (diagnostics, properties) for storage;
 // nil when absent. The document has already refused nested values.
+//
+// The values are the generated unions' raw JSON, escapes as the client wrote them, and a lone
+// surrogate (\ud800) is no character: jsonb refuses it. Reading the values as every other text
+// field is read (U+FFFD in its place) and writing them again keeps such a body storable;
+// numbers keep their text.
 func flatObject[V any](m *map[string]V) (json.RawMessage, error) {
 	if m == nil {
 		return nil, nil
 	}
-	return json.Marshal(*m)
+	raw, err := json.Marshal(*m)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var values map[string]any
+	if err := dec.Decode(&values); err != nil {
+		return nil, err
+	}
+	return json.Marshal(values)
 }

@@ -106,6 +106,47 @@ func TestSupportCaseCreate(t *testing.T) {
 		}
 	})
 
+	// Diagnostics are what an SDK gathers about a failing call, and a key or an Authorization
+	// header lands there easily. The request log hides such fields by name; the case, its audit
+	// record and its event (sent to the organization's webhook receivers) must not keep them
+	// either.
+	t.Run("DiagnosticsHoldNoSecrets", func(t *testing.T) {
+		t.Parallel()
+		f := newSupportFixture(t)
+		const secret = "sk_sandbox_0123456789abcdef_SECRETVALUE"
+		c := f.open(t, map[string]any{"diagnostics": map[string]any{
+			"sdk": "go", "api_key": secret, "Authorization": "Bearer " + secret, "client_secret": secret, "pin": 1234, "password": nil,
+		}})
+		d := c["diagnostics"].(map[string]any)
+		if d["sdk"] != "go" || d["api_key"] != "[REDACTED]" || d["Authorization"] != "[REDACTED]" || d["client_secret"] != "[REDACTED]" ||
+			d["pin"] != "[REDACTED]" || d["password"] != nil || len(d) != 6 {
+			t.Errorf("diagnostics: %v", d)
+		}
+		for _, q := range []string{
+			"SELECT count(*) FROM support_cases WHERE diagnostics::text LIKE '%SECRETVALUE%'",
+			"SELECT count(*) FROM audit_events WHERE after::text LIKE '%SECRETVALUE%'",
+			"SELECT count(*) FROM webhook_events WHERE data::text LIKE '%SECRETVALUE%'",
+		} {
+			if n := f.env.Count(q); n != 0 {
+				t.Errorf("%s: %d", q, n)
+			}
+		}
+	})
+
+	t.Run("LoneSurrogateInDiagnostics", func(t *testing.T) {
+		t.Parallel()
+		f := newSupportFixture(t)
+		body := strings.Replace(withFields(t, f.minimalCase(), map[string]any{"diagnostics": map[string]any{"sdk": "SDK"}}),
+			`"SDK"`, `"go\ud800"`, 1)
+		resp := f.create(t, f.token, body)
+		if resp.Status != http.StatusCreated {
+			t.Fatalf("%d %s", resp.Status, resp.Body)
+		}
+		if d := resp.JSON(t)["diagnostics"].(map[string]any); d["sdk"] != "go\ufffd" {
+			t.Errorf("diagnostics: %q", d)
+		}
+	})
+
 	t.Run("RoutesByCategoryAndSeverity", func(t *testing.T) {
 		t.Parallel()
 		f := newSupportFixture(t)

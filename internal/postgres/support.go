@@ -38,9 +38,16 @@ func (s *SupportCaseService) CreateSupportCase(ctx context.Context, in core.Supp
 	if err != nil {
 		return nil, err
 	}
-	diagnostics := in.Diagnostics
-	if diagnostics == nil {
-		diagnostics = json.RawMessage(`{}`)
+	diagnostics := json.RawMessage(`{}`)
+	if in.Diagnostics != nil {
+		// Diagnostics are what an SDK gathered about a failing call, where a key or an
+		// Authorization value lands easily: the case, its audit record and its event keep such
+		// fields as the request log does, redacted by name. A flat object always redacts.
+		redacted, ok := core.RedactBody("application/json", in.Diagnostics)
+		if !ok {
+			return nil, core.Errorf(core.EInternal, "support case diagnostics are not a JSON object")
+		}
+		diagnostics = redacted
 	}
 	team := core.SupportTeamFor(in.Category, in.Severity)
 	var created *core.SupportCase
