@@ -33,6 +33,7 @@ import (
 //   - hostile text in every free-text string of the body and the query (SQL and header
 //     injection, markup, templates, control and right-to-left characters): stored and
 //     echoed verbatim or refused, never a 5xx; a NUL character anywhere: 400, nothing stored;
+//     escaped halves of surrogate pairs in every free-text string and free-form object: never a 5xx;
 //   - huge numbers in every number, deep nesting in every object, a body over 1 MiB (413),
 //     and every method the path does not declare (405 with Allow).
 //
@@ -813,6 +814,7 @@ func (f *opFuzzer) hostileBody(base request, schema *openapi3.Schema) {
 				}
 			}
 			f.invalid("NUL in "+at, set("a\x00b"))
+			f.noServerError(at, set(json.RawMessage(loneSurrogates)))
 		case s.Type.Is("integer"), s.Type.Is("number"):
 			for _, raw := range []string{"1e400", "123456789012345678901234567890", "-1e400"} {
 				r := clone(base)
@@ -829,12 +831,26 @@ func (f *opFuzzer) hostileBody(base request, schema *openapi3.Schema) {
 			if resp := f.send("hostile", r); resp.Status >= 500 {
 				f.t.Errorf("%s nested 5000 deep: %d %s", at, resp.Status, resp.Body)
 			}
+			f.noServerError(at, set(json.RawMessage(`{"k\udc00":`+loneSurrogates+`}`)))
 		}
 	}
 	// A NUL in a property name.
 	r := clone(base)
 	r.body = setAt(r.body, []string{"a\x00b"}, "x")
 	f.invalid("NUL in a property name", r)
+}
+
+// loneSurrogates is a JSON string holding escaped halves of UTF-16 surrogate pairs, which
+// encode no character: Go reads each as U+FFFD, while PostgreSQL's jsonb refuses the escape,
+// so a value passed through to storage as the client wrote it fails there.
+const loneSurrogates = `"a\ud800b\udfff"`
+
+// noServerError sends r, hostile at at, and fails on any 5xx: such input is read or refused.
+func (f *opFuzzer) noServerError(at string, r request) {
+	f.t.Helper()
+	if resp := f.send("hostile", r); resp.Status >= 500 && resp.Status != http.StatusNotImplemented {
+		f.t.Errorf("lone surrogates in %s: %d %s", at, resp.Status, resp.Body)
+	}
 }
 
 // hostileQuery puts hostile text in every free-text query parameter.
