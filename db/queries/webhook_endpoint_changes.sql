@@ -17,12 +17,14 @@ WHERE organization_id = @organization_id AND id = @id
 RETURNING *;
 
 -- name: WebhookEndpointRotateSecret :one
--- Replaces the signing secret; @previous_secret (NULL: none) keeps signing beside it until
--- @previous_secret_expires_at.
+-- Replaces the signing secret; @previous_secret (NULL: none) keeps signing beside it for
+-- @grace_microseconds (NULL with it) from now(): the database's clock, which the delivery's
+-- read of the secrets compares the expiry with, so the application's clock cannot lengthen
+-- or shorten the grace.
 UPDATE webhook_endpoints
 SET secret                     = @secret,
     previous_secret            = sqlc.narg(previous_secret),
-    previous_secret_expires_at = sqlc.narg(previous_secret_expires_at),
+    previous_secret_expires_at = now() + sqlc.narg(grace_microseconds)::bigint * interval '1 microsecond',
     updated_at                 = now()
 WHERE organization_id = @organization_id AND id = @id
 RETURNING *;

@@ -7,7 +7,6 @@ package dbq
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -83,27 +82,29 @@ const webhookEndpointRotateSecret = `-- name: WebhookEndpointRotateSecret :one
 UPDATE webhook_endpoints
 SET secret                     = $1,
     previous_secret            = $2,
-    previous_secret_expires_at = $3,
+    previous_secret_expires_at = now() + $3::bigint * interval '1 microsecond',
     updated_at                 = now()
 WHERE organization_id = $4 AND id = $5
 RETURNING id, organization_id, created_at, updated_at, url, description, enabled_events, secret, status, disabled_reason, last_success_at, previous_secret, previous_secret_expires_at, enabled_at
 `
 
 type WebhookEndpointRotateSecretParams struct {
-	Secret                  []byte
-	PreviousSecret          []byte
-	PreviousSecretExpiresAt *time.Time
-	OrganizationID          uuid.UUID
-	ID                      uuid.UUID
+	Secret            []byte
+	PreviousSecret    []byte
+	GraceMicroseconds *int64
+	OrganizationID    uuid.UUID
+	ID                uuid.UUID
 }
 
-// Replaces the signing secret; @previous_secret (NULL: none) keeps signing beside it until
-// @previous_secret_expires_at.
+// Replaces the signing secret; @previous_secret (NULL: none) keeps signing beside it for
+// @grace_microseconds (NULL with it) from now(): the database's clock, which the delivery's
+// read of the secrets compares the expiry with, so the application's clock cannot lengthen
+// or shorten the grace.
 func (q *Queries) WebhookEndpointRotateSecret(ctx context.Context, arg WebhookEndpointRotateSecretParams) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, webhookEndpointRotateSecret,
 		arg.Secret,
 		arg.PreviousSecret,
-		arg.PreviousSecretExpiresAt,
+		arg.GraceMicroseconds,
 		arg.OrganizationID,
 		arg.ID,
 	)

@@ -75,8 +75,8 @@ func (s *WebhookService) RotateWebhookSecret(ctx context.Context, id uuid.UUID, 
 			OrganizationID: row.OrganizationID, ID: id, Secret: s.box.Seal([]byte(secret), id[:]),
 		}
 		if grace > 0 {
-			expires := time.Now().Add(grace)
-			params.PreviousSecret, params.PreviousSecretExpiresAt = row.Secret, &expires
+			micros := grace.Microseconds()
+			params.PreviousSecret, params.GraceMicroseconds = row.Secret, &micros
 		}
 		row, err = q.WebhookEndpointRotateSecret(ctx, params)
 		if err != nil {
