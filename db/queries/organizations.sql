@@ -12,3 +12,9 @@ RETURNING *;
 
 -- name: OrganizationGetByID :one
 SELECT * FROM organizations WHERE id = @id;
+
+-- name: OrganizationGetByIDForShare :one
+-- The organization, its status held until the transaction ends: a change of its status
+-- (FOR NO KEY UPDATE) waits for the transaction, and the transaction for a change under way,
+-- whose outcome it then reads.
+SELECT * FROM organizations WHERE id = @id FOR SHARE;

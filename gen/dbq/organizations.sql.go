@@ -38,6 +38,36 @@ func (q *Queries) OrganizationGetByID(ctx context.Context, id uuid.UUID) (Organi
 	return i, err
 }
 
+const organizationGetByIDForShare = `-- name: OrganizationGetByIDForShare :one
+SELECT id, created_at, updated_at, legal_name_ar, legal_name_en, display_name, organization_type, country, commercial_registration_reference, vat_reference, national_address_reference, verification_status, risk_status, data_residency_policy, lifecycle_status FROM organizations WHERE id = $1 FOR SHARE
+`
+
+// The organization, its status held until the transaction ends: a change of its status
+// (FOR NO KEY UPDATE) waits for the transaction, and the transaction for a change under way,
+// whose outcome it then reads.
+func (q *Queries) OrganizationGetByIDForShare(ctx context.Context, id uuid.UUID) (Organization, error) {
+	row := q.db.QueryRow(ctx, organizationGetByIDForShare, id)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LegalNameAr,
+		&i.LegalNameEn,
+		&i.DisplayName,
+		&i.OrganizationType,
+		&i.Country,
+		&i.CommercialRegistrationReference,
+		&i.VatReference,
+		&i.NationalAddressReference,
+		&i.VerificationStatus,
+		&i.RiskStatus,
+		&i.DataResidencyPolicy,
+		&i.LifecycleStatus,
+	)
+	return i, err
+}
+
 const organizationInsert = `-- name: OrganizationInsert :one
 INSERT INTO organizations (
     id, legal_name_ar, legal_name_en, display_name, organization_type, country,

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/provider/coreapi/internal/apitest"
@@ -53,4 +54,41 @@ func TestOrganizationTerminationEndsItsSubscriptions(t *testing.T) {
 	resp := env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/subscriptions", Token: apitest.OperatorToken,
 		Body: subscriptionBody(s.org, productAddress, small)})
 	assertProblem(t, "new subscription of an archived organization", resp, http.StatusForbidden, "organization_archived")
+}
+
+// TestOrganizationTerminationRacesANewSubscription: a subscription created while its
+// organization's termination is under way must not outlive it. The termination ends the live
+// subscriptions it finds, so one inserted after that scan, by a request that read the
+// organization still active, would renew and bill a terminated organization. The test holds
+// the webhook endpoint that receives organization.updated, so the termination waits after its
+// scan, its organization locked, and the subscription is requested then: it waits for the
+// termination and is refused.
+func TestOrganizationTerminationRacesANewSubscription(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	org, token := newOrganization(t, env)
+	endpoint := createEndpoint(t, env, token, endpointBody(org, "https://hooks.example.com/org", "organization.updated"))["id"]
+
+	hold := holdLocks(t, env, "SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE", endpoint)
+	var terminated, created *apitest.Response
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		terminated = patchOrganization(env, apitest.OperatorToken, org, `{"lifecycle_status":"terminated"}`)
+	})
+	hold.waitForWaiters(t, 1)
+	creating := make(chan struct{})
+	wg.Go(func() {
+		defer close(creating)
+		created = env.Do(apitest.Request{Method: http.MethodPost, Path: "/v1/subscriptions", Token: token,
+			Body: subscriptionBody(org, productAddress, planAddressPreview)})
+	})
+	// The creation either completes now (the race lost) or waits for the termination.
+	hold.waitUntil(t, creating, 2)
+	hold.release(t)
+	wg.Wait()
+	mustStatus(t, terminated, http.StatusOK)
+	assertProblem(t, "a subscription requested during its organization's termination", created, http.StatusForbidden, "organization_terminated")
+	if n := env.Count("SELECT count(*) FROM subscriptions WHERE organization_id = $1 AND service_status <> 'terminated'", org); n != 0 {
+		t.Errorf("%d live subscriptions of the terminated organization", n)
+	}
 }

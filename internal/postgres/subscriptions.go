@@ -71,10 +71,15 @@ func (s *SubscriptionService) CreateSubscription(ctx context.Context, in core.Su
 	}
 	var sub *core.Subscription
 	err = s.db.WithTx(ctx, func(ctx context.Context, q *dbq.Queries) error {
-		if _, err := q.OrganizationGetByID(ctx, orgID); err != nil {
+		// The organization's status is read held, not from the credential cache: a termination
+		// under way (which terminates the live subscriptions it finds) is waited for and then
+		// refuses this one, rather than missing the subscription inserted beside it.
+		org, err := q.OrganizationGetByIDForShare(ctx, orgID)
+		if err != nil {
 			return notFoundAs(err, "Organization %s does not exist.", orgID)
 		}
-		if err := s.db.entitle(ctx, orgID, core.Access{Act: core.ActSubscribe}); err != nil {
+		standing := core.Standing{Lifecycle: org.LifecycleStatus, Verification: org.VerificationStatus, Risk: org.RiskStatus}
+		if err := core.Entitle(standing, core.Access{Act: core.ActSubscribe}); err != nil {
 			return err
 		}
 		product, err := productNamed(ctx, q, in.ProductID)
