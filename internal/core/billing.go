@@ -110,13 +110,12 @@ const (
 )
 
 // NetOfTax is the tax-exclusive part of gross (>= 0), an amount that includes VAT at percent
-// (>= 0): gross × 100 / (100 + percent), rounded half-up. Like PercentHalfUp it works on the
-// multiples of 100 + percent and the rest apart, so gross × 100 is never formed (it would wrap
-// past int64 from 9.2 × 10^16). The VAT then charged on it (PercentHalfUp) gives back gross to
+// (>= 0): gross × 100 / (100 + percent), rounded half-up (mulDiv: gross × 100 would wrap past
+// int64 from 9.2 × 10^16). The VAT then charged on it (PercentHalfUp) gives back gross to
 // within one minor unit.
 func NetOfTax(gross, percent int64) int64 {
 	d := 100 + percent
-	return gross/d*100 + (gross%d*200+d)/(2*d)
+	return mulDiv(gross, 100, d, d/2)
 }
 
 // netAmount is the tax-exclusive part of gross, an amount of price p (nil: a plan's own
@@ -147,11 +146,17 @@ func netLines(l InvoiceLine, net int64) []InvoiceLine {
 }
 
 // PercentHalfUp returns percent % of amount (amount >= 0, 0 <= percent <= 100) in minor
-// units, rounding half a minor unit up. It works on the hundreds and the rest of amount apart,
-// so amount × percent is never formed: it would wrap past int64 from 6.1 × 10^17 at 15 %,
-// amounts whose VAT fits.
+// units, rounding half a minor unit up (mulDiv: amount × percent would wrap past int64 from
+// 6.1 × 10^17 at 15 %, amounts whose VAT fits).
 func PercentHalfUp(amount, percent int64) int64 {
-	return amount/100*percent + (amount%100*percent+50)/100
+	return mulDiv(amount, percent, 100, 50)
+}
+
+// mulDiv is a × num / den (a >= 0, 0 <= num <= den), rounded up when the remainder plus round
+// reaches den (round den/2: half-up; den - 1: up). It works on the multiples of den in a and
+// the rest apart, so a × num is never formed: exact for every int64 a.
+func mulDiv(a, num, den, round int64) int64 {
+	return a/den*num + (a%den*num+round)/den
 }
 
 // FirstInvoice is the invoice a plan selected at now issues for its first period, or nil

@@ -29,10 +29,7 @@ func (c *SpendControl) WarningAt() (int64, bool) {
 	if c.HardOperationLimit == nil {
 		return 0, false
 	}
-	// Split so that no product passes int64, whatever the limit: ceil(l*p/100) with
-	// l = 100q + r is q*p + ceil(r*p/100), and q*p <= l for p <= 100.
-	limit, percent := *c.HardOperationLimit, int64(c.WarningThresholdPercent)
-	return limit/100*percent + (limit%100*percent+99)/100, true
+	return mulDiv(*c.HardOperationLimit, int64(c.WarningThresholdPercent), 100, 99), true // rounded up
 }
 
 // Status reports the control against operations counted this month.
