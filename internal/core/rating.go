@@ -64,8 +64,9 @@ func RateSegment(plan *Plan, usage Usage, start, end time.Time) ([]InvoiceLine, 
 // rateUsage is RateUsage, with the minimum_spend top-up when topUp is set.
 func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]InvoiceLine, error) {
 	r := rater{start: start, end: end, percent: VATPercent(plan.Currency)}
+	prices := billingPrices(plan)
 	priced := map[string]bool{}
-	for _, p := range billingPrices(plan) {
+	for _, p := range prices {
 		if p.Metric == nil {
 			continue
 		}
@@ -81,7 +82,7 @@ func rateUsage(plan *Plan, usage Usage, start, end time.Time, topUp bool) ([]Inv
 			r.line(LineOverage, nil, fmt.Sprintf("%s beyond the included usage", o.Metric), billable, o.UnitPrice)
 		}
 	}
-	for _, p := range billingPrices(plan) {
+	for _, p := range prices {
 		if topUp && p.ComponentType == PriceMinimumSpend && p.Amount != nil {
 			r.topUp(p)
 		}
