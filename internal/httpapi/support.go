@@ -188,8 +188,8 @@ func flatObject[V any](m *map[string]V) (json.RawMessage, error) {
 		return nil, nil
 	}
 	raw, err := json.Marshal(*m)
-	if err != nil {
-		return nil, err
+	if err != nil || !bytes.Contains(raw, []byte(`\ud`)) && !bytes.Contains(raw, []byte(`\uD`)) {
+		return raw, err // no escape of a surrogate (\ud800-\udfff): stored as it is
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
