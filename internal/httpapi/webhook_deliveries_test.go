@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -558,23 +557,14 @@ func TestWebhookRecover_Concurrent(t *testing.T) {
 	}
 	mustPatchEndpoint(t, env, token, id, `{"status":"enabled"}`)
 
-	blocker, err := env.Pool.Begin(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = blocker.Rollback(context.Background()) }()
-	if _, err := blocker.Exec(t.Context(), "INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status) VALUES ($1, $2, $3, $4, 'pending')",
-		uuid.Must(uuid.NewV7()), org, missed[0], id); err != nil {
-		t.Fatal(err)
-	}
+	hold := holdLocks(t, env, "INSERT INTO webhook_deliveries (id, organization_id, event_id, endpoint_id, status) VALUES ($1, $2, $3, $4, 'pending')",
+		uuid.Must(uuid.NewV7()), org, missed[0], id)
 	answers := make(chan *apitest.Response, 2)
 	for range 2 {
 		go func() { answers <- recoverSince(env, token, id, since, "") }()
 	}
-	waitForCount(t, env, 2, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_deliveries%'")
-	if err := blocker.Rollback(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	hold.waitForWaiters(t, 2)
+	hold.release(t)
 	queued := 0
 	for range 2 {
 		resp := <-answers
